@@ -1,0 +1,155 @@
+/* qllc.h: the public C API of qllc, a compiler for quantized neural networks.
+ *
+ * Everything is reached through opaque handles. Every function returns a qllc_status and, on failure,
+ * fills the caller-owned qllc_diag (when it is not NULL) with one line of text and the ONNX node it
+ * concerns. The library never prints, never exits and never aborts.
+ *
+ * Ownership: each constructor names its dispose call. Strings passed in are copied.
+ */
+#ifndef QLLC_H
+#define QLLC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum qllc_status {
+  QLLC_OK = 0,
+  QLLC_ERR_IO,          /* a file could not be read or written */
+  QLLC_ERR_PARSE,       /* malformed ONNX, .npy, .pb or YAML */
+  QLLC_ERR_UNSUPPORTED, /* an op, attribute, type or feature qllc does not handle */
+  QLLC_ERR_INVALID,     /* inconsistent model or arguments (shapes, types, names) */
+  QLLC_ERR_MISMATCH,    /* a profile or kernel file that does not belong to this model/target */
+  QLLC_ERR_LLVM,        /* LLVM reported an error (message attached) */
+  QLLC_ERR_NOMEM,
+  QLLC_ERR_STRICT,      /* --strict: a node would be left in float, or a bias clipped */
+  QLLC_ERR_RUNTIME      /* the compiled code returned an error */
+} qllc_status;
+
+/* Caller-owned diagnostic. `node` is the ONNX node name ("" when not about a node), `file` the file. */
+typedef struct qllc_diag {
+  qllc_status status;
+  char message[1024];
+  char node[256];
+  char file[512];
+} qllc_diag;
+
+/* Element kinds; the numbers are stable and appear in bundle headers (qllc_io.elem_kind). */
+typedef enum qllc_elem_kind {
+  QLLC_F32 = 0,
+  QLLC_I8 = 1,
+  QLLC_U8 = 2,
+  QLLC_I16 = 3,
+  QLLC_I32 = 4,
+  QLLC_I64 = 5
+} qllc_elem_kind;
+
+#define QLLC_MAX_RANK 8
+
+/* A dense row-major tensor. Used for inputs and outputs of qllc_run. When returned by the library,
+ * `name` and `data` are owned by the tensor and freed by qllc_tensor_free. */
+typedef struct qllc_tensor {
+  char *name;
+  qllc_elem_kind elem;
+  uint32_t rank;
+  int64_t dims[QLLC_MAX_RANK];
+  float scale;        /* quantized tensors only; 1.0 for float */
+  int32_t zero_point; /* quantized tensors only; 0 for float */
+  void *data;
+} qllc_tensor;
+
+/* Frees name and data of a tensor returned by the library (not the struct itself). */
+void qllc_tensor_free(qllc_tensor *t);
+
+/* Reads a tensor from a .npy or ONNX TensorProto .pb file (chosen by content). Free with qllc_tensor_free. */
+qllc_status qllc_tensor_read(const char *path, qllc_tensor *out, qllc_diag *diag);
+/* Writes a tensor as .npy. */
+qllc_status qllc_tensor_write_npy(const char *path, const qllc_tensor *t, qllc_diag *diag);
+
+const char *qllc_status_name(qllc_status s);
+const char *qllc_elem_name(qllc_elem_kind k); /* "f32", "i8", ... */
+size_t qllc_elem_size(qllc_elem_kind k);
+
+/* ---- Options ---------------------------------------------------------------------------------- */
+
+typedef enum qllc_precision { QLLC_PREC_FLOAT = 0, QLLC_PREC_INT8 = 1, QLLC_PREC_INT16 = 2 } qllc_precision;
+typedef enum qllc_schema {
+  QLLC_SCHEMA_ASYMMETRIC = 0,
+  QLLC_SCHEMA_SYMMETRIC,
+  QLLC_SCHEMA_SYMMETRIC_UINT8,
+  QLLC_SCHEMA_POWER2
+} qllc_schema;
+typedef enum qllc_calibration { QLLC_CAL_MINMAX = 0, QLLC_CAL_PERCENTILE, QLLC_CAL_KL } qllc_calibration;
+
+/* Compile options. Initialise with qllc_options_init, then set fields. String fields are borrowed
+ * for the duration of the call that uses them. */
+typedef struct qllc_options {
+  /* quantization */
+  qllc_precision precision;        /* default float: no quantization */
+  qllc_precision weight_precision; /* default = precision; INT8 with INT16 gives the 16x8 mode */
+  qllc_schema schema;              /* default asymmetric */
+  qllc_calibration calibration;    /* default minmax */
+  int per_tensor;                  /* weights per tensor instead of per output channel */
+  const char *profile_path;        /* profile YAML (required for int8/int16) */
+  const char *const *keep_float;   /* op types or node names kept in float */
+  int n_keep_float;
+  int strict;                      /* any node left in float, or bias clipped, is an error */
+  int quantized_io;                /* inputs and outputs stay integer */
+  /* target */
+  const char *target;              /* "x86_64" (default) or "aarch64" */
+  const char *cpu;                 /* NULL: the host CPU for x86_64 JIT, a generic CPU otherwise */
+  const char *features;            /* "+f,-g" or NULL */
+  int reloc_pic;                   /* 1: position-independent object (default 1) */
+  int weights_file;                /* 1: write NAME.weights.bin instead of embedding weights */
+  const char *const *kernel_files; /* user bitcode files (--kernels) */
+  int n_kernel_files;
+  const char *dump_after;          /* print the IR after this pass to dump_stream (NULL: none) */
+  void *dump_stream;               /* FILE *; NULL means stderr */
+} qllc_options;
+
+void qllc_options_init(qllc_options *o);
+
+/* ---- Models ----------------------------------------------------------------------------------- */
+
+typedef struct qllc_model qllc_model;
+
+/* Loads an ONNX model. Dispose with qllc_model_free. */
+qllc_status qllc_model_load(const char *path, qllc_model **out, qllc_diag *diag);
+void qllc_model_free(qllc_model *m);
+
+/* Writes a human-readable description of the model as it will be compiled with `opts`: the graph,
+ * every value's type, the precision report and the memory plan. `stream` is a FILE *. */
+qllc_status qllc_model_describe(qllc_model *m, const qllc_options *opts, void *stream, qllc_diag *diag);
+
+/* Writes DIR/NAME.o and DIR/NAME.h (and DIR/NAME.weights.bin with opts->weights_file). On failure
+ * nothing is left behind in DIR. */
+qllc_status qllc_compile_bundle(qllc_model *m, const qllc_options *opts, const char *dir, const char *name,
+                                qllc_diag *diag);
+
+/* ---- JIT -------------------------------------------------------------------------------------- */
+
+typedef struct qllc_jit qllc_jit;
+
+/* Compiles the model in-process for the host. Dispose with qllc_jit_free. */
+qllc_status qllc_jit_compile(qllc_model *m, const qllc_options *opts, qllc_jit **out, qllc_diag *diag);
+void qllc_jit_free(qllc_jit *j);
+
+int qllc_jit_num_inputs(const qllc_jit *j);
+int qllc_jit_num_outputs(const qllc_jit *j);
+/* Describes input/output i (data == NULL). The pointers stay valid while the JIT lives. */
+const qllc_tensor *qllc_jit_input(const qllc_jit *j, int i);
+const qllc_tensor *qllc_jit_output(const qllc_jit *j, int i);
+
+/* Runs once. `inputs` are matched by name (or by position when names are NULL); float inputs are
+ * quantized on entry unless the model was compiled with quantized_io. `outputs` must have room for
+ * qllc_jit_num_outputs() tensors; each is filled and must be freed with qllc_tensor_free. */
+qllc_status qllc_jit_run(qllc_jit *j, const qllc_tensor *inputs, int n_inputs, qllc_tensor *outputs,
+                         qllc_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,2 @@
+/* placeholder: the data movement kernels land here */
+#include "kernels_f32.h"

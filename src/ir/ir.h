@@ -1,0 +1,209 @@
+/* src/ir/ir.h: the graph IR and the pieces every module shares (arena, diagnostics, element traits).
+ *
+ * A qllc_graph owns an arena; every value, node, attribute and constant payload is allocated from it
+ * and freed with the graph (qllc_graph_free). Passes never free single nodes: they mark them dead and
+ * call qllc_graph_compact. Nodes are kept in a valid topological order at all times.
+ *
+ * Every value carries its element kind, shape, and (when quantized) scale and zero point, per tensor
+ * or per channel. Every node remembers the ONNX node it came from (name, index) so errors can name it.
+ */
+#ifndef QLLC_IR_H
+#define QLLC_IR_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "qllc.h"
+
+/* ---- element kinds ---------------------------------------------------------------------------- */
+
+typedef enum qllc_elem {
+#define ELEM(E, id, size, name) QLLC_ELEM_##E = id,
+#include "elem.def"
+#undef ELEM
+  QLLC_ELEM_COUNT
+} qllc_elem;
+
+/* qllc_elem_size / qllc_elem_name are declared in qllc.h and take the same numbers. */
+int qllc_elem_parse(const char *name, qllc_elem *out); /* "i8" -> QLLC_ELEM_I8; 0 on success */
+
+/* ---- diagnostics ------------------------------------------------------------------------------ */
+
+/* Fills diag (when not NULL) and returns status. `node` may be NULL. printf-style message. */
+qllc_status qllc_fail(qllc_diag *diag, qllc_status status, const char *node, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Sets diag->file (when not NULL and not already set). Returns diag->status or QLLC_OK. */
+void qllc_diag_set_file(qllc_diag *diag, const char *file);
+
+/* ---- arena ------------------------------------------------------------------------------------ */
+
+typedef struct qllc_arena qllc_arena;
+qllc_arena *qllc_arena_new(void); /* dispose: qllc_arena_free */
+void qllc_arena_free(qllc_arena *a);
+void *qllc_arena_alloc(qllc_arena *a, size_t size);  /* zeroed, 16-byte aligned; NULL only on OOM */
+void *qllc_arena_memdup(qllc_arena *a, const void *p, size_t size);
+char *qllc_arena_strdup(qllc_arena *a, const char *s);
+char *qllc_arena_printf(qllc_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- values and nodes ------------------------------------------------------------------------- */
+
+typedef enum qllc_op {
+#define OP(E, onnx, min_in, max_in, max_out) QLLC_OP_##E,
+#include "ops.def"
+#undef OP
+  QLLC_OP_COUNT
+} qllc_op;
+
+const char *qllc_op_name(qllc_op op);         /* the ONNX op type, e.g. "Conv" */
+int qllc_op_lookup(const char *onnx_op_type); /* -1 when unknown */
+
+typedef struct qllc_node qllc_node;
+
+typedef struct qllc_value {
+  int id;                     /* index in graph->values */
+  const char *name;           /* ONNX value name (unique in the graph) */
+  qllc_elem elem;
+  int rank;
+  int64_t dims[QLLC_MAX_RANK];
+  /* quantization (elem != F32): per tensor when q_axis < 0, else per channel along q_axis */
+  float scale;
+  int32_t zero_point;
+  int q_axis;                 /* -1: per tensor */
+  int64_t q_count;            /* channels when per channel */
+  float *q_scales;            /* [q_count], arena */
+  int32_t *q_zero_points;     /* [q_count], arena */
+  void *data;                 /* constant payload (row-major, elem-typed), arena; NULL if computed */
+  qllc_node *producer;        /* NULL for graph inputs and constants */
+  int is_input;               /* graph input (not an initializer) */
+  int is_output;              /* graph output */
+  int n_uses;                 /* maintained by qllc_graph_recount_uses */
+} qllc_value;
+
+typedef enum qllc_attr_kind {
+  QLLC_ATTR_INT,
+  QLLC_ATTR_FLOAT,
+  QLLC_ATTR_STRING,
+  QLLC_ATTR_INTS,
+  QLLC_ATTR_FLOATS,
+  QLLC_ATTR_TENSOR
+} qllc_attr_kind;
+
+typedef struct qllc_attr {
+  const char *name;
+  qllc_attr_kind kind;
+  int64_t i;
+  float f;
+  const char *s;
+  int n;                      /* count for INTS / FLOATS */
+  int64_t *ints;
+  float *floats;
+  qllc_value *t;              /* TENSOR: a constant value not in graph->values */
+} qllc_attr;
+
+/* Fused activation of Conv/Gemm/FC/MatMul nodes: y = clamp(y, act_lo, act_hi). */
+typedef enum qllc_act { QLLC_ACT_NONE = 0, QLLC_ACT_RELU, QLLC_ACT_CLIP } qllc_act;
+
+struct qllc_node {
+  qllc_op op;
+  const char *name;           /* ONNX node name, or "<OpType>#<index>" when the model has none */
+  int onnx_index;             /* index in the ONNX graph's node list; -1 for nodes made by passes */
+  const char *domain;         /* "" for the default domain */
+  const char *op_type;        /* the ONNX op type as written in the model */
+  int n_in;
+  qllc_value **in;            /* an absent optional input is NULL */
+  int n_out;
+  qllc_value **out;
+  int n_attr;
+  qllc_attr *attrs;
+  qllc_act act;
+  float act_lo, act_hi;       /* valid when act != NONE (RELU: 0, +inf) */
+  int keep_float;             /* set by the quantizer: the node stays in float */
+  const char *float_reason;   /* why (for the precision report) */
+  void *quant;                /* src/quant's per-node data (see src/quant/quant.h); NULL in float */
+  int dead;                   /* removed by a pass; dropped by qllc_graph_compact */
+};
+
+typedef struct qllc_graph {
+  qllc_arena *arena;
+  const char *path;           /* the model file, for diagnostics */
+  const char *graph_name;
+  int64_t opset;              /* default-domain opset version */
+  int n_values, cap_values;
+  qllc_value **values;
+  int n_nodes, cap_nodes;
+  qllc_node **nodes;          /* topological order */
+  int n_inputs;
+  qllc_value **inputs;        /* graph inputs, in ONNX order (initializers excluded) */
+  int n_outputs;
+  qllc_value **outputs;       /* graph outputs, in ONNX order */
+} qllc_graph;
+
+qllc_graph *qllc_graph_new(const char *path); /* dispose: qllc_graph_free */
+void qllc_graph_free(qllc_graph *g);
+
+/* Creates a value with a unique name (a suffix is added if `name` is taken; NULL makes one up). */
+qllc_value *qllc_value_new(qllc_graph *g, const char *name, qllc_elem elem, int rank, const int64_t *dims);
+/* Creates a constant value; `data` is copied into the arena. */
+qllc_value *qllc_const_new(qllc_graph *g, const char *name, qllc_elem elem, int rank, const int64_t *dims,
+                           const void *data);
+qllc_value *qllc_graph_find_value(qllc_graph *g, const char *name);
+int64_t qllc_value_numel(const qllc_value *v);
+size_t qllc_value_bytes(const qllc_value *v);
+int qllc_value_is_const(const qllc_value *v);
+void qllc_value_copy_type(qllc_value *dst, const qllc_value *src); /* elem, shape and quant params */
+
+/* Creates a node and appends it at the end of the node list (use qllc_graph_insert_before to place it). */
+qllc_node *qllc_node_new(qllc_graph *g, qllc_op op, const char *name, int n_in, int n_out);
+void qllc_graph_insert_before(qllc_graph *g, qllc_node *n, const qllc_node *before);
+/* Replaces every use of `from` (node inputs and graph outputs) by `to`. */
+void qllc_graph_replace_uses(qllc_graph *g, qllc_value *from, qllc_value *to);
+void qllc_graph_compact(qllc_graph *g);   /* drops dead nodes and unused non-io values */
+void qllc_graph_recount_uses(qllc_graph *g);
+/* Nodes that consume v (up to max); returns the total count. */
+int qllc_value_users(const qllc_graph *g, const qllc_value *v, qllc_node **users, int max);
+
+/* Attribute accessors (default returned when the attribute is absent). */
+const qllc_attr *qllc_node_attr(const qllc_node *n, const char *name);
+int64_t qllc_attr_int(const qllc_node *n, const char *name, int64_t dflt);
+float qllc_attr_float(const qllc_node *n, const char *name, float dflt);
+const char *qllc_attr_string(const qllc_node *n, const char *name, const char *dflt);
+/* INTS attribute: returns its count and sets *out (NULL and 0 when absent). */
+int qllc_attr_ints(const qllc_node *n, const char *name, const int64_t **out);
+qllc_attr *qllc_node_set_attr_int(qllc_graph *g, qllc_node *n, const char *name, int64_t v);
+qllc_attr *qllc_node_set_attr_ints(qllc_graph *g, qllc_node *n, const char *name, int count, const int64_t *v);
+qllc_attr *qllc_node_set_attr_float(qllc_graph *g, qllc_node *n, const char *name, float v);
+
+/* ---- import, checks, printing ----------------------------------------------------------------- */
+
+/* Loads an ONNX file: protobuf-c decode, initializers and Constant nodes to constants, op table
+ * dispatch, shape inference for every value, constant folding of shape subgraphs. On failure returns
+ * NULL in *out and a diagnostic naming the file (and node). Dispose with qllc_graph_free. */
+qllc_status qllc_onnx_load(const char *path, qllc_graph **out, qllc_diag *diag);
+
+/* Infers the output element kinds and shapes of one node from its inputs (and constant inputs such as
+ * Reshape's shape). Used by the importer and by passes that make nodes. */
+qllc_status qllc_infer_node(qllc_graph *g, qllc_node *n, qllc_diag *diag);
+
+/* Checks arities (from ops.def), that every input is defined before use, shapes and kinds agree,
+ * and that quantized values have scales. */
+qllc_status qllc_graph_verify(const qllc_graph *g, qllc_diag *diag);
+
+/* Text form of a value's type, e.g. "f32<1 x 3 x 8 x 8>" or "i8[s=0.0039216 z=-128]<1 x 8 x 8 x 16>".
+ * Writes at most `size` bytes to buf; returns buf. */
+char *qllc_type_str(const qllc_value *v, char *buf, size_t size);
+void qllc_graph_print(const qllc_graph *g, FILE *f);
+
+/* ---- graph passes (src/ir/pass_*.c, one file per pass) ------------------------------------------
+ * Each pass: qllc_status qllc_pass_<name>(qllc_graph *g, qllc_diag *diag). The float pipeline, in
+ * order, is qllc_graph_optimize() (src/ir/pipeline.c): fold_constants, fold_batchnorm, gemm_to_fc,
+ * fuse_activation, eliminate_identity. */
+qllc_status qllc_pass_fold_constants(qllc_graph *g, qllc_diag *diag);
+qllc_status qllc_pass_fold_batchnorm(qllc_graph *g, qllc_diag *diag);
+qllc_status qllc_pass_gemm_to_fc(qllc_graph *g, qllc_diag *diag);
+qllc_status qllc_pass_fuse_activation(qllc_graph *g, qllc_diag *diag);
+qllc_status qllc_pass_eliminate_identity(qllc_graph *g, qllc_diag *diag);
+/* Runs the float pipeline. When dump_after names a pass, the graph is printed to dump after it. */
+qllc_status qllc_graph_optimize(qllc_graph *g, const char *dump_after, FILE *dump, qllc_diag *diag);
+
+#endif

@@ -1,0 +1,52 @@
+/* src/llvmgen/llvmgen.h: instruction IR -> LLVM IR -> object file or in-process code.
+ *
+ * The only module that calls the LLVM C API. For each program it: parses the target's embedded kernel
+ * bitcode (and any user bitcode) into a fresh module, checks that triples and data layouts agree,
+ * builds the entry function `int NAME(const uint8_t *constant_weights, uint8_t *mutable, uint8_t *act)`
+ * with one call per instruction (immediates converted to each parameter's type; a mismatch is an
+ * error naming the kernel), internalizes everything but the entry, marks kernels always-inline, sets
+ * the target CPU and features on every function, runs default<O3>, and then emits an object or hands
+ * the module to ORC LLJIT.
+ */
+#ifndef QLLC_LLVMGEN_H
+#define QLLC_LLVMGEN_H
+
+#include "../lower/lower.h"
+#include "target.h"
+
+/* The generated entry point. Returns 0 on success. */
+typedef int (*qllc_entry_fn)(const uint8_t *constant_weights, uint8_t *mutable_weights, uint8_t *activations);
+
+typedef struct qllc_codegen_opts {
+  const qllc_target_desc *target;
+  const char *cpu;            /* resolved CPU name (never NULL) */
+  const char *features;       /* resolved feature string, may be "" */
+  int reloc_pic;
+  int weights_in_object;      /* 1: CONST buffers are globals in the module; 0: read from constant_weights */
+  const char *entry_name;     /* bundle name / symbol prefix */
+  const char *const *kernel_files; /* user bitcode */
+  int n_kernel_files;
+} qllc_codegen_opts;
+
+/* Fills a codegen options struct from public options (target/cpu/features validated: an unknown CPU
+ * or feature is an error listing the valid ones). For the JIT, host = 1 picks the host CPU. */
+qllc_status qllc_codegen_resolve(const qllc_options *o, int host, qllc_codegen_opts *out, qllc_diag *diag);
+
+/* Writes the object file (to a temporary name first, renamed on success). */
+qllc_status qllc_codegen_object(const qllc_program *p, const qllc_codegen_opts *o, const char *obj_path,
+                                qllc_diag *diag);
+
+/* Writes NAME.h for a program (sizes, offsets, qllc_io tables, the readable type listing). */
+qllc_status qllc_bundle_write_header(const qllc_program *p, const qllc_codegen_opts *o, const char *h_path,
+                                     qllc_diag *diag);
+
+/* Writes the CONST region as a file (for --weights file), in the layout the program's offsets use. */
+qllc_status qllc_bundle_write_weights(const qllc_program *p, const char *path, qllc_diag *diag);
+
+typedef struct qllc_jit_code qllc_jit_code;
+/* Compiles in-process for the host; *entry is callable until qllc_jit_code_free. */
+qllc_status qllc_codegen_jit(const qllc_program *p, const qllc_codegen_opts *o, qllc_jit_code **out,
+                             qllc_entry_fn *entry, qllc_diag *diag);
+void qllc_jit_code_free(qllc_jit_code *c);
+
+#endif

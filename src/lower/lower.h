@@ -1,0 +1,88 @@
+/* src/lower/lower.h: the instruction IR.
+ *
+ * A qllc_program is a list of kernel calls over explicit buffers. Lowering (graph -> program) picks
+ * the kernel for each node by name (qllc_k_<op>_<in>_<w>_<out>), computes every shape-derived
+ * argument as an immediate or a small constant buffer, makes reshape-like ops views of their input's
+ * buffer, and plans activation memory by liveness so buffers whose lifetimes do not overlap share
+ * bytes. llvmgen then emits one call per instruction without knowing any op.
+ *
+ * Memory regions (the bundle's three arguments):
+ *   CONST   weights and small constant arrays; in the object by default, else in constant_weights
+ *   MUTABLE model inputs and outputs (each at its own offset; never shared)
+ *   ACT     activations: scratch, reused across layers according to the liveness plan
+ * All offsets are multiples of QLLC_MEM_ALIGN.
+ */
+#ifndef QLLC_LOWER_H
+#define QLLC_LOWER_H
+
+#include "../ir/ir.h"
+
+#define QLLC_MEM_ALIGN 64
+
+typedef enum qllc_region { QLLC_REGION_CONST = 0, QLLC_REGION_MUTABLE, QLLC_REGION_ACT } qllc_region;
+
+typedef struct qllc_buffer {
+  int id;
+  const char *name;           /* the value name it was made for (or a made-up name) */
+  qllc_region region;
+  qllc_elem elem;
+  uint64_t size;              /* bytes */
+  uint64_t offset;            /* bytes within its region (set by the memory plan for ACT) */
+  const void *data;           /* CONST: the payload (size bytes) */
+  qllc_value *value;          /* the graph value, when there is one */
+  int first_use, last_use;    /* instruction indices (liveness), ACT only */
+} qllc_buffer;
+
+typedef enum qllc_arg_kind {
+  QLLC_ARG_BUF,               /* pointer to buf + byte_offset */
+  QLLC_ARG_NULL,              /* a null pointer (absent optional input, e.g. no bias) */
+  QLLC_ARG_INT,               /* integer immediate, converted to the parameter's integer width */
+  QLLC_ARG_FLOAT              /* float immediate, converted to the parameter's float type */
+} qllc_arg_kind;
+
+typedef struct qllc_arg {
+  qllc_arg_kind kind;
+  qllc_buffer *buf;
+  uint64_t byte_offset;
+  int64_t i;
+  double f;
+} qllc_arg;
+
+typedef struct qllc_instr {
+  const char *kernel;         /* function name in the kernel bitcode */
+  int n_args;
+  qllc_arg *args;
+  const qllc_node *node;      /* the graph node it implements (for diagnostics and reports) */
+} qllc_instr;
+
+typedef struct qllc_io_desc {
+  qllc_value *value;          /* graph input or output */
+  qllc_buffer *buf;           /* its MUTABLE buffer */
+} qllc_io_desc;
+
+typedef struct qllc_program {
+  qllc_graph *graph;          /* borrowed; must outlive the program */
+  qllc_arena *arena;          /* owned: everything below */
+  int n_buffers, cap_buffers;
+  qllc_buffer **buffers;
+  int n_instrs, cap_instrs;
+  qllc_instr *instrs;
+  int n_inputs, n_outputs;
+  qllc_io_desc *inputs, *outputs;
+  uint64_t const_size;        /* bytes of the CONST region when laid out as a file */
+  uint64_t mutable_size;
+  uint64_t act_size;          /* peak of the memory plan */
+  uint64_t act_sum;           /* sum of all activation buffers (what no reuse would cost) */
+} qllc_program;
+
+/* Lowers a verified graph (float, or quantized by src/quant) to a program. Dispose with
+ * qllc_program_free. Errors name the node. */
+qllc_status qllc_lower(qllc_graph *g, qllc_program **out, qllc_diag *diag);
+void qllc_program_free(qllc_program *p);
+
+/* Liveness-based placement of ACT buffers; sets offset of each and p->act_size. Called by qllc_lower. */
+qllc_status qllc_pass_memory_plan(qllc_program *p, qllc_diag *diag);
+
+void qllc_program_print(const qllc_program *p, FILE *f);
+
+#endif

@@ -1,0 +1,1 @@
+#include "llvmgen/target.h"
