@@ -12,7 +12,8 @@ void qllc_k_conv2d_f32_f32_f32(float *y, const float *x, const float *w, const f
                                int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left,
                                int64_t dil_h, int64_t dil_w, int64_t group, float act_lo, float act_hi);
 
-/* Fully connected: x[M][K], w[N][K], b[N] (may be NULL) -> y[M][N] = clamp(x w^T + b). */
+/* Fully connected: x[M][K], w[K][N] (packed at compile time: the transpose of the FC node's W[N][K], so
+ * the inner loop runs over contiguous n), b[N] (may be NULL) -> y[M][N] = clamp(x W^T + b). */
 void qllc_k_fc_f32_f32_f32(float *y, const float *x, const float *w, const float *b, int64_t M, int64_t N,
                            int64_t K, float act_lo, float act_hi);
 
