@@ -1,0 +1,299 @@
+/* The ONNX backend test suite from Debian's libonnx-testdata, run through qllc's JIT.
+ *
+ * For every test directory under /usr/share/libonnx-testdata/data/{node,pytorch-converted,
+ * pytorch-operator,simple} (model.onnx + test_data_set_N/{input,output}_K.pb):
+ *   - a model qllc rejects as unsupported (an op, attribute or type it does not handle) is SKIPPED,
+ *     with qllc's own one-line reason; the list of skips is printed at the end, grouped by reason;
+ *   - any other failure (a load error that is not "unsupported", a compile error, a crash, a timeout,
+ *     a wrong shape or a value outside tolerance) is a FAILURE.
+ * Values are compared as the ONNX backend runner does: |got - want| <= atol + rtol * |want| with
+ * rtol = 1e-3, atol = 1e-7 (onnx/backend/test/runner defaults); integer outputs exactly.
+ * Each test runs in a forked child so one crash cannot take the suite down.
+ *
+ * Usage: onnx_backend_test [--data DIR] [--only SUBSTRING] [--verbose]
+ * Last line: "N passed, N failed, N skipped". Exit status 1 when anything failed, 77 when the data is
+ * not installed.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "qllc.h"
+
+#define RTOL 1e-3
+#define ATOL 1e-7
+#define TIMEOUT_S 60
+
+enum { R_PASS = 0, R_FAIL = 1, R_SKIP = 2 };
+
+static int is_dir(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+static int is_file(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Sorted list of subdirectory names; caller frees. */
+static char **list_dirs(const char *dir, int *n) {
+  DIR *d = opendir(dir);
+  char **v = NULL;
+  int cap = 0;
+  *n = 0;
+  if (!d) return NULL;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] == '.') continue;
+    char p[4096];
+    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    if (!is_dir(p)) continue;
+    if (*n == cap) v = realloc(v, sizeof(char *) * (cap = cap ? 2 * cap : 64));
+    v[(*n)++] = strdup(e->d_name);
+  }
+  closedir(d);
+  qsort(v, *n, sizeof(char *), cmp_str);
+  return v;
+}
+
+static double elem_at(const qllc_tensor *t, int64_t i) {
+  switch (t->elem) {
+  case QLLC_F32: return ((const float *)t->data)[i];
+  case QLLC_I8: return ((const int8_t *)t->data)[i];
+  case QLLC_U8: return ((const uint8_t *)t->data)[i];
+  case QLLC_I16: return ((const int16_t *)t->data)[i];
+  case QLLC_I32: return ((const int32_t *)t->data)[i];
+  case QLLC_I64: return (double)((const int64_t *)t->data)[i];
+  }
+  return NAN;
+}
+
+static int64_t numel(const qllc_tensor *t) {
+  int64_t n = 1;
+  for (uint32_t i = 0; i < t->rank; i++) n *= t->dims[i];
+  return n;
+}
+
+/* Writes a one-line reason into msg; returns R_*. Runs in the child. */
+static int run_one(const char *dir, char *msg, size_t msz) {
+  char path[4096];
+  qllc_diag diag;
+  memset(&diag, 0, sizeof diag);
+  snprintf(path, sizeof path, "%s/model.onnx", dir);
+  qllc_model *m = NULL;
+  qllc_status st = qllc_model_load(path, &m, &diag);
+  if (st != QLLC_OK) {
+    snprintf(msg, msz, "%s%s%s%s", diag.node[0] ? "node '" : "", diag.node, diag.node[0] ? "': " : "",
+             diag.message);
+    return st == QLLC_ERR_UNSUPPORTED ? R_SKIP : R_FAIL;
+  }
+  qllc_options opts;
+  qllc_options_init(&opts);
+  qllc_jit *j = NULL;
+  st = qllc_jit_compile(m, &opts, &j, &diag);
+  if (st != QLLC_OK) {
+    snprintf(msg, msz, "compile: %s%s%s%s", diag.node[0] ? "node '" : "", diag.node, diag.node[0] ? "': " : "",
+             diag.message);
+    return st == QLLC_ERR_UNSUPPORTED ? R_SKIP : R_FAIL;
+  }
+  int nsets = 0;
+  char **sets = list_dirs(dir, &nsets);
+  int result = R_PASS;
+  double worst = 0;
+  for (int s = 0; s < nsets && result == R_PASS; s++) {
+    if (strncmp(sets[s], "test_data_set_", 14) != 0) continue;
+    int nin = qllc_jit_num_inputs(j), nout = qllc_jit_num_outputs(j);
+    qllc_tensor *in = calloc(nin + 1, sizeof *in), *want = calloc(nout + 1, sizeof *want);
+    qllc_tensor *got = calloc(nout + 1, sizeof *got);
+    int nread = 0;
+    for (int i = 0; i < nin; i++) {
+      snprintf(path, sizeof path, "%s/%s/input_%d.pb", dir, sets[s], i);
+      if (!is_file(path)) break;
+      if (qllc_tensor_read(path, &in[i], &diag) != QLLC_OK) {
+        snprintf(msg, msz, "input: %s", diag.message);
+        result = diag.status == QLLC_ERR_UNSUPPORTED ? R_SKIP : R_FAIL;
+        break;
+      }
+      free(in[i].name); /* match by position: the .pb names are the ONNX input names anyway */
+      in[i].name = NULL;
+      nread++;
+    }
+    if (result == R_PASS && nread != nin) {
+      snprintf(msg, msz, "%s: expected %d inputs, found %d", sets[s], nin, nread);
+      result = R_FAIL;
+    }
+    if (result == R_PASS && qllc_jit_run(j, in, nin, got, &diag) != QLLC_OK) {
+      snprintf(msg, msz, "run: %s", diag.message);
+      result = R_FAIL;
+    }
+    for (int o = 0; o < nout && result == R_PASS; o++) {
+      snprintf(path, sizeof path, "%s/%s/output_%d.pb", dir, sets[s], o);
+      if (qllc_tensor_read(path, &want[o], &diag) != QLLC_OK) {
+        snprintf(msg, msz, "expected output: %s", diag.message);
+        result = diag.status == QLLC_ERR_UNSUPPORTED ? R_SKIP : R_FAIL;
+        break;
+      }
+      int64_t n = numel(&want[o]);
+      if (numel(&got[o]) != n) {
+        snprintf(msg, msz, "output %d: %lld elements, expected %lld", o, (long long)numel(&got[o]), (long long)n);
+        result = R_FAIL;
+        break;
+      }
+      for (int64_t i = 0; i < n; i++) {
+        double g = elem_at(&got[o], i), w = elem_at(&want[o], i);
+        double err = fabs(g - w);
+        int ok = (isnan(w) && isnan(g)) || (isinf(w) && g == w) ||
+                 (want[o].elem == QLLC_F32 ? err <= ATOL + RTOL * fabs(w) : g == w);
+        if (!ok) {
+          snprintf(msg, msz, "output %d element %lld: got %.9g, expected %.9g", o, (long long)i, g, w);
+          result = R_FAIL;
+          break;
+        }
+        if (isfinite(err) && err > worst) worst = err;
+      }
+    }
+    for (int i = 0; i < nin; i++) qllc_tensor_free(&in[i]);
+    for (int o = 0; o < nout; o++) {
+      qllc_tensor_free(&want[o]);
+      qllc_tensor_free(&got[o]);
+    }
+    free(in);
+    free(want);
+    free(got);
+  }
+  if (result == R_PASS) snprintf(msg, msz, "max abs error %.3g", worst);
+  for (int s = 0; s < nsets; s++) free(sets[s]);
+  free(sets);
+  qllc_jit_free(j);
+  qllc_model_free(m);
+  return result;
+}
+
+/* Forks, runs one test with a timeout, returns R_* and the child's message. */
+static int run_isolated(const char *dir, char *msg, size_t msz) {
+  int fd[2];
+  if (pipe(fd) != 0) {
+    snprintf(msg, msz, "pipe: %s", strerror(errno));
+    return R_FAIL;
+  }
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fd[0]);
+    alarm(TIMEOUT_S);
+    char m[1024] = "";
+    int r = run_one(dir, m, sizeof m);
+    dprintf(fd[1], "%d %s", r, m);
+    _exit(0);
+  }
+  close(fd[1]);
+  char buf[1200];
+  ssize_t len = 0, k;
+  while (len < (ssize_t)sizeof buf - 1 && (k = read(fd[0], buf + len, sizeof buf - 1 - len)) > 0) len += k;
+  buf[len] = 0;
+  close(fd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFSIGNALED(status)) {
+    snprintf(msg, msz, "%s", WTERMSIG(status) == SIGALRM ? "timed out" : strsignal(WTERMSIG(status)));
+    return R_FAIL;
+  }
+  int r = R_FAIL;
+  int off = 0;
+  if (sscanf(buf, "%d %n", &r, &off) < 1) {
+    snprintf(msg, msz, "no result from the test process");
+    return R_FAIL;
+  }
+  snprintf(msg, msz, "%s", buf + off);
+  return r;
+}
+
+typedef struct { char *reason; int count; char *example; } skip_reason;
+
+int main(int argc, char **argv) {
+  const char *root = "/usr/share/libonnx-testdata/data";
+  const char *only = NULL;
+  int verbose = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--data") && i + 1 < argc) root = argv[++i];
+    else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else if (!strcmp(argv[i], "--verbose")) verbose = 1;
+    else {
+      fprintf(stderr, "usage: %s [--data DIR] [--only SUBSTRING] [--verbose]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (!is_dir(root)) {
+    printf("skipped: %s is not installed (Debian package libonnx-testdata)\n", root);
+    return 77;
+  }
+  static const char *suites[] = {"node", "pytorch-converted", "pytorch-operator", "simple"};
+  int pass = 0, fail = 0, skip = 0;
+  /* The whole report also goes to conformance-report.txt in the working directory (ctest runs us in
+   * the build tree), so scripts/test can show its summary after ctest's. */
+  FILE *report = fopen("conformance-report.txt", "w");
+#define OUT(...) do { printf(__VA_ARGS__); if (report) fprintf(report, __VA_ARGS__); } while (0)
+  skip_reason *reasons = NULL;
+  int nreasons = 0, capreasons = 0;
+  char **failures = NULL;
+  for (size_t s = 0; s < sizeof suites / sizeof *suites; s++) {
+    char sd[4096];
+    snprintf(sd, sizeof sd, "%s/%s", root, suites[s]);
+    int n = 0;
+    char **tests = list_dirs(sd, &n);
+    for (int t = 0; t < n; t++) {
+      char name[4096], dir[8192], msg[1024];
+      snprintf(name, sizeof name, "%s/%s", suites[s], tests[t]);
+      snprintf(dir, sizeof dir, "%s/%s", sd, tests[t]);
+      free(tests[t]);
+      if (only && !strstr(name, only)) continue;
+      if (!is_file(strcat(strcpy(msg, dir), "/model.onnx"))) continue;
+      int r = run_isolated(dir, msg, sizeof msg);
+      if (r == R_PASS) {
+        pass++;
+        OUT("PASS %s (%s)\n", name, msg);
+      } else if (r == R_FAIL) {
+        fail++;
+        OUT("FAIL %s: %s\n", name, msg);
+        failures = realloc(failures, sizeof(char *) * fail);
+        failures[fail - 1] = strdup(name);
+      } else {
+        skip++;
+        if (verbose) OUT("SKIP %s: %s\n", name, msg);
+        /* group skips by reason with the test-specific node name removed */
+        char key[1024];
+        const char *p = strstr(msg, "': ");
+        snprintf(key, sizeof key, "%s", (!strncmp(msg, "node '", 6) && p) ? p + 3 : msg);
+        int k;
+        for (k = 0; k < nreasons && strcmp(reasons[k].reason, key); k++) {}
+        if (k == nreasons) {
+          if (nreasons == capreasons) reasons = realloc(reasons, sizeof *reasons * (capreasons = capreasons ? 2 * capreasons : 64));
+          reasons[nreasons++] = (skip_reason){strdup(key), 0, strdup(name)};
+        }
+        reasons[k].count++;
+      }
+      fflush(stdout);
+    }
+    free(tests);
+  }
+  OUT("\nSkipped (unsupported by qllc), by reason:\n");
+  for (int k = 0; k < nreasons; k++) OUT("  %4d  %s  (e.g. %s)\n", reasons[k].count, reasons[k].reason, reasons[k].example);
+  if (fail) {
+    OUT("\nFailed:\n");
+    for (int i = 0; i < fail; i++) OUT("  %s\n", failures[i]);
+  }
+  OUT("\n%d passed, %d failed, %d skipped\n", pass, fail, skip);
+  if (report) fclose(report);
+  return fail ? 1 : 0;
+}
