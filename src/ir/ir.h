@@ -173,6 +173,15 @@ int qllc_attr_ints(const qllc_node *n, const char *name, const int64_t **out);
 qllc_attr *qllc_node_set_attr_int(qllc_graph *g, qllc_node *n, const char *name, int64_t v);
 qllc_attr *qllc_node_set_attr_ints(qllc_graph *g, qllc_node *n, const char *name, int count, const int64_t *v);
 qllc_attr *qllc_node_set_attr_float(qllc_graph *g, qllc_node *n, const char *name, float v);
+qllc_attr *qllc_node_set_attr_floats(qllc_graph *g, qllc_node *n, const char *name, int count, const float *v);
+qllc_attr *qllc_node_set_attr_string(qllc_graph *g, qllc_node *n, const char *name, const char *s);
+/* The slot for attribute `name` (cleared, kind to be set by the caller), appended when absent. */
+qllc_attr *qllc_node_attr_slot(qllc_graph *g, qllc_node *n, const char *name);
+void qllc_node_remove_attr(qllc_node *n, const char *name);
+
+/* Appends v to g->inputs (sets is_input) / g->outputs (sets is_output). 0 on success, -1 on OOM. */
+int qllc_graph_add_input(qllc_graph *g, qllc_value *v);
+int qllc_graph_add_output(qllc_graph *g, qllc_value *v);
 
 /* ---- import, checks, printing ----------------------------------------------------------------- */
 
@@ -184,6 +193,12 @@ qllc_status qllc_onnx_load(const char *path, qllc_graph **out, qllc_diag *diag);
 /* Infers the output element kinds and shapes of one node from its inputs (and constant inputs such as
  * Reshape's shape). Used by the importer and by passes that make nodes. */
 qllc_status qllc_infer_node(qllc_graph *g, qllc_node *n, qllc_diag *diag);
+
+/* Constant evaluation (src/ir/const_eval.c): when every input n needs is known at compile time
+ * (constants, or only the shape of a value with a known shape, as for Shape), computes n's outputs as
+ * constants (n->out[i]->data), marks n dead and sets *folded to 1; otherwise *folded = 0 and the graph
+ * is unchanged. Used by the importer for each node and by qllc_pass_fold_constants. */
+qllc_status qllc_const_eval(qllc_graph *g, qllc_node *n, int *folded, qllc_diag *diag);
 
 /* Checks arities (from ops.def), that every input is defined before use, shapes and kinds agree,
  * and that quantized values have scales. */
