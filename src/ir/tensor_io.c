@@ -1,0 +1,535 @@
+/* src/ir/tensor_io.c: tensors in and out of files (.npy and ONNX TensorProto .pb).
+ *
+ * Reading picks the format by content, not by extension: a file that starts with the npy magic
+ * "\x93NUMPY" is parsed as .npy (versions 1.0, 2.0 and 3.0); anything else is decoded as an ONNX
+ * TensorProto with protobuf-c. Both paths produce a dense row-major qllc_tensor whose `data` and
+ * `name` are malloc'd and released by qllc_tensor_free.
+ *
+ * Element kinds: f32, f64 (converted to f32), i8, u8, i16, i32, i64 and bool (read as u8, one byte per
+ * element). Anything else (big-endian data, fortran order, f16, strings, unsigned wider than 8 bits,
+ * external data) is QLLC_ERR_UNSUPPORTED naming the type. The hosts qllc runs on (x86_64, aarch64)
+ * are little-endian, so little-endian payloads are copied as they are.
+ *
+ * Writing produces .npy version 1.0 with the header padded with spaces and a final newline so the
+ * data starts at a multiple of 64 bytes, as numpy itself does.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+#include "onnx/onnx.pb-c.h"
+
+/* A file read whole into memory. */
+typedef struct blob {
+  uint8_t *p;
+  size_t n;
+} blob;
+
+static qllc_status io_fail(qllc_diag *diag, qllc_status st, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* qllc_fail with "<path>: " in front of the message and diag->file set. */
+static qllc_status io_fail(qllc_diag *diag, qllc_status st, const char *path, const char *fmt, ...) {
+  char msg[900];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  qllc_fail(diag, st, NULL, "%s: %s", path, msg);
+  qllc_diag_set_file(diag, path);
+  return st;
+}
+
+static qllc_status read_all(const char *path, blob *b, qllc_diag *diag) {
+  b->p = NULL;
+  b->n = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return io_fail(diag, QLLC_ERR_IO, path, "cannot open: %s", strerror(errno));
+  size_t cap = 1 << 16, n = 0;
+  uint8_t *p = malloc(cap);
+  if (!p) {
+    fclose(f);
+    return io_fail(diag, QLLC_ERR_NOMEM, path, "out of memory");
+  }
+  for (;;) {
+    if (n == cap) {
+      uint8_t *q = realloc(p, cap * 2);
+      if (!q) {
+        free(p);
+        fclose(f);
+        return io_fail(diag, QLLC_ERR_NOMEM, path, "out of memory");
+      }
+      p = q;
+      cap *= 2;
+    }
+    size_t got = fread(p + n, 1, cap - n, f);
+    n += got;
+    if (got == 0)
+      break;
+  }
+  if (ferror(f)) {
+    int e = errno;
+    free(p);
+    fclose(f);
+    return io_fail(diag, QLLC_ERR_IO, path, "cannot read: %s", strerror(e ? e : EIO));
+  }
+  fclose(f);
+  b->p = p;
+  b->n = n;
+  return QLLC_OK;
+}
+
+/* numel of dims[0..rank), or -1 on a negative dim or overflow of the byte count. */
+static int64_t count_elems(uint32_t rank, const int64_t *dims, size_t elem_size) {
+  int64_t n = 1;
+  for (uint32_t i = 0; i < rank; i++) {
+    if (dims[i] < 0)
+      return -1;
+    if (dims[i] != 0 && n > (INT64_MAX / (int64_t)elem_size) / dims[i])
+      return -1;
+    n *= dims[i];
+  }
+  return n;
+}
+
+static void tensor_init(qllc_tensor *t) {
+  memset(t, 0, sizeof *t);
+  t->scale = 1.0f;
+}
+
+/* Allocates t->data for numel elements of t->elem (at least one byte, so empty tensors have data). */
+static int tensor_alloc(qllc_tensor *t, int64_t numel) {
+  size_t bytes = (size_t)numel * qllc_elem_size(t->elem);
+  t->data = malloc(bytes ? bytes : 1);
+  return t->data != NULL;
+}
+
+/* ---- .npy ------------------------------------------------------------------------------------ */
+
+/* A cursor over the header text, a Python dict literal such as
+ * {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), } */
+typedef struct hcur {
+  const char *s, *end;
+} hcur;
+
+static void skip_ws(hcur *c) {
+  while (c->s < c->end && (*c->s == ' ' || *c->s == '\t' || *c->s == '\n' || *c->s == '\r'))
+    c->s++;
+}
+
+static int eat(hcur *c, char ch) {
+  skip_ws(c);
+  if (c->s < c->end && *c->s == ch) {
+    c->s++;
+    return 1;
+  }
+  return 0;
+}
+
+/* A quoted string ('...' or "..."), copied into buf (truncated to size-1). */
+static int parse_str(hcur *c, char *buf, size_t size) {
+  skip_ws(c);
+  if (c->s >= c->end || (*c->s != '\'' && *c->s != '"'))
+    return 0;
+  char q = *c->s++;
+  size_t n = 0;
+  while (c->s < c->end && *c->s != q) {
+    if (n + 1 < size)
+      buf[n++] = *c->s;
+    c->s++;
+  }
+  if (c->s >= c->end)
+    return 0;
+  c->s++;
+  buf[n] = 0;
+  return 1;
+}
+
+/* The shape tuple: "()", "(3,)", "(2, 3)". Old files may write longs as "3L". */
+static int parse_shape(hcur *c, uint32_t *rank, int64_t *dims, int *too_many) {
+  if (!eat(c, '('))
+    return 0;
+  *rank = 0;
+  for (;;) {
+    if (eat(c, ')'))
+      return 1;
+    skip_ws(c);
+    if (c->s >= c->end || *c->s < '0' || *c->s > '9')
+      return 0;
+    int64_t v = 0;
+    while (c->s < c->end && *c->s >= '0' && *c->s <= '9') {
+      if (v > (INT64_MAX - 9) / 10)
+        return 0;
+      v = v * 10 + (*c->s - '0');
+      c->s++;
+    }
+    if (c->s < c->end && (*c->s == 'L' || *c->s == 'l'))
+      c->s++;
+    if (*rank >= QLLC_MAX_RANK) {
+      *too_many = 1;
+    } else {
+      dims[*rank] = v;
+    }
+    (*rank)++;
+    if (!eat(c, ',')) {
+      if (!eat(c, ')'))
+        return 0;
+      return 1;
+    }
+  }
+}
+
+static int parse_bool(hcur *c, int *out) {
+  skip_ws(c);
+  size_t left = (size_t)(c->end - c->s);
+  if (left >= 4 && !strncmp(c->s, "True", 4)) {
+    c->s += 4;
+    *out = 1;
+    return 1;
+  }
+  if (left >= 5 && !strncmp(c->s, "False", 5)) {
+    c->s += 5;
+    *out = 0;
+    return 1;
+  }
+  return 0;
+}
+
+/* Maps an npy descr to an element kind. *from_f64 is set for '<f8' (converted on read). */
+static int npy_descr(const char *d, qllc_elem_kind *elem, size_t *file_size, int *from_f64) {
+  *from_f64 = 0;
+  if (!strcmp(d, "<f4")) {
+    *elem = QLLC_F32;
+    *file_size = 4;
+  } else if (!strcmp(d, "<f8")) {
+    *elem = QLLC_F32;
+    *file_size = 8;
+    *from_f64 = 1;
+  } else if (!strcmp(d, "|i1") || !strcmp(d, "<i1")) {
+    *elem = QLLC_I8;
+    *file_size = 1;
+  } else if (!strcmp(d, "|u1") || !strcmp(d, "<u1") || !strcmp(d, "|b1") || !strcmp(d, "<b1")) {
+    *elem = QLLC_U8;
+    *file_size = 1;
+  } else if (!strcmp(d, "<i2")) {
+    *elem = QLLC_I16;
+    *file_size = 2;
+  } else if (!strcmp(d, "<i4")) {
+    *elem = QLLC_I32;
+    *file_size = 4;
+  } else if (!strcmp(d, "<i8")) {
+    *elem = QLLC_I64;
+    *file_size = 8;
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
+static qllc_status read_npy(const char *path, const blob *b, qllc_tensor *out, qllc_diag *diag) {
+  if (b->n < 10)
+    return io_fail(diag, QLLC_ERR_PARSE, path, "truncated .npy header: %zu bytes", b->n);
+  int major = b->p[6], minor = b->p[7];
+  size_t hlen, hstart;
+  if (major == 1) {
+    hlen = (size_t)b->p[8] | (size_t)b->p[9] << 8;
+    hstart = 10;
+  } else if (major == 2 || major == 3) {
+    if (b->n < 12)
+      return io_fail(diag, QLLC_ERR_PARSE, path, "truncated .npy header: %zu bytes", b->n);
+    hlen = (size_t)b->p[8] | (size_t)b->p[9] << 8 | (size_t)b->p[10] << 16 | (size_t)b->p[11] << 24;
+    hstart = 12;
+  } else {
+    return io_fail(diag, QLLC_ERR_UNSUPPORTED, path, ".npy format version %d.%d (1.0, 2.0 and 3.0 are read)",
+                   major, minor);
+  }
+  if (hlen > b->n - hstart)
+    return io_fail(diag, QLLC_ERR_PARSE, path, "truncated .npy header: expected %zu bytes, found %zu", hlen,
+                   b->n - hstart);
+
+  char descr[64] = "";
+  int have_descr = 0, have_order = 0, have_shape = 0, fortran = 0, too_many = 0;
+  uint32_t rank = 0;
+  int64_t dims[QLLC_MAX_RANK] = {0};
+  hcur c = {(const char *)b->p + hstart, (const char *)b->p + hstart + hlen};
+  if (!eat(&c, '{'))
+    return io_fail(diag, QLLC_ERR_PARSE, path, "malformed .npy header: expected '{'");
+  for (;;) {
+    if (eat(&c, '}'))
+      break;
+    char key[64];
+    if (!parse_str(&c, key, sizeof key) || !eat(&c, ':'))
+      return io_fail(diag, QLLC_ERR_PARSE, path, "malformed .npy header: expected 'key':");
+    if (!strcmp(key, "descr")) {
+      if (!parse_str(&c, descr, sizeof descr))
+        return io_fail(diag, QLLC_ERR_UNSUPPORTED, path, ".npy descr is not a simple type string");
+      have_descr = 1;
+    } else if (!strcmp(key, "fortran_order")) {
+      if (!parse_bool(&c, &fortran))
+        return io_fail(diag, QLLC_ERR_PARSE, path, "malformed .npy header: fortran_order is not True/False");
+      have_order = 1;
+    } else if (!strcmp(key, "shape")) {
+      if (!parse_shape(&c, &rank, dims, &too_many))
+        return io_fail(diag, QLLC_ERR_PARSE, path, "malformed .npy header: bad shape tuple");
+      have_shape = 1;
+    } else {
+      return io_fail(diag, QLLC_ERR_PARSE, path, "malformed .npy header: unknown key '%s'", key);
+    }
+    if (!eat(&c, ',')) {
+      if (!eat(&c, '}'))
+        return io_fail(diag, QLLC_ERR_PARSE, path, "malformed .npy header: expected ',' or '}'");
+      break;
+    }
+  }
+  if (!have_descr || !have_order || !have_shape)
+    return io_fail(diag, QLLC_ERR_PARSE, path, "malformed .npy header: missing %s",
+                   !have_descr ? "'descr'" : !have_order ? "'fortran_order'" : "'shape'");
+  if (fortran)
+    return io_fail(diag, QLLC_ERR_UNSUPPORTED, path, ".npy in fortran order (save a C-contiguous array)");
+  if (too_many)
+    return io_fail(diag, QLLC_ERR_UNSUPPORTED, path, ".npy of rank %u (at most %d)", rank, QLLC_MAX_RANK);
+
+  qllc_elem_kind elem;
+  size_t fsize;
+  int from_f64;
+  if (!npy_descr(descr, &elem, &fsize, &from_f64))
+    return io_fail(diag, QLLC_ERR_UNSUPPORTED, path,
+                   ".npy dtype '%s' (read: <f4 <f8 |i1 |u1 <i2 <i4 <i8 |b1)", descr);
+  int64_t numel = count_elems(rank, dims, fsize);
+  if (numel < 0)
+    return io_fail(diag, QLLC_ERR_PARSE, path, "malformed .npy header: shape too large");
+  size_t need = (size_t)numel * fsize, have = b->n - hstart - hlen;
+  if (have < need)
+    return io_fail(diag, QLLC_ERR_PARSE, path, "truncated .npy data: expected %zu bytes, found %zu", need, have);
+
+  qllc_tensor t;
+  tensor_init(&t);
+  t.elem = elem;
+  t.rank = rank;
+  memcpy(t.dims, dims, sizeof dims);
+  if (!tensor_alloc(&t, numel))
+    return io_fail(diag, QLLC_ERR_NOMEM, path, "out of memory for %zu bytes", need);
+  const uint8_t *src = b->p + hstart + hlen;
+  if (from_f64) {
+    float *dst = t.data;
+    for (int64_t i = 0; i < numel; i++) {
+      double d;
+      memcpy(&d, src + 8 * i, 8);
+      dst[i] = (float)d;
+    }
+  } else if (need) {
+    memcpy(t.data, src, need);
+  }
+  *out = t;
+  return QLLC_OK;
+}
+
+/* ---- ONNX TensorProto .pb ---------------------------------------------------------------------- */
+
+static qllc_status read_pb(const char *path, const blob *b, qllc_tensor *out, qllc_diag *diag) {
+  Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, b->n, b->p);
+  if (!tp)
+    return io_fail(diag, QLLC_ERR_PARSE, path, "neither a .npy file nor an ONNX TensorProto");
+  qllc_status st = QLLC_OK;
+  qllc_tensor t;
+  tensor_init(&t);
+  int32_t dt = tp->has_data_type ? tp->data_type : 0;
+  size_t fsize = 0; /* bytes per element in raw_data */
+  switch (dt) {
+  case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: t.elem = QLLC_F32; fsize = 4; break;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: t.elem = QLLC_F32; fsize = 8; break;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8: t.elem = QLLC_U8; fsize = 1; break;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: t.elem = QLLC_U8; fsize = 1; break;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__INT8: t.elem = QLLC_I8; fsize = 1; break;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__INT16: t.elem = QLLC_I16; fsize = 2; break;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: t.elem = QLLC_I32; fsize = 4; break;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: t.elem = QLLC_I64; fsize = 8; break;
+  case 0:
+    st = io_fail(diag, QLLC_ERR_PARSE, path, "neither a .npy file nor an ONNX TensorProto (no data_type)");
+    goto done;
+  default:
+    st = io_fail(diag, QLLC_ERR_UNSUPPORTED, path, "TensorProto data_type %d (read: float, double, "
+                 "int8, uint8, int16, int32, int64, bool)", (int)dt);
+    goto done;
+  }
+  if (tp->n_external_data || (tp->has_data_location &&
+                              tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)) {
+    st = io_fail(diag, QLLC_ERR_UNSUPPORTED, path, "TensorProto with external data");
+    goto done;
+  }
+  if (tp->segment) {
+    st = io_fail(diag, QLLC_ERR_UNSUPPORTED, path, "segmented TensorProto");
+    goto done;
+  }
+  if (tp->n_dims > QLLC_MAX_RANK) {
+    st = io_fail(diag, QLLC_ERR_UNSUPPORTED, path, "TensorProto of rank %zu (at most %d)", tp->n_dims,
+                 QLLC_MAX_RANK);
+    goto done;
+  }
+  t.rank = (uint32_t)tp->n_dims;
+  for (size_t i = 0; i < tp->n_dims; i++)
+    t.dims[i] = tp->dims[i];
+  int64_t numel = count_elems(t.rank, t.dims, fsize);
+  if (numel < 0) {
+    st = io_fail(diag, QLLC_ERR_PARSE, path, "TensorProto with a negative or too large shape");
+    goto done;
+  }
+  if (!tensor_alloc(&t, numel)) {
+    st = io_fail(diag, QLLC_ERR_NOMEM, path, "out of memory");
+    goto done;
+  }
+  size_t n = (size_t)numel;
+  if (tp->has_raw_data) {
+    size_t need = n * fsize;
+    if (tp->raw_data.len != need) {
+      st = io_fail(diag, QLLC_ERR_PARSE, path, "TensorProto raw_data: expected %zu bytes, found %zu", need,
+                   tp->raw_data.len);
+      goto done;
+    }
+    if (dt == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE) {
+      float *dst = t.data;
+      for (size_t i = 0; i < n; i++) {
+        double d;
+        memcpy(&d, tp->raw_data.data + 8 * i, 8);
+        dst[i] = (float)d;
+      }
+    } else if (need) {
+      memcpy(t.data, tp->raw_data.data, need);
+    }
+  } else {
+    /* Typed fields: float_data, double_data, int64_data, and int32_data for every narrower integer. */
+    size_t have;
+    const char *field;
+    switch (dt) {
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: have = tp->n_float_data; field = "float_data"; break;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: have = tp->n_double_data; field = "double_data"; break;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: have = tp->n_int64_data; field = "int64_data"; break;
+    default: have = tp->n_int32_data; field = "int32_data"; break;
+    }
+    if (have != n) {
+      st = io_fail(diag, QLLC_ERR_PARSE, path, "TensorProto %s: expected %zu elements, found %zu", field, n, have);
+      goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+      switch (dt) {
+      case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: ((float *)t.data)[i] = tp->float_data[i]; break;
+      case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: ((float *)t.data)[i] = (float)tp->double_data[i]; break;
+      case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: ((int64_t *)t.data)[i] = tp->int64_data[i]; break;
+      case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: ((int32_t *)t.data)[i] = tp->int32_data[i]; break;
+      case ONNX__TENSOR_PROTO__DATA_TYPE__INT16: ((int16_t *)t.data)[i] = (int16_t)tp->int32_data[i]; break;
+      case ONNX__TENSOR_PROTO__DATA_TYPE__INT8: ((int8_t *)t.data)[i] = (int8_t)tp->int32_data[i]; break;
+      default: ((uint8_t *)t.data)[i] = (uint8_t)tp->int32_data[i]; break; /* UINT8, BOOL */
+      }
+    }
+  }
+  if (tp->name && tp->name[0]) {
+    size_t len = strlen(tp->name) + 1;
+    t.name = malloc(len);
+    if (t.name)
+      memcpy(t.name, tp->name, len);
+    else {
+      st = io_fail(diag, QLLC_ERR_NOMEM, path, "out of memory");
+      goto done;
+    }
+  }
+done:
+  onnx__tensor_proto__free_unpacked(tp, NULL);
+  if (st == QLLC_OK)
+    *out = t;
+  else
+    qllc_tensor_free(&t);
+  return st;
+}
+
+/* ---- public ------------------------------------------------------------------------------------ */
+
+void qllc_tensor_free(qllc_tensor *t) {
+  if (!t)
+    return;
+  free(t->name);
+  free(t->data);
+  t->name = NULL;
+  t->data = NULL;
+}
+
+qllc_status qllc_tensor_read(const char *path, qllc_tensor *out, qllc_diag *diag) {
+  if (!path || !out)
+    return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "qllc_tensor_read: NULL %s", path ? "output" : "path");
+  tensor_init(out);
+  blob b;
+  qllc_status st = read_all(path, &b, diag);
+  if (st != QLLC_OK)
+    return st;
+  static const uint8_t magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+  if (b.n >= 6 && !memcmp(b.p, magic, 6))
+    st = read_npy(path, &b, out, diag);
+  else
+    st = read_pb(path, &b, out, diag);
+  free(b.p);
+  return st;
+}
+
+static const char *npy_descr_of(qllc_elem_kind k) {
+  switch (k) {
+  case QLLC_F32: return "<f4";
+  case QLLC_I8: return "|i1";
+  case QLLC_U8: return "|u1";
+  case QLLC_I16: return "<i2";
+  case QLLC_I32: return "<i4";
+  case QLLC_I64: return "<i8";
+  }
+  return NULL;
+}
+
+qllc_status qllc_tensor_write_npy(const char *path, const qllc_tensor *t, qllc_diag *diag) {
+  if (!path || !t)
+    return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "qllc_tensor_write_npy: NULL %s", path ? "tensor" : "path");
+  const char *descr = npy_descr_of(t->elem);
+  if (!descr)
+    return io_fail(diag, QLLC_ERR_INVALID, path, "cannot write element kind %d", (int)t->elem);
+  if (t->rank > QLLC_MAX_RANK)
+    return io_fail(diag, QLLC_ERR_INVALID, path, "rank %u (at most %d)", t->rank, QLLC_MAX_RANK);
+  size_t esize = qllc_elem_size(t->elem);
+  int64_t numel = count_elems(t->rank, t->dims, esize);
+  if (numel < 0)
+    return io_fail(diag, QLLC_ERR_INVALID, path, "negative or too large shape");
+  if (numel > 0 && !t->data)
+    return io_fail(diag, QLLC_ERR_INVALID, path, "tensor without data");
+
+  /* Header: magic, version 1.0, little-endian uint16 length, dict text padded with spaces and ended by
+   * '\n' so that 10 + length is a multiple of 64. */
+  char dict[512];
+  int len = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
+  for (uint32_t i = 0; i < t->rank; i++)
+    len += snprintf(dict + len, sizeof dict - len, "%s%lld", i ? ", " : "", (long long)t->dims[i]);
+  len += snprintf(dict + len, sizeof dict - len, "%s), }", t->rank == 1 ? "," : "");
+  size_t total = 10 + (size_t)len + 1;
+  size_t padded = (total + 63) / 64 * 64;
+  size_t hlen = padded - 10;
+  uint8_t head[640];
+  memcpy(head, "\x93NUMPY\x01\x00", 8);
+  head[8] = (uint8_t)(hlen & 0xff);
+  head[9] = (uint8_t)(hlen >> 8);
+  memcpy(head + 10, dict, (size_t)len);
+  memset(head + 10 + len, ' ', hlen - (size_t)len - 1);
+  head[padded - 1] = '\n';
+
+  FILE *f = fopen(path, "wb");
+  if (!f)
+    return io_fail(diag, QLLC_ERR_IO, path, "cannot open for writing: %s", strerror(errno));
+  size_t bytes = (size_t)numel * esize;
+  int ok = fwrite(head, 1, padded, f) == padded && (bytes == 0 || fwrite(t->data, 1, bytes, f) == bytes);
+  int e = errno;
+  if (fclose(f) != 0 && ok) {
+    ok = 0;
+    e = errno;
+  }
+  if (!ok) {
+    remove(path);
+    return io_fail(diag, QLLC_ERR_IO, path, "cannot write: %s", strerror(e ? e : EIO));
+  }
+  return QLLC_OK;
+}

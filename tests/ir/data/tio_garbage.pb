@@ -1,0 +1,1 @@
+ÿÿÿÿ this is not a protobuf
