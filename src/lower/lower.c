@@ -1,0 +1,898 @@
+/* src/lower/lower.c: graph IR -> instruction IR.
+ *
+ * Algorithm:
+ *  1. Buffers. Every value belongs to an alias class: reshape-like ops (Reshape, Flatten, Squeeze,
+ *     Unsqueeze, Identity, Dropout) make no instruction, their output shares its input's bytes, so the
+ *     class is named by its root (the first value up the view chain that is not a view). The class's
+ *     buffer is:
+ *       - root is a graph input:  the input's MUTABLE buffer (never written);
+ *       - root is a constant:     a CONST buffer (data = value->data), made when a kernel reads it;
+ *       - root is computed:       the MUTABLE buffer of the first graph output in the class, so the
+ *                                 producer writes the output in place; else one ACT buffer.
+ *     A graph output whose class buffer is not its own (a view of an input, of a constant or of another
+ *     output) gets its own MUTABLE buffer and a copy kernel at the end of the program. Copies only read
+ *     MUTABLE or CONST bytes, which nothing overwrites, so placing them last is always correct and does
+ *     not lengthen any activation's life.
+ *     MUTABLE layout: inputs first, in order, then outputs, each at a QLLC_MEM_ALIGN multiple.
+ *  2. Instructions. Nodes are visited in the graph's topological order; each op has one static
+ *     function (the dispatch table `lowerers`) that computes shape-derived arguments as immediates or
+ *     small CONST int64 arrays and emits calls with exactly the arguments of libjit's kernels
+ *     (libjit/bitcode/kernels_f32.h). Kernel names are built from the element kinds of the node's
+ *     values (qllc_k_<op>_<in>_<w>_<out>) and checked against the table of kernels libjit provides,
+ *     so an unhandled element kind is an UNSUPPORTED error naming the node and the missing kernel.
+ *  3. Liveness. first_use/last_use of each ACT buffer are the first and last instruction that
+ *     references it through any alias (inclusive), then qllc_pass_memory_plan places them.
+ */
+#include "lower/lower.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Kernels libjit provides (libjit/bitcode/kernels_f32.h). A node whose kernel is not here is
+ * rejected at lowering with the name it would need. Quantized kernels are added here as they land. */
+static const char *const known_kernels[] = {
+    "qllc_k_conv2d_f32_f32_f32", "qllc_k_fc_f32_f32_f32",     "qllc_k_gemm_f32_f32_f32",
+    "qllc_k_matmul_f32_f32_f32", "qllc_k_add_f32_f32_f32",    "qllc_k_sub_f32_f32_f32",
+    "qllc_k_mul_f32_f32_f32",    "qllc_k_div_f32_f32_f32",    "qllc_k_relu_f32_f32",
+    "qllc_k_leakyrelu_f32_f32",  "qllc_k_clip_f32_f32",       "qllc_k_sigmoid_f32_f32",
+    "qllc_k_tanh_f32_f32",       "qllc_k_maxpool2d_f32_f32",  "qllc_k_avgpool2d_f32_f32",
+    "qllc_k_global_avgpool_f32_f32", "qllc_k_channel_affine_f32_f32", "qllc_k_softmax_f32_f32",
+    "qllc_k_transpose_f32_f32",  "qllc_k_copy2d_f32_f32",     "qllc_k_copy_f32_f32",
+    "qllc_k_transpose_i8_i8",    "qllc_k_copy2d_i8_i8",       "qllc_k_copy_i8_i8",
+    "qllc_k_transpose_u8_u8",    "qllc_k_copy2d_u8_u8",       "qllc_k_copy_u8_u8",
+    "qllc_k_transpose_i16_i16",  "qllc_k_copy2d_i16_i16",     "qllc_k_copy_i16_i16",
+    "qllc_k_transpose_i32_i32",  "qllc_k_copy2d_i32_i32",     "qllc_k_copy_i32_i32",
+    "qllc_k_pad_f32_f32",        "qllc_k_pad_i8_i8",          "qllc_k_pad_u8_u8",
+    "qllc_k_pad_i16_i16",
+};
+
+#define MAX_ARGS 32
+
+typedef struct argv {
+  qllc_arg a[MAX_ARGS];
+  int n;
+} argv;
+
+typedef struct ctx {
+  qllc_graph *g;
+  qllc_program *p;
+  qllc_diag *diag;
+  qllc_buffer **cls;  /* [n_values]: buffer of the alias class rooted at value id (roots only) */
+} ctx;
+
+typedef qllc_status (*lower_fn)(ctx *c, const qllc_node *n);
+
+/* ---- small helpers ----------------------------------------------------------------------------- */
+
+static uint64_t align_up(uint64_t x) { return (x + QLLC_MEM_ALIGN - 1) / QLLC_MEM_ALIGN * QLLC_MEM_ALIGN; }
+
+static int64_t prod(const int64_t *d, int from, int to) {
+  int64_t r = 1;
+  for (int i = from; i < to; i++) r *= d[i];
+  return r;
+}
+
+static const char *ename(qllc_elem e) { return qllc_elem_name((qllc_elem_kind)e); }
+
+static int is_view(qllc_op op) {
+  switch (op) {
+  case QLLC_OP_RESHAPE:
+  case QLLC_OP_FLATTEN:
+  case QLLC_OP_SQUEEZE:
+  case QLLC_OP_UNSQUEEZE:
+  case QLLC_OP_IDENTITY:
+  case QLLC_OP_DROPOUT:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+/* The first value up the view chain that is not itself the output of a view. */
+static qllc_value *root_of(qllc_value *v) {
+  while (v->producer && is_view(v->producer->op) && v->producer->out[0] == v && v->producer->n_in > 0 &&
+         v->producer->in[0])
+    v = v->producer->in[0];
+  return v;
+}
+
+static int is_const(const qllc_value *v) { return v->data != NULL; }
+
+static qllc_status oom(ctx *c) { return qllc_fail(c->diag, QLLC_ERR_NOMEM, NULL, "out of memory while lowering"); }
+
+static qllc_buffer *buffer_new(ctx *c, const char *name, qllc_region region, qllc_elem elem, uint64_t size) {
+  qllc_program *p = c->p;
+  if (p->n_buffers == p->cap_buffers) {
+    int cap = p->cap_buffers ? 2 * p->cap_buffers : 32;
+    qllc_buffer **nb = qllc_arena_alloc(p->arena, (size_t)cap * sizeof *nb);
+    if (!nb) return NULL;
+    if (p->n_buffers) memcpy(nb, p->buffers, (size_t)p->n_buffers * sizeof *nb);
+    p->buffers = nb;
+    p->cap_buffers = cap;
+  }
+  qllc_buffer *b = qllc_arena_alloc(p->arena, sizeof *b);
+  if (!b) return NULL;
+  b->id = p->n_buffers;
+  b->name = qllc_arena_strdup(p->arena, name ? name : "");
+  b->region = region;
+  b->elem = elem;
+  b->size = size;
+  b->first_use = b->last_use = -1;
+  p->buffers[p->n_buffers++] = b;
+  return b;
+}
+
+/* The buffer holding value v (through its alias class); NULL on OOM or a value not in the graph. */
+static qllc_buffer *buf_of(ctx *c, qllc_value *v) {
+  qllc_value *r = root_of(v);
+  if (r->id < 0 || r->id >= c->g->n_values || c->g->values[r->id] != r) return NULL;
+  if (c->cls[r->id]) return c->cls[r->id];
+  qllc_buffer *b;
+  if (is_const(r)) {
+    b = buffer_new(c, r->name, QLLC_REGION_CONST, r->elem, qllc_value_bytes(r));
+    if (b) b->data = r->data;
+  } else {
+    b = buffer_new(c, r->name, QLLC_REGION_ACT, r->elem, qllc_value_bytes(r));
+  }
+  if (b) b->value = r;
+  c->cls[r->id] = b;
+  return b;
+}
+
+/* A small CONST array of int64 (strides, dims, offsets) made up by lowering. */
+static qllc_buffer *const_i64(ctx *c, const qllc_node *n, const char *what, int count, const int64_t *vals) {
+  char *name = qllc_arena_printf(c->p->arena, "%s.%s", n ? n->name : "program", what);
+  if (!name) return NULL;
+  qllc_buffer *b = buffer_new(c, name, QLLC_REGION_CONST, QLLC_ELEM_I64, (uint64_t)count * sizeof(int64_t));
+  if (!b) return NULL;
+  b->data = qllc_arena_memdup(c->p->arena, vals, (size_t)(count ? count : 1) * sizeof(int64_t));
+  return b->data ? b : NULL;
+}
+
+static void a_buf(argv *av, qllc_buffer *b, uint64_t off) {
+  qllc_arg *a = &av->a[av->n++];
+  memset(a, 0, sizeof *a);
+  a->kind = QLLC_ARG_BUF;
+  a->buf = b;
+  a->byte_offset = off;
+}
+static void a_null(argv *av) {
+  qllc_arg *a = &av->a[av->n++];
+  memset(a, 0, sizeof *a);
+  a->kind = QLLC_ARG_NULL;
+}
+static void a_int(argv *av, int64_t i) {
+  qllc_arg *a = &av->a[av->n++];
+  memset(a, 0, sizeof *a);
+  a->kind = QLLC_ARG_INT;
+  a->i = i;
+}
+static void a_float(argv *av, double f) {
+  qllc_arg *a = &av->a[av->n++];
+  memset(a, 0, sizeof *a);
+  a->kind = QLLC_ARG_FLOAT;
+  a->f = f;
+}
+
+/* Fails (UNSUPPORTED) when libjit has no such kernel. */
+static qllc_status check_kernel(ctx *c, const qllc_node *n, const char *kernel) {
+  for (size_t i = 0; i < sizeof known_kernels / sizeof known_kernels[0]; i++)
+    if (strcmp(known_kernels[i], kernel) == 0) return QLLC_OK;
+  return qllc_fail(c->diag, QLLC_ERR_UNSUPPORTED, n ? n->name : NULL,
+                   "node '%s' (%s): no kernel %s for these element kinds", n ? n->name : "?",
+                   n ? n->op_type ? n->op_type : qllc_op_name(n->op) : "?", kernel);
+}
+
+/* Kernel name qllc_k_<base>_<e0>_<e1>...; n_elems element kinds (in, [w,] out). */
+static const char *kname(ctx *c, const char *base, int n_elems, const qllc_elem *elems) {
+  char buf[256];
+  int len = snprintf(buf, sizeof buf, "qllc_k_%s", base);
+  for (int i = 0; i < n_elems && len < (int)sizeof buf; i++)
+    len += snprintf(buf + len, sizeof buf - (size_t)len, "_%s", ename(elems[i]));
+  return qllc_arena_strdup(c->p->arena, buf);
+}
+
+static const char *kname2(ctx *c, const char *base, qllc_elem in, qllc_elem out) {
+  qllc_elem e[2] = {in, out};
+  return kname(c, base, 2, e);
+}
+static const char *kname3(ctx *c, const char *base, qllc_elem in, qllc_elem w, qllc_elem out) {
+  qllc_elem e[3] = {in, w, out};
+  return kname(c, base, 3, e);
+}
+
+static qllc_status emit(ctx *c, const qllc_node *n, const char *kernel, const argv *av) {
+  qllc_program *p = c->p;
+  if (!kernel) return oom(c);
+  qllc_status st = check_kernel(c, n, kernel);
+  if (st) return st;
+  for (int i = 0; i < av->n; i++)
+    if (av->a[i].kind == QLLC_ARG_BUF && !av->a[i].buf) return oom(c);
+  if (p->n_instrs == p->cap_instrs) {
+    int cap = p->cap_instrs ? 2 * p->cap_instrs : 64;
+    qllc_instr *ni = qllc_arena_alloc(p->arena, (size_t)cap * sizeof *ni);
+    if (!ni) return oom(c);
+    if (p->n_instrs) memcpy(ni, p->instrs, (size_t)p->n_instrs * sizeof *ni);
+    p->instrs = ni;
+    p->cap_instrs = cap;
+  }
+  qllc_instr *in = &p->instrs[p->n_instrs];
+  in->kernel = kernel;
+  in->n_args = av->n;
+  in->args = qllc_arena_memdup(p->arena, av->a, (size_t)(av->n ? av->n : 1) * sizeof(qllc_arg));
+  if (!in->args) return oom(c);
+  in->node = n;
+  p->n_instrs++;
+  return QLLC_OK;
+}
+
+static qllc_status unsupported(ctx *c, const qllc_node *n, const char *what) {
+  return qllc_fail(c->diag, QLLC_ERR_UNSUPPORTED, n->name, "node '%s' (%s): %s", n->name,
+                   n->op_type ? n->op_type : qllc_op_name(n->op), what);
+}
+
+static qllc_status invalid(ctx *c, const qllc_node *n, const char *what) {
+  return qllc_fail(c->diag, QLLC_ERR_INVALID, n->name, "node '%s' (%s): %s", n->name,
+                   n->op_type ? n->op_type : qllc_op_name(n->op), what);
+}
+
+static float act_lo(const qllc_node *n) { return n->act == QLLC_ACT_NONE ? -INFINITY : n->act_lo; }
+static float act_hi(const qllc_node *n) { return n->act == QLLC_ACT_NONE ? INFINITY : n->act_hi; }
+
+/* Reads an INTS attribute of exactly `count` entries into out (defaults kept when absent).
+ * Returns 0, or -1 when present with another count. */
+static int ints_attr(const qllc_node *n, const char *name, int count, int64_t *out) {
+  const int64_t *v;
+  int k = qllc_attr_ints(n, name, &v);
+  if (!v) return 0;
+  if (k != count) return -1;
+  for (int i = 0; i < k; i++) out[i] = v[i];
+  return 0;
+}
+
+/* ---- per-op lowering --------------------------------------------------------------------------- */
+
+/* Spatial geometry shared by Conv and the pools. Rank-3 tensors (1-D ops) are treated as H = 1;
+ * attributes may then have 2 entries per spatial axis list (normalised) or 1 (raw 1-D). */
+typedef struct geom {
+  int64_t H, W, OH, OW, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw;
+} geom;
+
+static qllc_status spatial(ctx *c, const qllc_node *n, const qllc_value *x, const qllc_value *y, int64_t kh,
+                           int64_t kw, int has_kernel_attr, geom *g) {
+  if (x->rank != 4 && x->rank != 3) return unsupported(c, n, "only 1-D and 2-D spatial inputs are supported");
+  if (y->rank != x->rank) return invalid(c, n, "output rank differs from input rank");
+  int one_d = x->rank == 3;
+  g->H = one_d ? 1 : x->dims[2];
+  g->W = x->dims[x->rank - 1];
+  g->OH = one_d ? 1 : y->dims[2];
+  g->OW = y->dims[y->rank - 1];
+  int64_t ks[2] = {kh, kw}, st[2] = {1, 1}, dl[2] = {1, 1}, pd[4] = {0, 0, 0, 0};
+  int64_t ks1[1] = {kw}, st1[1] = {1}, dl1[1] = {1}, pd1[2] = {0, 0};
+  int bad = 0;
+  const int64_t *tmp;
+  int nspat = qllc_attr_ints(n, "strides", &tmp);
+  if (!tmp) nspat = qllc_attr_ints(n, "kernel_shape", &tmp);
+  if (!tmp) nspat = qllc_attr_ints(n, "pads", &tmp) / 2;
+  if (!tmp) nspat = qllc_attr_ints(n, "dilations", &tmp);
+  if (!tmp) nspat = 2;
+  if (one_d && nspat == 1) {
+    bad |= has_kernel_attr && ints_attr(n, "kernel_shape", 1, ks1);
+    bad |= ints_attr(n, "strides", 1, st1) | ints_attr(n, "dilations", 1, dl1) | ints_attr(n, "pads", 2, pd1);
+    ks[0] = 1, ks[1] = ks1[0], st[1] = st1[0], dl[1] = dl1[0], pd[1] = pd1[0], pd[3] = pd1[1];
+  } else if (nspat == 2) {
+    if (has_kernel_attr) bad |= ints_attr(n, "kernel_shape", 2, ks);
+    bad |= ints_attr(n, "strides", 2, st) | ints_attr(n, "dilations", 2, dl) | ints_attr(n, "pads", 4, pd);
+  } else {
+    bad = 1;
+  }
+  if (bad) return invalid(c, n, "kernel_shape/strides/pads/dilations do not match the input rank");
+  g->KH = ks[0], g->KW = ks[1], g->sh = st[0], g->sw = st[1], g->dh = dl[0], g->dw = dl[1];
+  g->pt = pd[0], g->pl = pd[1], g->pb = pd[2], g->pr = pd[3];
+  /* auto_pad left for us: derive the pads from the output size the importer inferred. */
+  const char *ap = qllc_attr_string(n, "auto_pad", "NOTSET");
+  if (strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0) {
+    int64_t th = (g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1 - g->H;
+    int64_t tw = (g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1 - g->W;
+    if (th < 0) th = 0;
+    if (tw < 0) tw = 0;
+    int lower = ap[5] == 'L';
+    g->pt = lower ? th - th / 2 : th / 2, g->pb = th - g->pt;
+    g->pl = lower ? tw - tw / 2 : tw / 2, g->pr = tw - g->pl;
+  } else if (strcmp(ap, "VALID") == 0) {
+    g->pt = g->pl = g->pb = g->pr = 0;
+  }
+  if (g->sh <= 0 || g->sw <= 0 || g->dh <= 0 || g->dw <= 0 || g->pt < 0 || g->pl < 0 || g->pb < 0 || g->pr < 0)
+    return invalid(c, n, "non-positive stride/dilation or negative pad");
+  return QLLC_OK;
+}
+
+static qllc_status lower_conv(ctx *c, const qllc_node *n) {
+  qllc_value *x = n->in[0], *w = n->in[1], *b = n->n_in > 2 ? n->in[2] : NULL, *y = n->out[0];
+  if (w->rank != x->rank) return invalid(c, n, "weight rank differs from input rank");
+  int64_t KH = w->rank == 4 ? w->dims[2] : 1, KW = w->dims[w->rank - 1];
+  geom g;
+  qllc_status st = spatial(c, n, x, y, KH, KW, 0, &g);
+  if (st) return st;
+  int64_t group = qllc_attr_int(n, "group", 1);
+  argv av = {.n = 0};
+  a_buf(&av, buf_of(c, y), 0);
+  a_buf(&av, buf_of(c, x), 0);
+  a_buf(&av, buf_of(c, w), 0);
+  if (b) a_buf(&av, buf_of(c, b), 0);
+  else a_null(&av);
+  int64_t imm[] = {x->dims[0], x->dims[1], g.H, g.W, w->dims[0], g.OH, g.OW, KH, KW,
+                   g.sh, g.sw, g.pt, g.pl, g.dh, g.dw, group};
+  for (size_t i = 0; i < sizeof imm / sizeof imm[0]; i++) a_int(&av, imm[i]);
+  a_float(&av, act_lo(n));
+  a_float(&av, act_hi(n));
+  return emit(c, n, kname3(c, "conv2d", x->elem, w->elem, y->elem), &av);
+}
+
+static qllc_status lower_fc(ctx *c, const qllc_node *n) {
+  qllc_value *x = n->in[0], *w = n->in[1], *b = n->n_in > 2 ? n->in[2] : NULL, *y = n->out[0];
+  if (w->rank != 2 || !is_const(w)) return unsupported(c, n, "weights must be a constant [N][K] matrix");
+  int64_t N = w->dims[0], K = w->dims[1];
+  if (K == 0 || qllc_value_numel(x) % K) return invalid(c, n, "input size is not a multiple of K");
+  int64_t M = qllc_value_numel(x) / K;
+  /* Pack W[N][K] -> Wp[K][N] so the kernel's inner loop runs over contiguous n. */
+  size_t es = qllc_elem_size((qllc_elem_kind)w->elem);
+  uint8_t *packed = qllc_arena_alloc(c->p->arena, (size_t)(N * K) * es + 1);
+  if (!packed) return oom(c);
+  const uint8_t *src = w->data;
+  for (int64_t i = 0; i < N; i++)
+    for (int64_t k = 0; k < K; k++) memcpy(packed + (size_t)(k * N + i) * es, src + (size_t)(i * K + k) * es, es);
+  char *pname = qllc_arena_printf(c->p->arena, "%s.packed", w->name);
+  qllc_buffer *wb = pname ? buffer_new(c, pname, QLLC_REGION_CONST, w->elem, (uint64_t)(N * K) * es) : NULL;
+  if (!wb) return oom(c);
+  wb->data = packed;
+  wb->value = w;
+  argv av = {.n = 0};
+  a_buf(&av, buf_of(c, y), 0);
+  a_buf(&av, buf_of(c, x), 0);
+  a_buf(&av, wb, 0);
+  if (b) a_buf(&av, buf_of(c, b), 0);
+  else a_null(&av);
+  a_int(&av, M);
+  a_int(&av, N);
+  a_int(&av, K);
+  a_float(&av, act_lo(n));
+  a_float(&av, act_hi(n));
+  return emit(c, n, kname3(c, "fc", x->elem, w->elem, y->elem), &av);
+}
+
+static qllc_status lower_gemm(ctx *c, const qllc_node *n) {
+  qllc_value *a = n->in[0], *bm = n->in[1], *cv = n->n_in > 2 ? n->in[2] : NULL, *y = n->out[0];
+  if (a->rank != 2 || bm->rank != 2 || y->rank != 2) return invalid(c, n, "Gemm operands must be 2-D");
+  int64_t ta = qllc_attr_int(n, "transA", 0), tb = qllc_attr_int(n, "transB", 0);
+  int64_t M = y->dims[0], N = y->dims[1], K = ta ? a->dims[0] : a->dims[1];
+  int64_t csm = 0, csn = 0;
+  if (cv) {
+    if (cv->rank > 2) return invalid(c, n, "C has rank > 2");
+    int64_t cm = cv->rank == 2 ? cv->dims[0] : 1, cn = cv->rank >= 1 ? cv->dims[cv->rank - 1] : 1;
+    if ((cm != 1 && cm != M) || (cn != 1 && cn != N)) return invalid(c, n, "C does not broadcast to [M][N]");
+    csn = cn == 1 ? 0 : 1;
+    csm = cm == 1 ? 0 : cn;
+  }
+  argv av = {.n = 0};
+  a_buf(&av, buf_of(c, y), 0);
+  a_buf(&av, buf_of(c, a), 0);
+  a_buf(&av, buf_of(c, bm), 0);
+  if (cv) a_buf(&av, buf_of(c, cv), 0);
+  else a_null(&av);
+  a_int(&av, M);
+  a_int(&av, N);
+  a_int(&av, K);
+  a_int(&av, ta);
+  a_int(&av, tb);
+  a_float(&av, qllc_attr_float(n, "alpha", 1.0f));
+  a_float(&av, qllc_attr_float(n, "beta", 1.0f));
+  a_int(&av, csm);
+  a_int(&av, csn);
+  a_float(&av, act_lo(n));
+  a_float(&av, act_hi(n));
+  return emit(c, n, kname3(c, "gemm", a->elem, bm->elem, y->elem), &av);
+}
+
+/* A fused activation on an op whose kernel has no clamp: y = clip(y) in place. */
+static qllc_status emit_fused_clip(ctx *c, const qllc_node *n, qllc_value *y) {
+  if (n->act == QLLC_ACT_NONE) return QLLC_OK;
+  argv av = {.n = 0};
+  a_buf(&av, buf_of(c, y), 0);
+  a_buf(&av, buf_of(c, y), 0);
+  a_int(&av, qllc_value_numel(y));
+  a_float(&av, n->act_lo);
+  a_float(&av, n->act_hi);
+  return emit(c, n, kname2(c, "clip", y->elem, y->elem), &av);
+}
+
+static qllc_status lower_matmul(ctx *c, const qllc_node *n) {
+  qllc_value *a = n->in[0], *b = n->in[1], *y = n->out[0];
+  if (a->rank < 1 || b->rank < 1) return invalid(c, n, "MatMul of a scalar");
+  /* 1-D operands: a[K] is [1][K] (M dropped), b[K] is [K][1] (N dropped). */
+  int64_t M = a->rank == 1 ? 1 : a->dims[a->rank - 2], K = a->dims[a->rank - 1];
+  int64_t N = b->rank == 1 ? 1 : b->dims[b->rank - 1];
+  int64_t Kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
+  if (K != Kb) return invalid(c, n, "inner dimensions differ");
+  int ra = a->rank > 2 ? a->rank - 2 : 0, rb = b->rank > 2 ? b->rank - 2 : 0;
+  int rbatch = ra > rb ? ra : rb;
+  int64_t bd[QLLC_MAX_RANK], sa[QLLC_MAX_RANK], sb[QLLC_MAX_RANK];
+  /* Batch dims aligned to the right; a batch stride is 0 where that operand broadcasts. */
+  int64_t stra = M * K, strb = K * N;
+  for (int d = rbatch - 1; d >= 0; d--) {
+    int ia = d - (rbatch - ra), ib = d - (rbatch - rb);
+    int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+    if (da != db && da != 1 && db != 1) return invalid(c, n, "batch dimensions do not broadcast");
+    bd[d] = da > db ? da : db;
+    if (da == 0 || db == 0) bd[d] = 0;
+    sa[d] = da == 1 ? 0 : stra;
+    sb[d] = db == 1 ? 0 : strb;
+    stra *= da;
+    strb *= db;
+  }
+  int64_t batches = prod(bd, 0, rbatch);
+  if (batches * M * N != qllc_value_numel(y)) return invalid(c, n, "output size does not match the operands");
+  int64_t *ao = malloc((size_t)(batches ? batches : 1) * sizeof *ao);
+  int64_t *bo = malloc((size_t)(batches ? batches : 1) * sizeof *bo);
+  if (!ao || !bo) {
+    free(ao), free(bo);
+    return oom(c);
+  }
+  for (int64_t i = 0; i < batches; i++) {
+    int64_t rem = i, oa = 0, ob = 0;
+    for (int d = rbatch - 1; d >= 0; d--) {
+      int64_t idx = rem % bd[d];
+      rem /= bd[d];
+      oa += idx * sa[d];
+      ob += idx * sb[d];
+    }
+    ao[i] = oa;
+    bo[i] = ob;
+  }
+  qllc_buffer *aob = const_i64(c, n, "a_off", (int)batches, ao);
+  qllc_buffer *bob = const_i64(c, n, "b_off", (int)batches, bo);
+  free(ao);
+  free(bo);
+  argv av = {.n = 0};
+  a_buf(&av, buf_of(c, y), 0);
+  a_buf(&av, buf_of(c, a), 0);
+  a_buf(&av, buf_of(c, b), 0);
+  a_int(&av, batches);
+  a_int(&av, M);
+  a_int(&av, N);
+  a_int(&av, K);
+  a_buf(&av, aob, 0);
+  a_buf(&av, bob, 0);
+  qllc_status st = emit(c, n, kname3(c, "matmul", a->elem, b->elem, y->elem), &av);
+  return st ? st : emit_fused_clip(c, n, y);
+}
+
+/* Numpy broadcasting for y = a op b, collapsed to the fewest dims (size-1 dims dropped, adjacent dims
+ * merged when both operands are contiguous across them). Returns the rank (0 on error). */
+static int broadcast(const qllc_value *y, const qllc_value *a, const qllc_value *b, int64_t *dims,
+                     int64_t *as, int64_t *bs) {
+  int r = y->rank;
+  int64_t fd[QLLC_MAX_RANK], fa[QLLC_MAX_RANK], fb[QLLC_MAX_RANK];
+  int64_t sta = 1, stb = 1;
+  for (int d = r - 1; d >= 0; d--) {
+    int ia = d - (r - a->rank), ib = d - (r - b->rank);
+    int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+    if ((da != y->dims[d] && da != 1) || (db != y->dims[d] && db != 1)) return 0;
+    fd[d] = y->dims[d];
+    fa[d] = da == 1 ? 0 : sta;
+    fb[d] = db == 1 ? 0 : stb;
+    sta *= da;
+    stb *= db;
+  }
+  int k = 0;
+  for (int d = 0; d < r; d++) {
+    if (fd[d] == 1) continue;
+    if (k > 0 && as[k - 1] == fa[d] * fd[d] && bs[k - 1] == fb[d] * fd[d]) {
+      dims[k - 1] *= fd[d];
+      as[k - 1] = fa[d];
+      bs[k - 1] = fb[d];
+      continue;
+    }
+    dims[k] = fd[d], as[k] = fa[d], bs[k] = fb[d];
+    k++;
+  }
+  if (k == 0) dims[0] = 1, as[0] = 0, bs[0] = 0, k = 1;
+  return k;
+}
+
+static qllc_status lower_binary(ctx *c, const qllc_node *n) {
+  static const char *const names[] = {[QLLC_OP_ADD] = "add", [QLLC_OP_SUB] = "sub", [QLLC_OP_MUL] = "mul",
+                                       [QLLC_OP_DIV] = "div"};
+  qllc_value *a = n->in[0], *b = n->in[1], *y = n->out[0];
+  int64_t dims[QLLC_MAX_RANK], as[QLLC_MAX_RANK], bs[QLLC_MAX_RANK];
+  int r = y->rank > QLLC_MAX_RANK || a->rank > y->rank || b->rank > y->rank ? 0 : broadcast(y, a, b, dims, as, bs);
+  if (r == 0) return invalid(c, n, "operands do not broadcast to the output shape");
+  argv av = {.n = 0};
+  a_buf(&av, buf_of(c, y), 0);
+  a_buf(&av, buf_of(c, a), 0);
+  a_buf(&av, buf_of(c, b), 0);
+  a_int(&av, r);
+  a_buf(&av, const_i64(c, n, "dims", r, dims), 0);
+  a_buf(&av, const_i64(c, n, "a_strides", r, as), 0);
+  a_buf(&av, const_i64(c, n, "b_strides", r, bs), 0);
+  return emit(c, n, kname3(c, names[n->op], a->elem, b->elem, y->elem), &av);
+}
+
+/* Elementwise unary: y, x, n [, extra float immediates]. */
+static qllc_status unary(ctx *c, const qllc_node *n, const char *base, int n_f, const double *f) {
+  qllc_value *x = n->in[0], *y = n->out[0];
+  argv av = {.n = 0};
+  a_buf(&av, buf_of(c, y), 0);
+  a_buf(&av, buf_of(c, x), 0);
+  a_int(&av, qllc_value_numel(y));
+  for (int i = 0; i < n_f; i++) a_float(&av, f[i]);
+  return emit(c, n, kname2(c, base, x->elem, y->elem), &av);
+}
+
+static qllc_status lower_relu(ctx *c, const qllc_node *n) { return unary(c, n, "relu", 0, NULL); }
+static qllc_status lower_sigmoid(ctx *c, const qllc_node *n) { return unary(c, n, "sigmoid", 0, NULL); }
+static qllc_status lower_tanh(ctx *c, const qllc_node *n) { return unary(c, n, "tanh", 0, NULL); }
+static qllc_status lower_leaky_relu(ctx *c, const qllc_node *n) {
+  double alpha = qllc_attr_float(n, "alpha", 0.01f);
+  return unary(c, n, "leakyrelu", 1, &alpha);
+}
+
+/* A scalar float from a constant optional input (Clip min/max, Pad value in newer opsets). */
+static int const_scalar(const qllc_node *n, int i, double *out) {
+  if (n->n_in <= i || !n->in[i] || !n->in[i]->data || qllc_value_numel(n->in[i]) < 1) return 0;
+  const qllc_value *v = n->in[i];
+  switch (v->elem) {
+  case QLLC_ELEM_F32: *out = *(const float *)v->data; return 1;
+  case QLLC_ELEM_I8: *out = *(const int8_t *)v->data; return 1;
+  case QLLC_ELEM_U8: *out = *(const uint8_t *)v->data; return 1;
+  case QLLC_ELEM_I16: *out = *(const int16_t *)v->data; return 1;
+  case QLLC_ELEM_I32: *out = *(const int32_t *)v->data; return 1;
+  case QLLC_ELEM_I64: *out = (double)*(const int64_t *)v->data; return 1;
+  default: return 0;
+  }
+}
+
+static qllc_status lower_clip(ctx *c, const qllc_node *n) {
+  double f[2] = {qllc_attr_float(n, "min", -INFINITY), qllc_attr_float(n, "max", INFINITY)};
+  for (int i = 1; i < 3 && i < n->n_in; i++) {
+    if (!n->in[i]) continue;
+    if (!const_scalar(n, i, &f[i - 1])) return unsupported(c, n, "min/max must be constants");
+  }
+  return unary(c, n, "clip", 2, f);
+}
+
+static qllc_status pool(ctx *c, const qllc_node *n, int is_max) {
+  qllc_value *x = n->in[0], *y = n->out[0];
+  if (n->n_out > 1 && n->out[1] && (n->out[1]->n_uses > 0 || n->out[1]->is_output))
+    return unsupported(c, n, "the Indices output of MaxPool is not supported");
+  if (!qllc_node_attr(n, "kernel_shape")) return invalid(c, n, "missing kernel_shape");
+  geom g;
+  qllc_status st = spatial(c, n, x, y, 1, 1, 1, &g);
+  if (st) return st;
+  if (!is_max && (g.dh != 1 || g.dw != 1)) return unsupported(c, n, "dilated AveragePool");
+  argv av = {.n = 0};
+  a_buf(&av, buf_of(c, y), 0);
+  a_buf(&av, buf_of(c, x), 0);
+  int64_t imm[] = {x->dims[0] * x->dims[1], g.H, g.W, g.OH, g.OW, g.KH, g.KW, g.sh, g.sw, g.pt, g.pl, g.pb, g.pr};
+  for (size_t i = 0; i < sizeof imm / sizeof imm[0]; i++) a_int(&av, imm[i]);
+  if (is_max) {
+    a_int(&av, g.dh);
+    a_int(&av, g.dw);
+  } else {
+    a_int(&av, qllc_attr_int(n, "count_include_pad", 0));
+  }
+  return emit(c, n, kname2(c, is_max ? "maxpool2d" : "avgpool2d", x->elem, y->elem), &av);
+}
+
+static qllc_status lower_maxpool(ctx *c, const qllc_node *n) { return pool(c, n, 1); }
+static qllc_status lower_avgpool(ctx *c, const qllc_node *n) { return pool(c, n, 0); }
+
+static qllc_status lower_global_avgpool(ctx *c, const qllc_node *n) {
+  qllc_value *x = n->in[0], *y = n->out[0];
+  if (x->rank < 2) return invalid(c, n, "input rank < 2");
+  argv av = {.n = 0};
+  a_buf(&av, buf_of(c, y), 0);
+  a_buf(&av, buf_of(c, x), 0);
+  a_int(&av, x->dims[0] * x->dims[1]);
+  a_int(&av, prod(x->dims, 2, x->rank));
+  return emit(c, n, kname2(c, "global_avgpool", x->elem, y->elem), &av);
+}
+
+static qllc_status lower_channel_affine(ctx *c, const qllc_node *n) {
+  qllc_value *x = n->in[0], *y = n->out[0];
+  if (x->rank < 2) return invalid(c, n, "input rank < 2");
+  argv av = {.n = 0};
+  a_buf(&av, buf_of(c, y), 0);
+  a_buf(&av, buf_of(c, x), 0);
+  a_buf(&av, buf_of(c, n->in[1]), 0);
+  a_buf(&av, buf_of(c, n->in[2]), 0);
+  a_int(&av, x->dims[0]);
+  a_int(&av, x->dims[1]);
+  a_int(&av, prod(x->dims, 2, x->rank));
+  return emit(c, n, kname2(c, "channel_affine", x->elem, y->elem), &av);
+}
+
+static qllc_status lower_softmax(ctx *c, const qllc_node *n) {
+  qllc_value *x = n->in[0], *y = n->out[0];
+  int64_t axis = qllc_attr_int(n, "axis", x->rank - 1);
+  if (axis < 0) axis += x->rank;
+  if (x->rank == 0) axis = 0;
+  else if (axis < 0 || axis >= x->rank) return invalid(c, n, "axis out of range");
+  int coerce = (int)qllc_attr_int(n, "coerce2d", 0);
+  int64_t outer = prod(x->dims, 0, (int)axis);
+  int64_t len = coerce ? prod(x->dims, (int)axis, x->rank) : x->rank ? x->dims[axis] : 1;
+  int64_t inner = coerce ? 1 : prod(x->dims, (int)axis + 1, x->rank);
+  argv av = {.n = 0};
+  a_buf(&av, buf_of(c, y), 0);
+  a_buf(&av, buf_of(c, x), 0);
+  a_int(&av, outer);
+  a_int(&av, len);
+  a_int(&av, inner);
+  return emit(c, n, kname2(c, "softmax", x->elem, y->elem), &av);
+}
+
+static qllc_status lower_transpose(ctx *c, const qllc_node *n) {
+  qllc_value *x = n->in[0], *y = n->out[0];
+  int r = x->rank;
+  int64_t perm[QLLC_MAX_RANK], xs[QLLC_MAX_RANK], is[QLLC_MAX_RANK], od[QLLC_MAX_RANK];
+  for (int d = 0; d < r; d++) perm[d] = r - 1 - d;
+  if (ints_attr(n, "perm", r, perm)) return invalid(c, n, "perm does not match the rank");
+  int seen = 0;
+  for (int d = 0; d < r; d++) {
+    if (perm[d] < 0) perm[d] += r;
+    if (perm[d] < 0 || perm[d] >= r || (seen >> perm[d]) & 1) return invalid(c, n, "perm is not a permutation");
+    seen |= 1 << perm[d];
+  }
+  int64_t s = 1;
+  for (int d = r - 1; d >= 0; d--) xs[d] = s, s *= x->dims[d];
+  for (int d = 0; d < r; d++) is[d] = xs[perm[d]], od[d] = x->dims[perm[d]];
+  if (r == 0) od[0] = 1, is[0] = 1, r = 1;
+  argv av = {.n = 0};
+  a_buf(&av, buf_of(c, y), 0);
+  a_buf(&av, buf_of(c, x), 0);
+  a_int(&av, r);
+  a_buf(&av, const_i64(c, n, "out_dims", r, od), 0);
+  a_buf(&av, const_i64(c, n, "in_strides", r, is), 0);
+  return emit(c, n, kname2(c, "transpose", x->elem, y->elem), &av);
+}
+
+static qllc_status lower_concat(ctx *c, const qllc_node *n) {
+  qllc_value *y = n->out[0];
+  int64_t axis = qllc_attr_int(n, "axis", 0);
+  if (axis < 0) axis += y->rank;
+  if (axis < 0 || axis >= y->rank) return invalid(c, n, "axis out of range");
+  int64_t outer = prod(y->dims, 0, (int)axis), inner = prod(y->dims, (int)axis + 1, y->rank);
+  size_t es = qllc_elem_size((qllc_elem_kind)y->elem);
+  qllc_buffer *yb = buf_of(c, y);
+  int64_t at = 0;
+  for (int i = 0; i < n->n_in; i++) {
+    qllc_value *x = n->in[i];
+    if (!x) continue;
+    if (x->rank != y->rank) return invalid(c, n, "input rank differs from output rank");
+    int64_t cols = x->dims[axis] * inner;
+    if (cols > 0 && outer > 0) {
+      argv av = {.n = 0};
+      a_buf(&av, yb, (uint64_t)(at * inner) * es);
+      a_buf(&av, buf_of(c, x), 0);
+      a_int(&av, outer);
+      a_int(&av, cols);
+      a_int(&av, y->dims[axis] * inner);
+      a_int(&av, cols);
+      qllc_status st = emit(c, n, kname2(c, "copy2d", x->elem, y->elem), &av);
+      if (st) return st;
+    }
+    at += x->dims[axis];
+  }
+  if (at != y->dims[axis]) return invalid(c, n, "input sizes along axis do not add up to the output");
+  return QLLC_OK;
+}
+
+static qllc_status lower_pad(ctx *c, const qllc_node *n) {
+  qllc_value *x = n->in[0], *y = n->out[0];
+  int r = x->rank;
+  const char *mode = qllc_attr_string(n, "mode", "constant");
+  if (strcmp(mode, "constant") != 0) return unsupported(c, n, "only mode=constant is supported");
+  int64_t pads[2 * QLLC_MAX_RANK] = {0};
+  const int64_t *pv;
+  int k = qllc_attr_ints(n, "pads", &pv);
+  if (!pv && n->n_in > 1 && n->in[1]) {
+    qllc_value *pin = n->in[1];
+    if (!pin->data || pin->elem != QLLC_ELEM_I64) return unsupported(c, n, "pads must be a constant");
+    pv = pin->data;
+    k = (int)qllc_value_numel(pin);
+  }
+  if (pv && k != 2 * r) return invalid(c, n, "pads must have 2*rank entries");
+  for (int i = 0; pv && i < k; i++) pads[i] = pv[i];
+  for (int i = 0; i < 2 * r; i++)
+    if (pads[i] < 0) return unsupported(c, n, "negative pads");
+  double value = qllc_attr_float(n, "value", 0.0f);
+  if (n->n_in > 2 && n->in[2] && !const_scalar(n, 2, &value)) return unsupported(c, n, "value must be a constant");
+  int64_t od[QLLC_MAX_RANK], id[QLLC_MAX_RANK];
+  for (int d = 0; d < r; d++) id[d] = x->dims[d], od[d] = y->dims[d];
+  if (r == 0) return invalid(c, n, "Pad of a scalar");
+  argv av = {.n = 0};
+  a_buf(&av, buf_of(c, y), 0);
+  a_buf(&av, buf_of(c, x), 0);
+  a_int(&av, r);
+  a_buf(&av, const_i64(c, n, "out_dims", r, od), 0);
+  a_buf(&av, const_i64(c, n, "in_dims", r, id), 0);
+  a_buf(&av, const_i64(c, n, "pads_begin", r, pads), 0);
+  if (x->elem == QLLC_ELEM_F32) a_float(&av, value);
+  else a_int(&av, (int64_t)value);
+  return emit(c, n, kname2(c, "pad", x->elem, y->elem), &av);
+}
+
+/* Views: no instruction; their output shares the input's buffer (see root_of). */
+static qllc_status lower_view(ctx *c, const qllc_node *n) {
+  for (int i = 1; i < n->n_out; i++)
+    if (n->out[i] && (n->out[i]->n_uses > 0 || n->out[i]->is_output))
+      return unsupported(c, n, "only the first output is supported");
+  if (!n->in[0] || qllc_value_bytes(n->in[0]) != qllc_value_bytes(n->out[0]))
+    return invalid(c, n, "a view must keep the number of bytes");
+  return QLLC_OK;
+}
+
+/* The dispatch table: one function per op. Ops without an entry are rejected by lower_node. */
+static const lower_fn lowerers[QLLC_OP_COUNT] = {
+    [QLLC_OP_CONV] = lower_conv,
+    [QLLC_OP_GEMM] = lower_gemm,
+    [QLLC_OP_MATMUL] = lower_matmul,
+    [QLLC_OP_FC] = lower_fc,
+    [QLLC_OP_ADD] = lower_binary,
+    [QLLC_OP_SUB] = lower_binary,
+    [QLLC_OP_MUL] = lower_binary,
+    [QLLC_OP_DIV] = lower_binary,
+    [QLLC_OP_RELU] = lower_relu,
+    [QLLC_OP_LEAKY_RELU] = lower_leaky_relu,
+    [QLLC_OP_CLIP] = lower_clip,
+    [QLLC_OP_SIGMOID] = lower_sigmoid,
+    [QLLC_OP_TANH] = lower_tanh,
+    [QLLC_OP_MAXPOOL] = lower_maxpool,
+    [QLLC_OP_AVGPOOL] = lower_avgpool,
+    [QLLC_OP_GLOBAL_AVGPOOL] = lower_global_avgpool,
+    [QLLC_OP_CHANNEL_AFFINE] = lower_channel_affine,
+    [QLLC_OP_SOFTMAX] = lower_softmax,
+    [QLLC_OP_TRANSPOSE] = lower_transpose,
+    [QLLC_OP_CONCAT] = lower_concat,
+    [QLLC_OP_PAD] = lower_pad,
+    [QLLC_OP_RESHAPE] = lower_view,
+    [QLLC_OP_FLATTEN] = lower_view,
+    [QLLC_OP_SQUEEZE] = lower_view,
+    [QLLC_OP_UNSQUEEZE] = lower_view,
+    [QLLC_OP_IDENTITY] = lower_view,
+    [QLLC_OP_DROPOUT] = lower_view,
+};
+
+static qllc_status lower_node(ctx *c, const qllc_node *n) {
+  if (n->op < 0 || n->op >= QLLC_OP_COUNT || !lowerers[n->op]) {
+    /* Name the kernel it would need, by the same grammar. */
+    char base[64];
+    const char *on = n->op >= 0 && n->op < QLLC_OP_COUNT ? qllc_op_name(n->op) : "unknown";
+    size_t k = 0;
+    for (const char *s = on; *s && k + 2 < sizeof base; s++) {
+      if (*s == '.') { k = 0; continue; }
+      if (*s >= 'A' && *s <= 'Z' && k > 0 && s[-1] >= 'a' && s[-1] <= 'z') base[k++] = '_';
+      base[k++] = (char)(*s >= 'A' && *s <= 'Z' ? *s - 'A' + 'a' : *s);
+    }
+    base[k] = 0;
+    qllc_elem ein = n->n_in > 0 && n->in[0] ? n->in[0]->elem : QLLC_ELEM_F32;
+    qllc_elem eout = n->n_out > 0 && n->out[0] ? n->out[0]->elem : ein;
+    return qllc_fail(c->diag, QLLC_ERR_UNSUPPORTED, n->name, "node '%s' (%s): not supported by lowering (would need kernel qllc_k_%s_%s_%s)",
+                     n->name, n->op_type ? n->op_type : on, base, ename(ein), ename(eout));
+  }
+  for (int i = 0; i < n->n_out; i++)
+    if (!n->out[i]) return invalid(c, n, "missing output");
+  if (n->n_out < 1 || n->n_in < 1 || !n->in[0]) return invalid(c, n, "missing input");
+  return lowerers[n->op](c, n);
+}
+
+/* ---- program construction ---------------------------------------------------------------------- */
+
+typedef struct pending_copy {
+  qllc_value *out;
+  qllc_buffer *dst;
+} pending_copy;
+
+static qllc_status emit_copy(ctx *c, qllc_value *out, qllc_buffer *dst) {
+  argv av = {.n = 0};
+  a_buf(&av, dst, 0);
+  a_buf(&av, buf_of(c, out), 0);
+  a_int(&av, qllc_value_numel(out));
+  const qllc_node *n = out->producer;
+  return emit(c, n, kname2(c, "copy", out->elem, out->elem), &av);
+}
+
+static void liveness(qllc_program *p) {
+  for (int i = 0; i < p->n_instrs; i++) {
+    const qllc_instr *in = &p->instrs[i];
+    for (int k = 0; k < in->n_args; k++) {
+      qllc_buffer *b = in->args[k].buf;
+      if (in->args[k].kind != QLLC_ARG_BUF || !b || b->region != QLLC_REGION_ACT) continue;
+      if (b->first_use < 0) b->first_use = i;
+      b->last_use = i;
+    }
+  }
+}
+
+static qllc_status build(ctx *c) {
+  qllc_graph *g = c->g;
+  qllc_program *p = c->p;
+  p->n_inputs = g->n_inputs;
+  p->n_outputs = g->n_outputs;
+  p->inputs = qllc_arena_alloc(p->arena, (size_t)(g->n_inputs + 1) * sizeof *p->inputs);
+  p->outputs = qllc_arena_alloc(p->arena, (size_t)(g->n_outputs + 1) * sizeof *p->outputs);
+  pending_copy *copies = qllc_arena_alloc(p->arena, (size_t)(g->n_outputs + 1) * sizeof *copies);
+  if (!p->inputs || !p->outputs || !copies) return oom(c);
+  for (int i = 0; i < g->n_values; i++)
+    if (g->values[i]->id != i) return qllc_fail(c->diag, QLLC_ERR_INVALID, NULL, "value ids are not graph indices");
+
+  /* Inputs: their own MUTABLE buffers, in order. */
+  uint64_t off = 0;
+  for (int i = 0; i < g->n_inputs; i++) {
+    qllc_value *v = g->inputs[i];
+    qllc_buffer *b = buffer_new(c, v->name, QLLC_REGION_MUTABLE, v->elem, qllc_value_bytes(v));
+    if (!b) return oom(c);
+    b->value = v;
+    b->offset = off;
+    off += align_up(b->size);
+    c->cls[v->id] = b;
+    p->inputs[i] = (qllc_io_desc){v, b};
+  }
+  /* Outputs: the first output of a computed alias class becomes the class's buffer; others copy. */
+  int n_copies = 0;
+  for (int i = 0; i < g->n_outputs; i++) {
+    qllc_value *v = g->outputs[i], *r = root_of(v);
+    qllc_buffer *b = buffer_new(c, v->name, QLLC_REGION_MUTABLE, v->elem, qllc_value_bytes(v));
+    if (!b) return oom(c);
+    b->value = v;
+    b->offset = off;
+    off += align_up(b->size);
+    p->outputs[i] = (qllc_io_desc){v, b};
+    if (!r->is_input && !is_const(r) && !c->cls[r->id]) c->cls[r->id] = b;
+    else copies[n_copies++] = (pending_copy){v, b};
+  }
+  p->mutable_size = off;
+
+  for (int i = 0; i < g->n_nodes; i++) {
+    const qllc_node *n = g->nodes[i];
+    if (n->dead) continue;
+    qllc_status st = lower_node(c, n);
+    if (st) return st;
+  }
+  for (int i = 0; i < n_copies; i++) {
+    qllc_status st = emit_copy(c, copies[i].out, copies[i].dst);
+    if (st) return st;
+  }
+  liveness(p);
+  return qllc_pass_memory_plan(p, c->diag);
+}
+
+qllc_status qllc_lower(qllc_graph *g, qllc_program **out, qllc_diag *diag) {
+  *out = NULL;
+  qllc_arena *arena = qllc_arena_new();
+  if (!arena) return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory while lowering");
+  qllc_program *p = qllc_arena_alloc(arena, sizeof *p);
+  qllc_buffer **cls = calloc((size_t)g->n_values + 1, sizeof *cls);
+  if (!p || !cls) {
+    free(cls);
+    qllc_arena_free(arena);
+    return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory while lowering");
+  }
+  p->graph = g;
+  p->arena = arena;
+  ctx c = {.g = g, .p = p, .diag = diag, .cls = cls};
+  qllc_status st = build(&c);
+  free(cls);
+  if (st) {
+    qllc_arena_free(arena);
+    qllc_diag_set_file(diag, g->path);
+    return st;
+  }
+  *out = p;
+  return QLLC_OK;
+}
+
+void qllc_program_free(qllc_program *p) {
+  if (p) qllc_arena_free(p->arena);
+}

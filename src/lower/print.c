@@ -1,0 +1,58 @@
+/* src/lower/print.c: text form of the instruction IR (for --dump-after=lower and qllc info).
+ *
+ *   program: 3 inputs, 1 outputs; mutable 4096 B, const 1024 B, activations 2048 B peak (4096 B summed)
+ *   buffers:
+ *     %0  mutable  off 0      size 3072  f32  x
+ *     %4  act      off 0      size 1024  f32  conv1   live [0, 2]
+ *   instrs:
+ *     0: qllc_k_conv2d_f32_f32_f32(%4, %0, %1, null, 1, 3, ...)   ; conv1
+ * A buffer argument with a byte offset prints as %4+256.
+ */
+#include <inttypes.h>
+
+#include "lower/lower.h"
+
+static const char *region_name(qllc_region r) {
+  switch (r) {
+  case QLLC_REGION_CONST: return "const";
+  case QLLC_REGION_MUTABLE: return "mutable";
+  case QLLC_REGION_ACT: return "act";
+  }
+  return "?";
+}
+
+void qllc_program_print(const qllc_program *p, FILE *f) {
+  fprintf(f,
+          "program: %d inputs, %d outputs; mutable %" PRIu64 " B, const %" PRIu64 " B, activations %" PRIu64
+          " B peak (%" PRIu64 " B summed)\n",
+          p->n_inputs, p->n_outputs, p->mutable_size, p->const_size, p->act_size, p->act_sum);
+  fprintf(f, "buffers:\n");
+  for (int i = 0; i < p->n_buffers; i++) {
+    const qllc_buffer *b = p->buffers[i];
+    fprintf(f, "  %%%-4d %-7s off %-9" PRIu64 " size %-9" PRIu64 " %-3s  %s", b->id, region_name(b->region),
+            b->offset, b->size, qllc_elem_name((qllc_elem_kind)b->elem), b->name ? b->name : "");
+    if (b->region == QLLC_REGION_ACT) fprintf(f, "  live [%d, %d]", b->first_use, b->last_use);
+    fputc('\n', f);
+  }
+  fprintf(f, "instrs:\n");
+  for (int i = 0; i < p->n_instrs; i++) {
+    const qllc_instr *in = &p->instrs[i];
+    fprintf(f, "  %d: %s(", i, in->kernel);
+    for (int k = 0; k < in->n_args; k++) {
+      const qllc_arg *a = &in->args[k];
+      if (k) fputs(", ", f);
+      switch (a->kind) {
+      case QLLC_ARG_BUF:
+        fprintf(f, "%%%d", a->buf ? a->buf->id : -1);
+        if (a->byte_offset) fprintf(f, "+%" PRIu64, a->byte_offset);
+        break;
+      case QLLC_ARG_NULL: fputs("null", f); break;
+      case QLLC_ARG_INT: fprintf(f, "%" PRId64, a->i); break;
+      case QLLC_ARG_FLOAT: fprintf(f, "%g", a->f); break;
+      }
+    }
+    fputc(')', f);
+    if (in->node) fprintf(f, "   ; %s", in->node->name);
+    fputc('\n', f);
+  }
+}
