@@ -92,6 +92,7 @@ void qllc_k_pad_f32_f32(float *y, const float *x, int64_t rank, const int64_t *o
 QLLC_PAD_INT(int8_t, i8)
 QLLC_PAD_INT(uint8_t, u8)
 QLLC_PAD_INT(int16_t, i16)
+QLLC_PAD_INT(int32_t, i32)
 #undef QLLC_PAD_INT
 
 #endif
