@@ -1,2 +1,33 @@
-/* placeholder until the CLI lands */
-int main(void) { return 0; }
+/* tools/qllc/main.c: `qllc COMMAND ...` dispatch. See cli.h for conventions (exit codes, error lines). */
+#include <string.h>
+
+#include "cli.h"
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    cli_help(NULL, stderr);
+    return EXIT_USAGE;
+  }
+  const char *cmd = argv[1];
+  if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) return cli_help(NULL, stdout);
+  if (strcmp(cmd, "--version") == 0) {
+    printf("qllc %s\n", QLLC_VERSION);
+    return 0;
+  }
+  if (strcmp(cmd, "help") == 0) {
+    if (argc > 3) return cli_usage_error("help: one COMMAND at most");
+    return cli_help(argc == 3 ? argv[2] : NULL, stdout);
+  }
+  if (!cli_is_command(cmd)) {
+    if (cmd[0] == '-') return cli_usage_error("unknown option '%s' (see 'qllc --help')", cmd);
+    return cli_usage_error("unknown command '%s' (commands: run, compile, info; see 'qllc --help')", cmd);
+  }
+
+  cli_args a;
+  int rc = cli_parse(cmd, argc, argv, 2, &a);
+  if (rc) return rc;
+  if (a.help) return cli_help(cmd, stdout);
+  if (strcmp(cmd, "run") == 0) return cmd_run(&a);
+  if (strcmp(cmd, "compile") == 0) return cmd_compile(&a);
+  return cmd_info(&a);
+}

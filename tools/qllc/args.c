@@ -1,0 +1,319 @@
+/* tools/qllc/args.c: option tables, parsing, help text and error printing.
+ *
+ * One table row per option: its spelling, its value's form, one line of help and the function that
+ * stores it. Commands list the groups of rows they accept; parsing and --help both read those lists.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* ---- errors ----------------------------------------------------------------------------------- */
+
+int cli_usage_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("qllc: error: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return EXIT_USAGE;
+}
+
+int cli_error(const char *file, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("qllc: error: ", stderr);
+  if (file && *file) fprintf(stderr, "%s: ", file);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return EXIT_ERROR;
+}
+
+int cli_diag_error(const qllc_diag *d, const char *file) {
+  const char *f = d->file[0] ? d->file : file;
+  fputs("qllc: error: ", stderr);
+  if (f && *f) fprintf(stderr, "%s: ", f);
+  if (d->node[0]) fprintf(stderr, "node '%s': ", d->node);
+  /* the message is meant to be one line; make sure of it */
+  for (const char *c = d->message; *c; c++) fputc(*c == '\n' ? ' ' : *c, stderr);
+  if (!d->message[0]) fputs(qllc_status_name(d->status), stderr);
+  fputc('\n', stderr);
+  return EXIT_ERROR;
+}
+
+/* ---- value parsers ---------------------------------------------------------------------------- */
+
+/* Looks `value` up in a NULL-terminated list of names; prints a usage error listing them if absent. */
+static int pick(const char *flag, const char *value, const char *const *names, int *out) {
+  for (int i = 0; names[i]; i++)
+    if (strcmp(value, names[i]) == 0) {
+      *out = i;
+      return 0;
+    }
+  char valid[256] = "";
+  for (int i = 0; names[i]; i++) {
+    if (i) strcat(valid, ", ");
+    strcat(valid, names[i]);
+  }
+  return cli_usage_error("%s: invalid value '%s' (valid: %s)", flag, value, valid);
+}
+
+static const char *const precision_names[] = {"float", "int8", "int16", NULL};
+static const char *const weight_precision_names[] = {"int8", "int16", NULL};
+static const char *const schema_names[] = {"asymmetric", "symmetric", "symmetric_uint8", "power2", NULL};
+static const char *const calibration_names[] = {"minmax", "percentile", "kl", NULL};
+static const char *const target_names[] = {"x86_64", "aarch64", NULL};
+static const char *const reloc_names[] = {"pic", "static", NULL};
+static const char *const weights_names[] = {"object", "file", NULL};
+
+static int push(const char *flag, const char **list, int *n, const char *v) {
+  if (*n >= CLI_MAX_LIST) return cli_usage_error("%s: given more than %d times", flag, CLI_MAX_LIST);
+  list[(*n)++] = v;
+  return 0;
+}
+
+typedef int (*set_fn)(cli_args *a, const char *flag, const char *v);
+
+static int set_profile(cli_args *a, const char *f, const char *v) { a->opts.profile_path = v; return 0; }
+static int set_precision(cli_args *a, const char *f, const char *v) {
+  int i;
+  if (pick(f, v, precision_names, &i)) return EXIT_USAGE;
+  a->opts.precision = (qllc_precision)i;
+  return 0;
+}
+static int set_weight_precision(cli_args *a, const char *f, const char *v) {
+  int i;
+  if (pick(f, v, weight_precision_names, &i)) return EXIT_USAGE;
+  a->opts.weight_precision = i == 0 ? QLLC_PREC_INT8 : QLLC_PREC_INT16;
+  return 0;
+}
+static int set_schema(cli_args *a, const char *f, const char *v) {
+  int i;
+  if (pick(f, v, schema_names, &i)) return EXIT_USAGE;
+  a->opts.schema = (qllc_schema)i;
+  return 0;
+}
+static int set_calibration(cli_args *a, const char *f, const char *v) {
+  int i;
+  if (pick(f, v, calibration_names, &i)) return EXIT_USAGE;
+  a->opts.calibration = (qllc_calibration)i;
+  return 0;
+}
+static int set_per_tensor(cli_args *a, const char *f, const char *v) { a->opts.per_tensor = 1; return 0; }
+static int set_keep_float(cli_args *a, const char *f, const char *v) {
+  return push(f, a->keep_float, &a->opts.n_keep_float, v);
+}
+static int set_strict(cli_args *a, const char *f, const char *v) { a->opts.strict = 1; return 0; }
+static int set_quantized_io(cli_args *a, const char *f, const char *v) { a->opts.quantized_io = 1; return 0; }
+static int set_target(cli_args *a, const char *f, const char *v) {
+  int i;
+  if (pick(f, v, target_names, &i)) return EXIT_USAGE;
+  a->opts.target = target_names[i];
+  return 0;
+}
+static int set_cpu(cli_args *a, const char *f, const char *v) { a->opts.cpu = v; return 0; }
+static int set_features(cli_args *a, const char *f, const char *v) { a->opts.features = v; return 0; }
+static int set_kernels(cli_args *a, const char *f, const char *v) {
+  return push(f, a->kernels, &a->opts.n_kernel_files, v);
+}
+static int set_dump_after(cli_args *a, const char *f, const char *v) { a->opts.dump_after = v; return 0; }
+static int set_input(cli_args *a, const char *f, const char *v) { return push(f, a->inputs, &a->n_inputs, v); }
+static int set_output_dir(cli_args *a, const char *f, const char *v) { a->output_dir = v; return 0; }
+static int set_out(cli_args *a, const char *f, const char *v) { a->out = v; return 0; }
+static int set_name(cli_args *a, const char *f, const char *v) { a->name = v; return 0; }
+static int set_reloc(cli_args *a, const char *f, const char *v) {
+  int i;
+  if (pick(f, v, reloc_names, &i)) return EXIT_USAGE;
+  a->opts.reloc_pic = i == 0;
+  return 0;
+}
+static int set_weights(cli_args *a, const char *f, const char *v) {
+  int i;
+  if (pick(f, v, weights_names, &i)) return EXIT_USAGE;
+  a->opts.weights_file = i == 1;
+  return 0;
+}
+static int set_verbose(cli_args *a, const char *f, const char *v) { a->verbose = 1; return 0; }
+static int set_help(cli_args *a, const char *f, const char *v) { a->help = 1; return 0; }
+
+/* ---- the tables ------------------------------------------------------------------------------- */
+
+typedef struct cli_opt {
+  const char *name;  /* "--precision" */
+  const char *alias; /* "-o", or NULL */
+  const char *meta;  /* the value's form, NULL for a flag */
+  const char *help;
+  set_fn set;
+} cli_opt;
+
+static const cli_opt quant_opts[] = {
+    {"--profile", NULL, "FILE", "calibration profile (YAML from 'qllc profile'); needed for int8/int16", set_profile},
+    {"--precision", NULL, "float|int8|int16", "activation precision (default float: no quantization)",
+     set_precision},
+    {"--weight-precision", NULL, "int8|int16", "weight precision (default: same as --precision)",
+     set_weight_precision},
+    {"--schema", NULL, "asymmetric|symmetric|symmetric_uint8|power2", "activation quantization schema "
+     "(default asymmetric)", set_schema},
+    {"--calibration", NULL, "minmax|percentile|kl", "how ranges are chosen from the profile (default minmax)",
+     set_calibration},
+    {"--per-tensor", NULL, NULL, "one weight scale per tensor instead of per output channel", set_per_tensor},
+    {"--keep-float", NULL, "OPTYPE_OR_NODE", "keep these nodes in float (repeatable)", set_keep_float},
+    {"--strict", NULL, NULL, "fail if any node stays in float or any bias is clipped", set_strict},
+    {"--quantized-io", NULL, NULL, "model inputs and outputs stay integer", set_quantized_io},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static const cli_opt target_opts[] = {
+    {"--target", NULL, "x86_64|aarch64", "target architecture (default x86_64)", set_target},
+    {"--cpu", NULL, "CPU", "target CPU (default: the host CPU for run, a generic CPU for compile)", set_cpu},
+    {"--features", NULL, "+f,-g", "enable (+) or disable (-) CPU features", set_features},
+    {"--kernels", NULL, "FILE.bc", "add user kernels from an LLVM bitcode file (repeatable)", set_kernels},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static const cli_opt run_opts[] = {
+    {"--input", "-i", "NAME=FILE|FILE", "input tensor as .npy or ONNX TensorProto .pb; a bare FILE fills the "
+     "next unnamed input in model order (repeatable)", set_input},
+    {"--output-dir", NULL, "DIR", "where each output is written as <output name>.npy (default .)", set_output_dir},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static const cli_opt compile_opts[] = {
+    {"--output", "-o", "DIR", "output directory for NAME.o and NAME.h (created if missing; required)", set_out},
+    {"--name", NULL, "NAME", "bundle name and entry symbol (default: the model file name as a C identifier)",
+     set_name},
+    {"--reloc", NULL, "pic|static", "relocation model of the object (default pic)", set_reloc},
+    {"--weights", NULL, "object|file", "weights inside the object (default) or in NAME.weights.bin", set_weights},
+    {"--verbose", "-v", NULL, "print the graph, precision report and memory plan", set_verbose},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static const cli_opt common_opts[] = {
+    {"--dump-after", NULL, "PASS", "print the IR after PASS to stderr (import, fold_constants, fold_batchnorm, "
+     "gemm_to_fc, fuse_activation, eliminate_identity, lower, memory_plan)", set_dump_after},
+    {"--help", "-h", NULL, "show this help", set_help},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+typedef struct cli_command {
+  const char *name;
+  const char *usage;
+  const char *summary;
+  const cli_opt *groups[5];
+  const char *group_titles[5];
+} cli_command;
+
+static const cli_command commands[] = {
+    {"run", "qllc run MODEL [--input NAME=FILE | --input FILE ...] [--output-dir DIR] [options]",
+     "JIT-compile the model for this machine, run it once on the given inputs, write each output as .npy "
+     "and print a summary line per output",
+     {run_opts, quant_opts, target_opts, common_opts, NULL},
+     {"run options", "quantization options", "target options", "other options", NULL}},
+    {"compile", "qllc compile MODEL -o DIR [--name NAME] [options]",
+     "compile the model ahead of time to a bundle: DIR/NAME.o and DIR/NAME.h (and DIR/NAME.weights.bin)",
+     {compile_opts, quant_opts, target_opts, common_opts, NULL},
+     {"compile options", "quantization options", "target options", "other options", NULL}},
+    {"info", "qllc info MODEL [options]",
+     "describe the model as it would be compiled: the graph with every value's type, the precision "
+     "report, the memory plan and the kernel calls",
+     {quant_opts, common_opts, NULL, NULL, NULL},
+     {"quantization options", "other options", NULL, NULL, NULL}},
+};
+
+#define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
+
+static const cli_command *find_command(const char *name) {
+  for (int i = 0; name && i < N_COMMANDS; i++)
+    if (strcmp(commands[i].name, name) == 0) return &commands[i];
+  return NULL;
+}
+
+int cli_is_command(const char *command) { return find_command(command) != NULL; }
+
+int cli_help(const char *command, FILE *f) {
+  if (!command) {
+    fprintf(f, "qllc %s: a compiler for quantized neural networks (ONNX in, native code out)\n\n", QLLC_VERSION);
+    fprintf(f, "usage: qllc COMMAND MODEL [options]\n\ncommands:\n");
+    for (int i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "  %-9s %s\n", "help", "'qllc help COMMAND' shows the options of a command");
+    fprintf(f, "\nglobal options:\n  --help, -h   show this help\n  --version    print the version\n");
+    fprintf(f, "\nexit status: 0 success, 1 error (one line on stderr), 2 usage error\n");
+    return 0;
+  }
+  const cli_command *c = find_command(command);
+  if (!c) return cli_usage_error("unknown command '%s' (commands: run, compile, info)", command);
+  fprintf(f, "usage: %s\n\n%s.\n", c->usage, c->summary);
+  for (int g = 0; c->groups[g]; g++) {
+    fprintf(f, "\n%s:\n", c->group_titles[g]);
+    for (const cli_opt *o = c->groups[g]; o->name; o++) {
+      char spell[128];
+      snprintf(spell, sizeof spell, "%s%s%s%s%s", o->alias ? o->alias : "", o->alias ? ", " : "", o->name,
+               o->meta ? " " : "", o->meta ? o->meta : "");
+      if (strlen(spell) <= 28)
+        fprintf(f, "  %-28s %s\n", spell, o->help);
+      else
+        fprintf(f, "  %s\n  %-28s %s\n", spell, "", o->help);
+    }
+  }
+  return 0;
+}
+
+static const cli_opt *find_opt(const cli_command *c, const char *spelled, size_t len) {
+  for (int g = 0; c->groups[g]; g++)
+    for (const cli_opt *o = c->groups[g]; o->name; o++)
+      if ((strlen(o->name) == len && strncmp(o->name, spelled, len) == 0) ||
+          (o->alias && strlen(o->alias) == len && strncmp(o->alias, spelled, len) == 0))
+        return o;
+  return NULL;
+}
+
+int cli_parse(const char *command, int argc, char **argv, int first, cli_args *a) {
+  const cli_command *c = find_command(command);
+  memset(a, 0, sizeof *a);
+  qllc_options_init(&a->opts);
+  a->command = command;
+  a->opts.keep_float = a->keep_float;
+  a->opts.kernel_files = a->kernels;
+  a->output_dir = ".";
+  if (!c) return cli_usage_error("unknown command '%s' (commands: run, compile, info)", command);
+
+  int only_positional = 0;
+  for (int i = first; i < argc; i++) {
+    const char *arg = argv[i];
+    if (only_positional || arg[0] != '-' || strcmp(arg, "-") == 0) {
+      if (a->model)
+        return cli_usage_error("%s: unexpected argument '%s' (one MODEL only; see 'qllc %s --help')", command, arg,
+                               command);
+      a->model = arg;
+      continue;
+    }
+    if (strcmp(arg, "--") == 0) {
+      only_positional = 1;
+      continue;
+    }
+    const char *eq = strncmp(arg, "--", 2) == 0 ? strchr(arg, '=') : NULL;
+    size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+    const cli_opt *o = find_opt(c, arg, len);
+    if (!o)
+      return cli_usage_error("unknown option '%.*s' for 'qllc %s' (see 'qllc %s --help')", (int)len, arg, command,
+                             command);
+    const char *value = NULL;
+    if (o->meta) {
+      if (eq)
+        value = eq + 1;
+      else if (i + 1 < argc)
+        value = argv[++i];
+      else
+        return cli_usage_error("%s: missing value (%s)", o->name, o->meta);
+      if (!*value) return cli_usage_error("%s: empty value (%s)", o->name, o->meta);
+    } else if (eq) {
+      return cli_usage_error("%s takes no value", o->name);
+    }
+    int rc = o->set(a, o->name, value);
+    if (rc) return rc;
+  }
+  if (a->help) return 0;
+  if (!a->model) return cli_usage_error("%s: no MODEL given (usage: %s)", command, c->usage);
+  if (strcmp(command, "compile") == 0 && !a->out)
+    return cli_usage_error("compile: no output directory given (-o DIR)");
+  return 0;
+}

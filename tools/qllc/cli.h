@@ -1,0 +1,56 @@
+/* tools/qllc/cli.h: shared pieces of the qllc command-line tool.
+ *
+ * The tool only parses flags, prints and picks exit codes; everything else is the public API.
+ * Exit codes: 0 success, 1 an error reported by the library or a file, 2 a usage error.
+ * Every error is ONE line on stderr: `qllc: error: <file>: node '<node>': <message>` (empty parts
+ * omitted).
+ *
+ * Options are declared once per command in a table (args.c) that drives both parsing and --help, so
+ * the help text cannot drift from what is parsed.
+ */
+#ifndef QLLC_CLI_H
+#define QLLC_CLI_H
+
+#include <stdio.h>
+
+#include "qllc.h"
+
+#define QLLC_VERSION "0.1.0"
+#define CLI_MAX_LIST 64
+
+enum { EXIT_ERROR = 1, EXIT_USAGE = 2 };
+
+/* Everything a command line can set. */
+typedef struct cli_args {
+  const char *command;
+  const char *model;                        /* the one positional argument */
+  qllc_options opts;
+  const char *keep_float[CLI_MAX_LIST];
+  const char *kernels[CLI_MAX_LIST];
+  const char *inputs[CLI_MAX_LIST];         /* run: "NAME=FILE" or "FILE" */
+  int n_inputs;
+  const char *output_dir;                   /* run: --output-dir (default ".") */
+  const char *out;                          /* compile: -o DIR */
+  const char *name;                         /* compile: --name */
+  int verbose;
+  int help;
+} cli_args;
+
+/* Parses argv[first..argc) for `command`. Returns 0, or EXIT_USAGE after printing the error. */
+int cli_parse(const char *command, int argc, char **argv, int first, cli_args *a);
+/* Prints the help of a command (or of the tool when command is NULL). Returns 0, or EXIT_USAGE for an
+ * unknown command. */
+int cli_help(const char *command, FILE *f);
+int cli_is_command(const char *command);
+
+/* One-line errors. */
+int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints a library diagnostic; `file` is used when the diagnostic names none. Returns EXIT_ERROR. */
+int cli_diag_error(const qllc_diag *d, const char *file);
+int cli_error(const char *file, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+int cmd_run(cli_args *a);
+int cmd_compile(cli_args *a);
+int cmd_info(cli_args *a);
+
+#endif

@@ -1,0 +1,198 @@
+/* tools/qllc/cmd_run.c: `qllc run`: JIT-compile, read the inputs, run once, write and summarise outputs.
+ *
+ * Input files are assigned to model inputs here (NAME=FILE by name, bare FILEs to the remaining inputs
+ * in model order) so that a file whose shape or type does not fit is reported with ITS name; the
+ * library checks the same things again in qllc_jit_run.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+typedef struct run_input {
+  const char *file;
+  int model_index; /* -1 until assigned */
+  qllc_tensor t;
+} run_input;
+
+static void type_str(const qllc_tensor *t, char *buf, size_t size) {
+  size_t n = (size_t)snprintf(buf, size, "%s<", qllc_elem_name(t->elem));
+  for (uint32_t d = 0; d < t->rank && n < size; d++)
+    n += (size_t)snprintf(buf + n, size - n, d ? " x %lld" : "%lld", (long long)t->dims[d]);
+  if (n < size) snprintf(buf + n, size - n, ">");
+}
+
+static int same_type(const qllc_tensor *a, const qllc_tensor *b) {
+  if (a->elem != b->elem || a->rank != b->rank) return 0;
+  for (uint32_t d = 0; d < a->rank; d++)
+    if (a->dims[d] != b->dims[d]) return 0;
+  return 1;
+}
+
+/* A file name from a value name: keeps [A-Za-z0-9_.-], never starts with '.'. */
+static void sanitise(const char *name, char *out, size_t size) {
+  size_t n = 0;
+  if (!*name || name[0] == '.') out[n++] = '_';
+  for (const char *c = name; *c && n + 1 < size; c++) {
+    int ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_' ||
+             *c == '.' || *c == '-';
+    out[n++] = ok ? *c : '_';
+  }
+  out[n] = '\0';
+}
+
+static void print_values(const qllc_tensor *t) {
+  int64_t n = 1;
+  for (uint32_t d = 0; d < t->rank; d++) n *= t->dims[d];
+  const int shown = 6;
+  printf(" [");
+  for (int64_t i = 0; i < n && i < shown; i++) {
+    if (i) printf(", ");
+    switch (t->elem) {
+    case QLLC_F32: printf("%.6g", ((const float *)t->data)[i]); break;
+    case QLLC_I8: printf("%d", ((const int8_t *)t->data)[i]); break;
+    case QLLC_U8: printf("%u", ((const uint8_t *)t->data)[i]); break;
+    case QLLC_I16: printf("%d", ((const int16_t *)t->data)[i]); break;
+    case QLLC_I32: printf("%d", ((const int32_t *)t->data)[i]); break;
+    case QLLC_I64: printf("%lld", (long long)((const int64_t *)t->data)[i]); break;
+    }
+  }
+  printf("%s]", n > shown ? ", ..." : "");
+}
+
+int cmd_run(cli_args *a) {
+  qllc_diag d;
+  memset(&d, 0, sizeof d);
+  qllc_model *m = NULL;
+  qllc_jit *j = NULL;
+  run_input in[CLI_MAX_LIST];
+  memset(in, 0, sizeof in);
+  qllc_tensor *outs = NULL;
+  int n_out = 0, rc = 0;
+
+  if (qllc_model_load(a->model, &m, &d) != QLLC_OK) return cli_diag_error(&d, a->model);
+  if (qllc_jit_compile(m, &a->opts, &j, &d) != QLLC_OK) {
+    rc = cli_diag_error(&d, a->model);
+    goto out;
+  }
+  int n_model = qllc_jit_num_inputs(j);
+  n_out = qllc_jit_num_outputs(j);
+  if (n_model > CLI_MAX_LIST) {
+    rc = cli_error(a->model, "more than %d model inputs", CLI_MAX_LIST);
+    goto out;
+  }
+
+  /* 1. Assign files to inputs: NAME=FILE when NAME is an input of the model, bare files in order. */
+  int taken[CLI_MAX_LIST] = {0};
+  for (int k = 0; k < a->n_inputs; k++) {
+    const char *spec = a->inputs[k];
+    const char *eq = strchr(spec, '=');
+    in[k].file = spec;
+    in[k].model_index = -1;
+    if (!eq) continue;
+    size_t len = (size_t)(eq - spec);
+    for (int i = 0; i < n_model; i++) {
+      const char *name = qllc_jit_input(j, i)->name;
+      if (strlen(name) == len && strncmp(name, spec, len) == 0) in[k].model_index = i;
+    }
+    struct stat sb;
+    if (in[k].model_index < 0 && stat(spec, &sb) == 0) continue; /* a file whose name has '=' */
+    if (in[k].model_index < 0) {
+      rc = cli_error(a->model, "--input %s: the model has no input named '%.*s'", spec, (int)len, spec);
+      goto out;
+    }
+    if (taken[in[k].model_index]) {
+      rc = cli_error(a->model, "input '%.*s' given twice", (int)len, spec);
+      goto out;
+    }
+    taken[in[k].model_index] = 1;
+    in[k].file = eq + 1;
+  }
+  for (int k = 0, next = 0; k < a->n_inputs; k++) {
+    if (in[k].model_index >= 0) continue;
+    while (next < n_model && taken[next]) next++;
+    if (next >= n_model) {
+      rc = cli_error(a->model, "%d input files given, the model has %d input%s", a->n_inputs, n_model,
+                     n_model == 1 ? "" : "s");
+      goto out;
+    }
+    in[k].model_index = next;
+    taken[next] = 1;
+  }
+  for (int i = 0; i < n_model; i++)
+    if (!taken[i]) {
+      rc = cli_error(a->model, "missing input '%s' (give --input %s=FILE)", qllc_jit_input(j, i)->name,
+                     qllc_jit_input(j, i)->name);
+      goto out;
+    }
+
+  /* 2. Read them and check each against the model before running. */
+  qllc_tensor args[CLI_MAX_LIST];
+  for (int k = 0; k < a->n_inputs; k++) {
+    const qllc_tensor *want = qllc_jit_input(j, in[k].model_index);
+    if (qllc_tensor_read(in[k].file, &in[k].t, &d) != QLLC_OK) {
+      rc = cli_diag_error(&d, in[k].file);
+      goto out;
+    }
+    if (!same_type(want, &in[k].t)) {
+      char w[160], g[160];
+      type_str(want, w, sizeof w);
+      type_str(&in[k].t, g, sizeof g);
+      rc = cli_error(in[k].file, "input '%s': expected %s, got %s", want->name, w, g);
+      goto out;
+    }
+    args[k] = in[k].t;
+    args[k].name = want->name; /* borrowed: matched by name in the library */
+  }
+
+  /* 3. Run. */
+  outs = calloc((size_t)n_out + 1, sizeof *outs);
+  if (!outs) {
+    rc = cli_error(NULL, "out of memory");
+    goto out;
+  }
+  if (qllc_jit_run(j, args, a->n_inputs, outs, &d) != QLLC_OK) {
+    rc = cli_diag_error(&d, a->model);
+    goto out;
+  }
+
+  /* 4. Write and summarise the outputs. */
+  struct stat sb;
+  if (stat(a->output_dir, &sb) != 0 && mkdir(a->output_dir, 0777) != 0) {
+    rc = cli_error(a->output_dir, "cannot create output directory: %s", strerror(errno));
+    goto out;
+  }
+  for (int i = 0; i < n_out; i++) {
+    char fname[512], path[4096], t[160];
+    sanitise(outs[i].name, fname, sizeof fname);
+    /* two outputs whose names sanitise alike get the output index appended */
+    for (int k = 0; k < i; k++) {
+      char other[512];
+      sanitise(outs[k].name, other, sizeof other);
+      if (strcmp(other, fname) == 0) {
+        size_t n = strlen(fname);
+        snprintf(fname + n, sizeof fname - n, "_%d", i);
+        break;
+      }
+    }
+    snprintf(path, sizeof path, "%s/%s.npy", a->output_dir, fname);
+    if (qllc_tensor_write_npy(path, &outs[i], &d) != QLLC_OK) {
+      rc = cli_diag_error(&d, path);
+      goto out;
+    }
+    type_str(&outs[i], t, sizeof t);
+    printf("%s %s", outs[i].name, t);
+    print_values(&outs[i]);
+    printf(" -> %s\n", path);
+  }
+
+out:
+  for (int i = 0; outs && i < n_out; i++) qllc_tensor_free(&outs[i]);
+  free(outs);
+  for (int k = 0; k < a->n_inputs; k++) qllc_tensor_free(&in[k].t);
+  qllc_jit_free(j);
+  qllc_model_free(m);
+  return rc;
+}
