@@ -1,0 +1,80 @@
+#!/usr/bin/python3
+"""The torch peer of the benchmark: float inference time per call, single-threaded, same models.
+
+  /usr/bin/python3 bench/torch_time.py [--runs N] [--warmup W] [--threads T] digits|resnet18 ...
+
+Prints one line per model:  torch model=NAME median_ms=... min_ms=... runs=N threads=T
+digits is rebuilt from the weights inside models/digits/digits.onnx (checked against the committed test
+split); resnet18 from bench/resnet18.py with the same seed as the exported ONNX file. Eager mode under
+torch.inference_mode(), batch 1, the same input every call.
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+import onnx
+import onnx.numpy_helper
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+
+def digits_model():
+    m = onnx.load(os.path.join(ROOT, "models/digits/digits.onnx"))
+    init = {t.name: torch.from_numpy(onnx.numpy_helper.to_array(t).copy()) for t in m.graph.initializer}
+    ops = [n for n in m.graph.node]
+    want = ["Conv", "Relu", "Conv", "Relu", "MaxPool", "Flatten", "Gemm", "Relu", "Gemm"]
+    if [n.op_type for n in ops] != want:
+        raise SystemExit("torch_time.py: digits.onnx does not have the expected graph; update digits_model()")
+    conv = [[init[i] for i in n.input[1:]] for n in ops if n.op_type == "Conv"]
+    gemm = [[init[i] for i in n.input[1:]] for n in ops if n.op_type == "Gemm"]
+
+    def f(x):
+        x = torch.relu(F.conv2d(x, *conv[0], padding=1))
+        x = F.max_pool2d(torch.relu(F.conv2d(x, *conv[1], padding=1)), 2)
+        x = torch.relu(F.linear(torch.flatten(x, 1), *gemm[0]))
+        return F.linear(x, *gemm[1])
+
+    xs = torch.from_numpy(np.load(os.path.join(ROOT, "models/digits/test_x.npy")))
+    ys = np.load(os.path.join(ROOT, "models/digits/test_y.npy"))
+    with torch.inference_mode():
+        acc = float((f(xs).argmax(1).numpy() == ys).mean())
+    return f, xs[:1].clone(), acc
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=50)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("models", nargs="+", choices=["digits", "resnet18"])
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    for name in a.models:
+        extra = ""
+        if name == "digits":
+            f, x, acc = digits_model()
+            extra = f" accuracy={acc * 100:.2f}"
+        else:
+            import resnet18
+            f, x = resnet18.build(), resnet18.example_input()
+        times = []
+        with torch.inference_mode():
+            for i in range(a.warmup + a.runs):
+                t = time.perf_counter_ns()
+                f(x)
+                if i >= a.warmup:
+                    times.append((time.perf_counter_ns() - t) / 1e6)
+        print(f"torch model={name} median_ms={statistics.median(times):.4f} min_ms={min(times):.4f} "
+              f"runs={a.runs} threads={a.threads}{extra}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
