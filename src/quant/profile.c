@@ -1,0 +1,444 @@
+/* src/quant/profile.c: the calibration profile (DESIGN.md section 3) and the graph hash.
+ *
+ * File format (YAML 1.1, written and read with libyaml):
+ *
+ *   format: qllc-profile-1
+ *   graph_hash: "0123456789abcdef"    # FNV-1a 64 of the graph (qllc_graph_hash), 16 hex digits
+ *   bins: 2048
+ *   values:
+ *     - name: "conv1_out"             # ONNX value name
+ *       min: -1.25                    # exact extremes ("%.9g": reads back bit-exactly with strtof)
+ *       max: 3.5
+ *       count: 131072                 # finite values recorded
+ *       nonfinite: 0
+ *       range: 3.5                    # the histogram covers [-range, range)
+ *       counts: {1024: 17, 1025: 3}   # non-empty bins only: index -> count
+ *
+ * Reading checks the structure and reports the first problem with the file and line. The hash is
+ * compared separately (qllc_profile_check) so a tool can show both the file and the model.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "quant.h"
+
+#define FORMAT_TAG "qllc-profile-1"
+
+/* ---- graph hash ------------------------------------------------------------------------------ */
+
+static void fnv(uint64_t *h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) {
+    *h ^= b[i];
+    *h *= 0x100000001b3ULL;
+  }
+}
+static void fnv_str(uint64_t *h, const char *s) { fnv(h, s ? s : "", strlen(s ? s : "") + 1); }
+static void fnv_i64(uint64_t *h, int64_t v) {
+  unsigned char b[8];
+  for (int i = 0; i < 8; i++) b[i] = (unsigned char)((uint64_t)v >> (8 * i)); /* little-endian, any host */
+  fnv(h, b, 8);
+}
+static void fnv_value(uint64_t *h, const qllc_value *v) {
+  if (!v) {
+    fnv_str(h, "");
+    fnv_i64(h, -1);
+    return;
+  }
+  fnv_str(h, v->name);
+  fnv_i64(h, v->rank);
+  for (int d = 0; d < v->rank && d < QLLC_MAX_RANK; d++) fnv_i64(h, v->dims[d]);
+}
+
+uint64_t qllc_graph_hash(const qllc_graph *g) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (int i = 0; i < g->n_nodes; i++) {
+    const qllc_node *n = g->nodes[i];
+    if (!n || n->dead) continue;
+    fnv_str(&h, n->op_type ? n->op_type : qllc_op_name(n->op));
+    fnv_str(&h, n->name);
+    fnv_i64(&h, n->n_in);
+    for (int k = 0; k < n->n_in; k++) fnv_value(&h, n->in[k]);
+    fnv_i64(&h, n->n_out);
+    for (int k = 0; k < n->n_out; k++) fnv_value(&h, n->out[k]);
+  }
+  return h;
+}
+
+/* ---- in-memory profile ----------------------------------------------------------------------- */
+
+qllc_profile *qllc_profile_new(uint64_t graph_hash, int32_t bins) {
+  qllc_profile *p = calloc(1, sizeof *p);
+  if (!p) return NULL;
+  p->graph_hash = graph_hash;
+  p->bins = bins > 0 ? bins : QLLC_HIST_DEFAULT_BINS;
+  return p;
+}
+
+void qllc_profile_free(qllc_profile *p) {
+  if (!p) return;
+  for (int i = 0; i < p->n; i++) {
+    free(p->entries[i].name);
+    qllc_hist_free(&p->entries[i].hist);
+  }
+  free(p->entries);
+  free(p->path);
+  free(p);
+}
+
+const qllc_hist *qllc_profile_find(const qllc_profile *p, const char *name) {
+  for (int i = 0; i < p->n; i++)
+    if (strcmp(p->entries[i].name, name) == 0) return &p->entries[i].hist;
+  return NULL;
+}
+
+qllc_hist *qllc_profile_add(qllc_profile *p, const char *name) {
+  qllc_hist *h = (qllc_hist *)qllc_profile_find(p, name);
+  if (h) return h;
+  if (p->n == p->cap) {
+    int cap = p->cap ? 2 * p->cap : 16;
+    qllc_profile_entry *e = realloc(p->entries, (size_t)cap * sizeof *e);
+    if (!e) return NULL;
+    p->entries = e;
+    p->cap = cap;
+  }
+  qllc_profile_entry *e = &p->entries[p->n];
+  e->name = strdup(name);
+  if (!e->name || qllc_hist_init(&e->hist, p->bins, NULL) != QLLC_OK) {
+    free(e->name);
+    return NULL;
+  }
+  p->n++;
+  return &e->hist;
+}
+
+qllc_status qllc_profile_get(const qllc_profile *p, const char *name, const qllc_hist **out, qllc_diag *diag) {
+  *out = qllc_profile_find(p, name);
+  if (*out) return QLLC_OK;
+  qllc_status st = qllc_fail(diag, QLLC_ERR_INVALID, NULL, "%s: value '%s' is missing from the profile",
+                             p->path ? p->path : "<profile>", name);
+  if (p->path) qllc_diag_set_file(diag, p->path);
+  return st;
+}
+
+qllc_status qllc_profile_check(const qllc_profile *p, const qllc_graph *g, qllc_diag *diag) {
+  uint64_t h = qllc_graph_hash(g);
+  if (h == p->graph_hash) return QLLC_OK;
+  qllc_status st = qllc_fail(diag, QLLC_ERR_MISMATCH, NULL,
+                             "%s: profile was made for another model (graph hash %016" PRIx64
+                             " in the profile, %016" PRIx64 " for %s)",
+                             p->path ? p->path : "<profile>", p->graph_hash, h, g->path ? g->path : "the model");
+  if (p->path) qllc_diag_set_file(diag, p->path);
+  return st;
+}
+
+/* ---- writing --------------------------------------------------------------------------------- */
+
+typedef struct emit {
+  yaml_emitter_t e;
+  yaml_event_t ev;
+  int ok;
+} emit;
+
+static void ev(emit *w) {
+  if (w->ok && !yaml_emitter_emit(&w->e, &w->ev)) w->ok = 0;
+}
+static void scalar(emit *w, const char *s, int quoted) {
+  if (!w->ok) return;
+  if (!yaml_scalar_event_initialize(&w->ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), !quoted, quoted,
+                                    quoted ? YAML_DOUBLE_QUOTED_SCALAR_STYLE : YAML_PLAIN_SCALAR_STYLE)) {
+    w->ok = 0;
+    return;
+  }
+  ev(w);
+}
+static void key_str(emit *w, const char *k, const char *v, int quoted) {
+  scalar(w, k, 0);
+  scalar(w, v, quoted);
+}
+static void key_u64(emit *w, const char *k, uint64_t v) {
+  char b[32];
+  snprintf(b, sizeof b, "%" PRIu64, v);
+  key_str(w, k, b, 0);
+}
+static void fmt_float(char *b, size_t n, float f) {
+  if (isnan(f)) snprintf(b, n, "nan");
+  else if (isinf(f)) snprintf(b, n, f > 0 ? "inf" : "-inf");
+  else snprintf(b, n, "%.9g", (double)f);
+}
+static void key_float(emit *w, const char *k, float v) {
+  char b[48];
+  fmt_float(b, sizeof b, v);
+  key_str(w, k, b, 0);
+}
+static void map_start(emit *w, int flow) {
+  if (w->ok && !yaml_mapping_start_event_initialize(&w->ev, NULL, NULL, 1,
+                                                    flow ? YAML_FLOW_MAPPING_STYLE : YAML_BLOCK_MAPPING_STYLE))
+    w->ok = 0;
+  ev(w);
+}
+static void map_end(emit *w) {
+  if (w->ok && !yaml_mapping_end_event_initialize(&w->ev)) w->ok = 0;
+  ev(w);
+}
+
+qllc_status qllc_profile_write(const qllc_profile *p, const char *path, qllc_diag *diag) {
+  FILE *f = fopen(path, "wb");
+  if (!f) {
+    qllc_status st = qllc_fail(diag, QLLC_ERR_IO, NULL, "%s: cannot write: %s", path, strerror(errno));
+    qllc_diag_set_file(diag, path);
+    return st;
+  }
+  emit w = {.ok = 1};
+  if (!yaml_emitter_initialize(&w.e)) {
+    fclose(f);
+    return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory (yaml emitter)");
+  }
+  yaml_emitter_set_output_file(&w.e, f);
+  yaml_emitter_set_width(&w.e, 120);
+  yaml_emitter_set_unicode(&w.e, 1);
+  if (yaml_stream_start_event_initialize(&w.ev, YAML_UTF8_ENCODING)) ev(&w);
+  else w.ok = 0;
+  if (w.ok && yaml_document_start_event_initialize(&w.ev, NULL, NULL, NULL, 1)) ev(&w);
+  else w.ok = 0;
+  map_start(&w, 0);
+  key_str(&w, "format", FORMAT_TAG, 0);
+  char hex[17];
+  snprintf(hex, sizeof hex, "%016" PRIx64, p->graph_hash);
+  key_str(&w, "graph_hash", hex, 1);
+  key_u64(&w, "bins", (uint64_t)p->bins);
+  scalar(&w, "values", 0);
+  if (w.ok && yaml_sequence_start_event_initialize(&w.ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE)) ev(&w);
+  else w.ok = 0;
+  for (int i = 0; i < p->n && w.ok; i++) {
+    const qllc_hist *h = &p->entries[i].hist;
+    map_start(&w, 0);
+    key_str(&w, "name", p->entries[i].name, 1);
+    key_float(&w, "min", h->min);
+    key_float(&w, "max", h->max);
+    key_u64(&w, "count", h->total);
+    key_u64(&w, "nonfinite", h->nonfinite);
+    key_float(&w, "range", h->range);
+    scalar(&w, "counts", 0);
+    map_start(&w, 1);
+    for (int32_t k = 0; k < h->bins; k++)
+      if (h->counts[k]) {
+        char b[32];
+        snprintf(b, sizeof b, "%d", (int)k);
+        scalar(&w, b, 0);
+        snprintf(b, sizeof b, "%" PRIu64, h->counts[k]);
+        scalar(&w, b, 0);
+      }
+    map_end(&w);
+    map_end(&w);
+  }
+  if (w.ok && yaml_sequence_end_event_initialize(&w.ev)) ev(&w);
+  else w.ok = 0;
+  map_end(&w);
+  if (w.ok && yaml_document_end_event_initialize(&w.ev, 1)) ev(&w);
+  else w.ok = 0;
+  if (w.ok && yaml_stream_end_event_initialize(&w.ev)) ev(&w);
+  else w.ok = 0;
+  if (w.ok && !yaml_emitter_flush(&w.e)) w.ok = 0;
+  const char *problem = w.e.problem;
+  yaml_emitter_delete(&w.e);
+  int close_err = fclose(f);
+  if (!w.ok || close_err != 0) {
+    qllc_status st = qllc_fail(diag, QLLC_ERR_IO, NULL, "%s: cannot write the profile%s%s", path,
+                               problem ? ": " : "", problem ? problem : "");
+    qllc_diag_set_file(diag, path);
+    remove(path);
+    return st;
+  }
+  return QLLC_OK;
+}
+
+/* ---- reading --------------------------------------------------------------------------------- */
+
+typedef struct rd {
+  yaml_document_t doc;
+  const char *path;
+  qllc_diag *diag;
+} rd;
+
+static qllc_status bad(rd *r, const yaml_node_t *n, const char *fmt, const char *what) {
+  char msg[512];
+  snprintf(msg, sizeof msg, fmt, what);
+  qllc_status st = qllc_fail(r->diag, QLLC_ERR_PARSE, NULL, "%s:%lu: %s", r->path,
+                             n ? (unsigned long)n->start_mark.line + 1 : 0UL, msg);
+  qllc_diag_set_file(r->diag, r->path);
+  return st;
+}
+
+static const char *str_of(const yaml_node_t *n) {
+  return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+static qllc_status get_u64(rd *r, const yaml_node_t *n, const char *what, uint64_t *out) {
+  const char *s = str_of(n);
+  char *end;
+  errno = 0;
+  if (!s || !*s || *s == '-') return bad(r, n, "'%s' must be a non-negative integer", what);
+  unsigned long long v = strtoull(s, &end, 10);
+  if (*end || errno) return bad(r, n, "'%s' must be a non-negative integer", what);
+  *out = v;
+  return QLLC_OK;
+}
+
+static qllc_status get_float(rd *r, const yaml_node_t *n, const char *what, float *out) {
+  const char *s = str_of(n);
+  char *end;
+  if (!s || !*s) return bad(r, n, "'%s' must be a number", what);
+  errno = 0;
+  float v = strtof(s, &end);
+  if (*end) return bad(r, n, "'%s' must be a number", what);
+  *out = v; /* ERANGE on denormals is fine: strtof still returns the correctly rounded value */
+  return QLLC_OK;
+}
+
+static qllc_status read_value(rd *r, qllc_profile *p, yaml_node_t *m) {
+  if (m->type != YAML_MAPPING_NODE) return bad(r, m, "%s", "each entry of 'values' must be a mapping");
+  const char *name = NULL;
+  yaml_node_t *nmin = NULL, *nmax = NULL, *ncount = NULL, *nnonf = NULL, *nrange = NULL, *ncounts = NULL;
+  for (yaml_node_pair_t *pr = m->data.mapping.pairs.start; pr < m->data.mapping.pairs.top; pr++) {
+    yaml_node_t *k = yaml_document_get_node(&r->doc, pr->key), *v = yaml_document_get_node(&r->doc, pr->value);
+    const char *ks = str_of(k);
+    if (!ks) return bad(r, k, "%s", "keys must be scalars");
+    if (!strcmp(ks, "name")) {
+      name = str_of(v);
+      if (!name) return bad(r, v, "%s", "'name' must be a string");
+    } else if (!strcmp(ks, "min")) nmin = v;
+    else if (!strcmp(ks, "max")) nmax = v;
+    else if (!strcmp(ks, "count")) ncount = v;
+    else if (!strcmp(ks, "nonfinite")) nnonf = v;
+    else if (!strcmp(ks, "range")) nrange = v;
+    else if (!strcmp(ks, "counts")) ncounts = v;
+    else return bad(r, k, "unknown key '%s'", ks);
+  }
+  if (!name) return bad(r, m, "%s", "an entry has no 'name'");
+  const char *need[] = {"min", "max", "count", "range", "counts"};
+  yaml_node_t *have[] = {nmin, nmax, ncount, nrange, ncounts};
+  for (int i = 0; i < 5; i++)
+    if (!have[i]) {
+      char what[600];
+      snprintf(what, sizeof what, "value '%s' has no '%s'", name, need[i]);
+      return bad(r, m, "%s", what);
+    }
+  if (qllc_profile_find(p, name)) return bad(r, m, "value '%s' appears twice", name);
+  qllc_hist *h = qllc_profile_add(p, name);
+  if (!h) return qllc_fail(r->diag, QLLC_ERR_NOMEM, NULL, "out of memory reading %s", r->path);
+  qllc_status st;
+  uint64_t nonf = 0;
+  if ((st = get_float(r, nmin, "min", &h->min)) || (st = get_float(r, nmax, "max", &h->max)) ||
+      (st = get_u64(r, ncount, "count", &h->total)) || (nnonf && (st = get_u64(r, nnonf, "nonfinite", &nonf))) ||
+      (st = get_float(r, nrange, "range", &h->range)))
+    return st;
+  h->nonfinite = nonf;
+  if (!(h->range >= 0) || isinf(h->range)) return bad(r, nrange, "value '%s': 'range' must be finite and >= 0", name);
+  if (ncounts->type != YAML_MAPPING_NODE) return bad(r, ncounts, "value '%s': 'counts' must be a mapping", name);
+  uint64_t sum = 0;
+  for (yaml_node_pair_t *pr = ncounts->data.mapping.pairs.start; pr < ncounts->data.mapping.pairs.top; pr++) {
+    yaml_node_t *k = yaml_document_get_node(&r->doc, pr->key), *v = yaml_document_get_node(&r->doc, pr->value);
+    uint64_t bin, c;
+    if ((st = get_u64(r, k, "counts' bin", &bin)) || (st = get_u64(r, v, "counts' count", &c))) return st;
+    if (bin >= (uint64_t)h->bins) return bad(r, k, "value '%s': bin index beyond 'bins'", name);
+    h->counts[bin] += c;
+    sum += c;
+  }
+  if (sum != h->total) return bad(r, ncounts, "value '%s': the counts do not add up to 'count'", name);
+  return QLLC_OK;
+}
+
+qllc_status qllc_profile_read(const char *path, qllc_profile **out, qllc_diag *diag) {
+  *out = NULL;
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    qllc_status st = qllc_fail(diag, QLLC_ERR_IO, NULL, "%s: cannot open the profile: %s", path, strerror(errno));
+    qllc_diag_set_file(diag, path);
+    return st;
+  }
+  yaml_parser_t parser;
+  if (!yaml_parser_initialize(&parser)) {
+    fclose(f);
+    return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory (yaml parser)");
+  }
+  yaml_parser_set_input_file(&parser, f);
+  rd r = {.path = path, .diag = diag};
+  if (!yaml_parser_load(&parser, &r.doc)) {
+    qllc_status st = qllc_fail(diag, QLLC_ERR_PARSE, NULL, "%s:%lu:%lu: malformed YAML: %s%s%s", path,
+                               (unsigned long)parser.problem_mark.line + 1,
+                               (unsigned long)parser.problem_mark.column + 1,
+                               parser.problem ? parser.problem : "error", parser.context ? " " : "",
+                               parser.context ? parser.context : "");
+    qllc_diag_set_file(diag, path);
+    yaml_parser_delete(&parser);
+    fclose(f);
+    return st;
+  }
+  yaml_parser_delete(&parser);
+  fclose(f);
+
+  qllc_status st = QLLC_OK;
+  qllc_profile *p = NULL;
+  yaml_node_t *root = yaml_document_get_root_node(&r.doc);
+  if (!root || root->type != YAML_MAPPING_NODE) {
+    st = bad(&r, root, "%s", "not a qllc profile (expected a mapping at the top)");
+    goto done;
+  }
+  const char *fmt = NULL, *hash = NULL;
+  yaml_node_t *nbins = NULL, *nvalues = NULL, *nhash = NULL;
+  for (yaml_node_pair_t *pr = root->data.mapping.pairs.start; pr < root->data.mapping.pairs.top; pr++) {
+    yaml_node_t *k = yaml_document_get_node(&r.doc, pr->key), *v = yaml_document_get_node(&r.doc, pr->value);
+    const char *ks = str_of(k);
+    if (!ks) {
+      st = bad(&r, k, "%s", "keys must be scalars");
+      goto done;
+    }
+    if (!strcmp(ks, "format")) fmt = str_of(v);
+    else if (!strcmp(ks, "graph_hash")) hash = str_of(v), nhash = v;
+    else if (!strcmp(ks, "bins")) nbins = v;
+    else if (!strcmp(ks, "values")) nvalues = v;
+    else {
+      st = bad(&r, k, "unknown key '%s'", ks);
+      goto done;
+    }
+  }
+  if (!fmt || strcmp(fmt, FORMAT_TAG) != 0) {
+    st = bad(&r, root, "%s", "not a qllc profile (missing 'format: " FORMAT_TAG "')");
+    goto done;
+  }
+  if (!hash || strlen(hash) != 16 || strspn(hash, "0123456789abcdefABCDEF") != 16) {
+    st = bad(&r, nhash ? nhash : root, "%s", "'graph_hash' must be 16 hex digits");
+    goto done;
+  }
+  uint64_t bins = QLLC_HIST_DEFAULT_BINS;
+  if (nbins && (st = get_u64(&r, nbins, "bins", &bins))) goto done;
+  if (bins < 16 || bins > (1 << 24) || bins % 2) {
+    st = bad(&r, nbins, "%s", "'bins' must be even and in [16, 2^24]");
+    goto done;
+  }
+  if (!nvalues || nvalues->type != YAML_SEQUENCE_NODE) {
+    st = bad(&r, nvalues ? nvalues : root, "%s", "'values' must be a sequence");
+    goto done;
+  }
+  p = qllc_profile_new(strtoull(hash, NULL, 16), (int32_t)bins);
+  if (!p || !(p->path = strdup(path))) {
+    st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory reading %s", path);
+    goto done;
+  }
+  for (yaml_node_item_t *it = nvalues->data.sequence.items.start; it < nvalues->data.sequence.items.top; it++)
+    if ((st = read_value(&r, p, yaml_document_get_node(&r.doc, *it))) != QLLC_OK) goto done;
+done:
+  yaml_document_delete(&r.doc);
+  if (st != QLLC_OK) {
+    qllc_profile_free(p);
+    return st;
+  }
+  *out = p;
+  return QLLC_OK;
+}
