@@ -1,0 +1,124 @@
+/* src/ir/pass_gemm_to_fc.c: Gemm, and MatMul followed by an Add of a constant, become FC.
+ *
+ * FC is the one op that quantizes with the int32 bias fused into the accumulator (DESIGN section 2):
+ * y[M][N] = x[M][K] * W[N][K]^T + b[N], W and b constant.
+ *
+ * Algorithm.
+ *  - Gemm(A, B, C) with transA == 0, A 2-D, B a 2-D f32 constant and C absent or an f32 constant that
+ *    broadcasts along N only ([N], [1][N], [1], [1][1] or a scalar): the node becomes
+ *    FC(A, W, b) with W[n][k] = alpha * op(B)[k][n] (B itself when transB, its transpose otherwise) and
+ *    b[n] = beta * C[n] (no bias when C is absent). A Gemm that does not fit stays a Gemm.
+ *  - MatMul(x, B) with x 2-D, B a 2-D f32 constant [K][N], whose output is used by exactly one node, an
+ *    Add with the other operand an f32 constant of shape [N] or [1][N], and is not a graph output: the
+ *    MatMul becomes FC(x, B^T, bias) writing the Add's output value, and the Add dies.
+ * Products are computed in double and rounded once to f32.
+ *
+ * Invariants. The node keeps its name and ONNX index (errors still name the model's node); only op and
+ * op_type change. New W and b are new constants (the old ones may feed other nodes; unused ones are
+ * dropped by qllc_graph_compact). The graph output names never change: for MatMul+Add the Add's output
+ * value, which may be a graph output, is the FC's output. Node order is unchanged.
+ */
+#include <string.h>
+
+#include "ir/ir.h"
+
+static int is_f32_const(const qllc_value *v) { return v && v->data && v->elem == QLLC_ELEM_F32; }
+
+static void become_fc(qllc_graph *g, qllc_node *n, qllc_value **in3, qllc_value *x, qllc_value *w, qllc_value *b) {
+  n->op = QLLC_OP_FC;
+  n->op_type = qllc_op_name(QLLC_OP_FC);
+  n->domain = "";
+  n->in = in3;
+  n->in[0] = x;
+  n->in[1] = w;
+  n->in[2] = b;
+  n->n_in = 3;
+  qllc_node_remove_attr(n, "transA");
+  qllc_node_remove_attr(n, "transB");
+  qllc_node_remove_attr(n, "alpha");
+  qllc_node_remove_attr(n, "beta");
+}
+
+/* Returns 1 when rewritten, 0 when it does not fit, -1 on OOM. */
+static int gemm(qllc_graph *g, qllc_node *n) {
+  qllc_value *A = n->in[0], *B = n->in[1], *C = n->n_in > 2 ? n->in[2] : NULL, *y = n->out[0];
+  if (!A || A->rank != 2 || A->elem != QLLC_ELEM_F32 || !is_f32_const(B) || B->rank != 2 || !y || y->rank != 2)
+    return 0;
+  if (qllc_attr_int(n, "transA", 0) != 0) return 0;
+  int tb = qllc_attr_int(n, "transB", 0) != 0;
+  int64_t K = A->dims[1], N = tb ? B->dims[0] : B->dims[1];
+  if ((tb ? B->dims[1] : B->dims[0]) != K || y->dims[1] != N) return 0;
+  if (C) {
+    if (!is_f32_const(C) || C->rank > 2) return 0;
+    int64_t cn = C->rank >= 1 ? C->dims[C->rank - 1] : 1, cm = C->rank == 2 ? C->dims[0] : 1;
+    if (cm != 1 || (cn != 1 && cn != N)) return 0;
+  }
+  double alpha = qllc_attr_float(n, "alpha", 1.0f), beta = qllc_attr_float(n, "beta", 1.0f);
+  int64_t wd[2] = {N, K}, bd[1] = {N};
+  qllc_value *w = qllc_const_new(g, B->name, QLLC_ELEM_F32, 2, wd, NULL);
+  qllc_value *b = C ? qllc_const_new(g, C->name, QLLC_ELEM_F32, 1, bd, NULL) : NULL;
+  qllc_value **in3 = qllc_arena_alloc(g->arena, sizeof *in3 * 3);
+  if (!w || (C && !b) || !in3) return -1;
+  const float *sb = B->data;
+  float *dw = w->data;
+  for (int64_t i = 0; i < N; i++)
+    for (int64_t k = 0; k < K; k++)
+      dw[i * K + k] = (float)(alpha * (double)(tb ? sb[i * K + k] : sb[k * N + i]));
+  if (C) {
+    const float *sc = C->data;
+    int bcast = qllc_value_numel(C) == 1;
+    for (int64_t i = 0; i < N; i++) ((float *)b->data)[i] = (float)(beta * (double)sc[bcast ? 0 : i]);
+  }
+  become_fc(g, n, in3, A, w, b);
+  return 1;
+}
+
+/* MatMul whose only user is Add(mm, const) or Add(const, mm). */
+static int matmul_add(qllc_graph *g, qllc_node *n) {
+  qllc_value *x = n->in[0], *B = n->in[1], *y = n->out[0];
+  if (!x || x->rank != 2 || x->elem != QLLC_ELEM_F32 || !is_f32_const(B) || B->rank != 2 || !y || y->rank != 2)
+    return 0;
+  int64_t K = B->dims[0], N = B->dims[1];
+  if (x->dims[1] != K) return 0;
+  if (y->n_uses != 1 || y->is_output) return 0;
+  qllc_node *add;
+  if (qllc_value_users(g, y, &add, 1) != 1 || add->op != QLLC_OP_ADD || add->n_in != 2) return 0;
+  qllc_value *c = add->in[0] == y ? add->in[1] : add->in[0];
+  if (c == y || !is_f32_const(c)) return 0;
+  if (!((c->rank == 1 && c->dims[0] == N) || (c->rank == 2 && c->dims[0] == 1 && c->dims[1] == N))) return 0;
+  qllc_value *z = add->out[0];
+  if (!z || z->rank != 2 || z->dims[0] != y->dims[0] || z->dims[1] != N) return 0;
+  int64_t wd[2] = {N, K}, bd[1] = {N};
+  qllc_value *w = qllc_const_new(g, B->name, QLLC_ELEM_F32, 2, wd, NULL);
+  qllc_value *b = qllc_const_new(g, c->name, QLLC_ELEM_F32, 1, bd, c->data);
+  qllc_value **in3 = qllc_arena_alloc(g->arena, sizeof *in3 * 3);
+  if (!w || !b || !in3) return -1;
+  const float *sb = B->data;
+  float *dw = w->data;
+  for (int64_t i = 0; i < N; i++)
+    for (int64_t k = 0; k < K; k++) dw[i * K + k] = sb[k * N + i];
+  become_fc(g, n, in3, x, w, b);
+  n->out[0] = z;
+  z->producer = n;
+  y->producer = NULL;
+  add->dead = 1;
+  return 1;
+}
+
+qllc_status qllc_pass_gemm_to_fc(qllc_graph *g, qllc_diag *diag) {
+  qllc_graph_recount_uses(g);
+  int changed = 0;
+  for (int i = 0; i < g->n_nodes; i++) {
+    qllc_node *n = g->nodes[i];
+    if (n->dead || n->n_out < 1) continue;
+    int r = 0;
+    if (n->op == QLLC_OP_GEMM)
+      r = gemm(g, n);
+    else if (n->op == QLLC_OP_MATMUL)
+      r = matmul_add(g, n);
+    if (r < 0) return qllc_fail(diag, QLLC_ERR_NOMEM, n->name, "node '%s': out of memory making FC", n->name);
+    changed |= r;
+  }
+  if (changed) qllc_graph_compact(g);
+  return QLLC_OK;
+}
