@@ -43,6 +43,9 @@ qllc_status qllc_bundle_write_header(const qllc_program *p, const qllc_codegen_o
 /* Writes the CONST region as a file (for --weights file), in the layout the program's offsets use. */
 qllc_status qllc_bundle_write_weights(const qllc_program *p, const char *path, qllc_diag *diag);
 
+/* The optimised module's textual LLVM IR (for tests and debugging); *out is malloc'ed, free() it. */
+qllc_status qllc_codegen_ir_text(const qllc_program *p, const qllc_codegen_opts *o, char **out, qllc_diag *diag);
+
 typedef struct qllc_jit_code qllc_jit_code;
 /* Compiles in-process for the host; *entry is callable until qllc_jit_code_free. */
 qllc_status qllc_codegen_jit(const qllc_program *p, const qllc_codegen_opts *o, qllc_jit_code **out,
