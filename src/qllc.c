@@ -106,7 +106,10 @@ static qllc_status graph_for(qllc_model *m, const qllc_options *o, qllc_graph **
   if (!o->dump_after || in_list(o->dump_after, program_passes, COUNT(program_passes))) return QLLC_OK;
   qllc_graph *fresh = NULL;
   st = qllc_onnx_load(m->path, &fresh, diag);
-  if (st == QLLC_OK && strcmp(o->dump_after, "import") == 0) qllc_graph_print(fresh, dump_stream(o));
+  if (st == QLLC_OK && strcmp(o->dump_after, "import") == 0) {
+    fprintf(dump_stream(o), "# after import\n");
+    qllc_graph_print(fresh, dump_stream(o));
+  }
   if (st == QLLC_OK) st = qllc_graph_optimize(fresh, o->dump_after, dump_stream(o), diag);
   if (st != QLLC_OK) {
     if (fresh) qllc_graph_free(fresh);
@@ -125,8 +128,10 @@ static qllc_status lower_graph(qllc_model *m, qllc_graph *g, const qllc_options 
     qllc_diag_set_file(diag, m->path);
     return st;
   }
-  if (o->dump_after && in_list(o->dump_after, program_passes, COUNT(program_passes)))
+  if (o->dump_after && in_list(o->dump_after, program_passes, COUNT(program_passes))) {
+    fprintf(dump_stream(o), "# after %s\n", o->dump_after);
     qllc_program_print(*p, dump_stream(o));
+  }
   return QLLC_OK;
 }
 

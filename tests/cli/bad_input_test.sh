@@ -1,0 +1,95 @@
+#!/bin/bash
+# tests/cli/bad_input_test.sh: bad input gives a non-zero exit, exactly ONE line on stderr of the form
+# `qllc: error: <file>: [node '<node>': ]<message>` naming the right file (and node where there is one),
+# and no partial bundle: every failing compile targets a fresh directory that must not exist afterwards.
+set -u
+: "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
+D=$QLLC_SOURCE_DIR/tests/cli/data
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+# expect_error WANT_RC NEEDLE1 [NEEDLE2 ...] -- qllc-args...  (WANT_RC "nz": any non-zero)
+expect_error() {
+  local want_rc=$1; shift
+  local needles=()
+  while [ "$1" != "--" ]; do needles+=("$1"); shift; done
+  shift
+  "$QLLC" "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
+  local what="qllc $*"
+  if [ "$want_rc" = nz ]; then [ $rc -ne 0 ] || fail "$what: exit 0"; else [ $rc -eq "$want_rc" ] || fail "$what: exit $rc, want $want_rc"; fi
+  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$what: stderr is not one line: [$(cat "$tmp/err")]"
+  grep -q '^qllc: error: ' "$tmp/err" || fail "$what: stderr does not start with 'qllc: error: ': $(cat "$tmp/err")"
+  for n in "${needles[@]}"; do grep -qF -- "$n" "$tmp/err" || fail "$what: stderr lacks '$n': $(cat "$tmp/err")"; done
+  echo "ok: $(cat "$tmp/err")"
+}
+# the directory a failed compile was pointed at must not exist (it was fresh before)
+no_bundle() { [ ! -e "$1" ] || fail "partial bundle left in $1: $(ls -A "$1" | tr '\n' ' ')"; }
+
+# ---- model files ----
+head -c 700 "$D/small.onnx" >"$tmp/truncated.onnx"
+expect_error 1 truncated.onnx -- run "$tmp/truncated.onnx" --input "$D/small_x.npy" --output-dir "$tmp/o1"
+expect_error 1 truncated.onnx -- compile "$tmp/truncated.onnx" -o "$tmp/b_trunc"
+no_bundle "$tmp/b_trunc"
+
+cp "$D/small.onnx" "$tmp/corrupt.onnx"   # overwrite the start (model header and graph tag) with 0xff
+printf '\xff%.0s' $(seq 1 48) | dd of="$tmp/corrupt.onnx" bs=1 seek=0 conv=notrunc status=none
+expect_error 1 corrupt.onnx -- compile "$tmp/corrupt.onnx" -o "$tmp/b_corrupt"
+no_bundle "$tmp/b_corrupt"
+echo "this is not an ONNX model" >"$tmp/text.onnx"
+expect_error 1 text.onnx -- info "$tmp/text.onnx"
+: >"$tmp/empty.onnx"
+expect_error 1 empty.onnx -- info "$tmp/empty.onnx"
+
+expect_error 1 nonexistent.onnx -- run "$tmp/nonexistent.onnx"
+expect_error 1 nonexistent.onnx -- compile "$tmp/nonexistent.onnx" -o "$tmp/b_nonexistent"
+no_bundle "$tmp/b_nonexistent"
+
+expect_error 1 unsupported.onnx "erf_node" "Erf" -- compile "$D/unsupported.onnx" -o "$tmp/b_unsupported"
+no_bundle "$tmp/b_unsupported"
+expect_error 1 unsupported.onnx "erf_node" -- run "$D/unsupported.onnx"
+
+# ---- input files ----
+expect_error 1 small_x_bad_shape.npy "'x'" "1 x 2 x 5 x 5" "1 x 2 x 5 x 4" -- \
+  run "$D/small.onnx" --input "$D/small_x_bad_shape.npy" --output-dir "$tmp/o2"
+expect_error 1 small_x_int32.npy "'x'" "f32" "i32" -- run "$D/small.onnx" --input "x=$D/small_x_int32.npy" --output-dir "$tmp/o3"
+expect_error 1 two_io.onnx "missing input 'b'" -- run "$D/two_io.onnx" --input "a=$D/two_io_a.npy" --output-dir "$tmp/o4"
+expect_error 1 small.onnx "missing input 'x'" -- run "$D/small.onnx" --output-dir "$tmp/o5"
+expect_error 1 small.onnx "'nosuch'" -- run "$D/small.onnx" --input "nosuch=$D/small_x.npy" --output-dir "$tmp/o6"
+expect_error 1 small.onnx "2 input files" -- run "$D/small.onnx" --input "$D/small_x.npy" --input "$D/small_x.npy"
+expect_error 1 missing.npy -- run "$D/small.onnx" --input "$tmp/missing.npy" --output-dir "$tmp/o7"
+head -c 20 "$D/small_x.npy" >"$tmp/cut.npy"
+expect_error 1 cut.npy -- run "$D/small.onnx" --input "$tmp/cut.npy" --output-dir "$tmp/o8"
+for o in o1 o2 o3 o4 o5 o6 o7 o8; do no_bundle "$tmp/$o"; done
+
+# ---- output folder ----
+: >"$tmp/regular_file"
+expect_error 1 "$tmp/regular_file/out" -- compile "$D/small.onnx" -o "$tmp/regular_file/out"
+expect_error 1 "$tmp/a/b/c" -- compile "$D/small.onnx" -o "$tmp/a/b/c"     # only one level is created
+no_bundle "$tmp/a"
+expect_error 1 "$tmp/regular_file" -- compile "$D/small.onnx" -o "$tmp/regular_file"
+[ -s "$tmp/regular_file" ] && fail "compile wrote into a regular file"
+expect_error 1 "regular_file" -- run "$D/small.onnx" --input "$D/small_x.npy" --output-dir "$tmp/regular_file/sub"
+
+# ---- target options ----
+expect_error 2 "--target" "x86_64, aarch64" -- compile "$D/small.onnx" -o "$tmp/b_target" --target sparc
+no_bundle "$tmp/b_target"
+expect_error 1 small.onnx "no-such-cpu" -- compile "$D/small.onnx" -o "$tmp/b_cpu" --cpu no-such-cpu
+no_bundle "$tmp/b_cpu"
+expect_error 1 small.onnx "nosuchfeature" -- compile "$D/small.onnx" -o "$tmp/b_feat" --features +nosuchfeature
+no_bundle "$tmp/b_feat"
+expect_error 1 small.onnx "aarch64" -- run "$D/small.onnx" --input "$D/small_x.npy" --target aarch64 --output-dir "$tmp/o9"
+expect_error 1 small.onnx "bogus_pass" -- info "$D/small.onnx" --dump-after bogus_pass
+expect_error 1 "Bad-Name" -- compile "$D/small.onnx" -o "$tmp/b_name" --name Bad-Name
+no_bundle "$tmp/b_name"
+expect_error 1 small.onnx -- compile "$D/small.onnx" -o "$tmp/b_q" --precision int8
+no_bundle "$tmp/b_q"
+
+# a failing compile into an existing directory leaves its contents alone and adds nothing
+mkdir "$tmp/keep" && echo old >"$tmp/keep/unsupported.h"
+expect_error 1 erf_node -- compile "$D/unsupported.onnx" -o "$tmp/keep"
+[ "$(ls -A "$tmp/keep")" = "unsupported.h" ] && [ "$(cat "$tmp/keep/unsupported.h")" = old ] ||
+  fail "failed compile changed an existing directory: $(ls -A "$tmp/keep" | tr '\n' ' ')"
+
+[ $fails -eq 0 ] && echo "bad_input_test: all passed" || echo "bad_input_test: $fails failed"
+[ $fails -eq 0 ]
