@@ -44,7 +44,7 @@ static const char *const known_kernels[] = {
     "qllc_k_transpose_i16_i16",  "qllc_k_copy2d_i16_i16",     "qllc_k_copy_i16_i16",
     "qllc_k_transpose_i32_i32",  "qllc_k_copy2d_i32_i32",     "qllc_k_copy_i32_i32",
     "qllc_k_pad_f32_f32",        "qllc_k_pad_i8_i8",          "qllc_k_pad_u8_u8",
-    "qllc_k_pad_i16_i16",
+    "qllc_k_pad_i16_i16",        "qllc_k_pad_i32_i32",
 };
 
 #define MAX_ARGS 32
@@ -395,12 +395,12 @@ static qllc_status lower_gemm(ctx *c, const qllc_node *n) {
   return emit(c, n, kname3(c, "gemm", a->elem, bm->elem, y->elem), &av);
 }
 
-/* A fused activation on an op whose kernel has no clamp: y = clip(y) in place. */
-static qllc_status emit_fused_clip(ctx *c, const qllc_node *n, qllc_value *y) {
-  if (n->act == QLLC_ACT_NONE) return QLLC_OK;
+/* A fused activation on an op whose kernel has no clamp (MatMul): the kernel writes a scratch ACT
+ * buffer and a clip kernel writes y from it (kernels take restrict pointers: no in-place calls). */
+static qllc_status emit_fused_clip(ctx *c, const qllc_node *n, qllc_buffer *tmp, qllc_value *y) {
   argv av = {.n = 0};
   a_buf(&av, buf_of(c, y), 0);
-  a_buf(&av, buf_of(c, y), 0);
+  a_buf(&av, tmp, 0);
   a_int(&av, qllc_value_numel(y));
   a_float(&av, n->act_lo);
   a_float(&av, n->act_hi);
@@ -454,8 +454,14 @@ static qllc_status lower_matmul(ctx *c, const qllc_node *n) {
   qllc_buffer *bob = const_i64(c, n, "b_off", (int)batches, bo);
   free(ao);
   free(bo);
+  qllc_buffer *yb = buf_of(c, y);
+  if (n->act != QLLC_ACT_NONE) {
+    char *tn = qllc_arena_printf(c->p->arena, "%s.preact", y->name);
+    yb = tn ? buffer_new(c, tn, QLLC_REGION_ACT, y->elem, qllc_value_bytes(y)) : NULL;
+    if (!yb) return oom(c);
+  }
   argv av = {.n = 0};
-  a_buf(&av, buf_of(c, y), 0);
+  a_buf(&av, yb, 0);
   a_buf(&av, buf_of(c, a), 0);
   a_buf(&av, buf_of(c, b), 0);
   a_int(&av, batches);
@@ -465,7 +471,8 @@ static qllc_status lower_matmul(ctx *c, const qllc_node *n) {
   a_buf(&av, aob, 0);
   a_buf(&av, bob, 0);
   qllc_status st = emit(c, n, kname3(c, "matmul", a->elem, b->elem, y->elem), &av);
-  return st ? st : emit_fused_clip(c, n, y);
+  if (st || n->act == QLLC_ACT_NONE) return st;
+  return emit_fused_clip(c, n, yb, y);
 }
 
 /* Numpy broadcasting for y = a op b, collapsed to the fewest dims (size-1 dims dropped, adjacent dims
@@ -881,6 +888,7 @@ qllc_status qllc_lower(qllc_graph *g, qllc_program **out, qllc_diag *diag) {
   }
   p->graph = g;
   p->arena = arena;
+  qllc_graph_recount_uses(g); /* producers and use counts are what root_of and the views rely on */
   ctx c = {.g = g, .p = p, .diag = diag, .cls = cls};
   qllc_status st = build(&c);
   free(cls);
