@@ -94,7 +94,7 @@ QLLC_INLINE float qm_tanh(float x) {
   q = q * x2 - 17.0f / 315.0f;
   q = q * x2 + 2.0f / 15.0f;
   q = q * x2 - 1.0f / 3.0f;
-  float small = x + x * (x2 * q);
+  float small = qm_copysign(x + x * (x2 * q), x); /* x + (-0 * ..) would turn -0 into +0 */
   float e = qm_exp(a + a);
   float big = qm_copysign(1.0f - 2.0f / (e + 1.0f), x);
   return a < 0.4f ? small : big; /* NaN: a < 0.4 is false, big is NaN */
