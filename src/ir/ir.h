@@ -194,6 +194,17 @@ qllc_status qllc_onnx_load(const char *path, qllc_graph **out, qllc_diag *diag);
  * Reshape's shape). Used by the importer and by passes that make nodes. */
 qllc_status qllc_infer_node(qllc_graph *g, qllc_node *n, qllc_diag *diag);
 
+/* Brings a node's attributes into the one form later stages read (see the table at the top of
+ * src/ir/infer.c): defaults made explicit, auto_pad/ceil_mode resolved into pads, constant operand
+ * inputs (axes, pads, min/max, shape) turned into attributes and dropped. Idempotent; qllc_infer_node
+ * calls it first. */
+qllc_status qllc_normalize_node(qllc_graph *g, qllc_node *n, qllc_diag *diag);
+/* Reads a constant integer value (i64, i32, i16, i8, u8) into out[0..max); returns the element count,
+ * or -1 when v is not a constant integer tensor or has more than max elements. */
+int qllc_value_ints(const qllc_value *v, int64_t *out, int max);
+/* Multidirectional (numpy) broadcast of two shapes; returns the result rank, -1 when incompatible. */
+int qllc_broadcast_shape(int ra, const int64_t *a, int rb, const int64_t *b, int64_t *out);
+
 /* Constant evaluation (src/ir/const_eval.c): when every input n needs is known at compile time
  * (constants, or only the shape of a value with a known shape, as for Shape), computes n's outputs as
  * constants (n->out[i]->data), marks n dead and sets *folded to 1; otherwise *folded = 0 and the graph

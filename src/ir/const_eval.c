@@ -1,0 +1,240 @@
+/* src/ir/const_eval.c: compile-time evaluation of nodes whose inputs are known.
+ *
+ * Exporters wrap Reshape in small integer subgraphs (Shape -> Gather -> Unsqueeze -> Concat -> Reshape)
+ * that only depend on shapes, which qllc knows at compile time. qllc_const_eval computes such a node's
+ * outputs as constants so that the consumer (typically Reshape) sees a constant operand.
+ *
+ * A node folds when:
+ *   - it is Constant (value from its attribute), or
+ *   - it is Shape (the shape of every value is known), or
+ *   - all its present inputs are constants and its op is one of: Gather, Cast, Concat, Unsqueeze,
+ *     Squeeze, Slice, ConstantOfShape, Reshape, Flatten, Identity, Dropout, Add, Sub, Mul, Div,
+ *     Transpose.
+ * The node must have been normalised and inferred (qllc_infer_node) first: the evaluator reads the
+ * normalised attributes and the output shapes. Arithmetic is done in double for f32 and in int64 for
+ * integer kinds (integer Div truncates toward zero, as onnxruntime does).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "ir/ir.h"
+
+static double load_f(const qllc_value *v, int64_t i) {
+  switch (v->elem) {
+  case QLLC_ELEM_F32: return ((const float *)v->data)[i];
+  case QLLC_ELEM_I8: return ((const int8_t *)v->data)[i];
+  case QLLC_ELEM_U8: return ((const uint8_t *)v->data)[i];
+  case QLLC_ELEM_I16: return ((const int16_t *)v->data)[i];
+  case QLLC_ELEM_I32: return ((const int32_t *)v->data)[i];
+  case QLLC_ELEM_I64: return (double)((const int64_t *)v->data)[i];
+  default: return 0;
+  }
+}
+
+static int64_t load_i(const qllc_value *v, int64_t i) {
+  if (v->elem == QLLC_ELEM_F32) return (int64_t)((const float *)v->data)[i];
+  if (v->elem == QLLC_ELEM_I64) return ((const int64_t *)v->data)[i];
+  return (int64_t)load_f(v, i);
+}
+
+static void store(qllc_elem e, void *data, int64_t i, double f, int64_t k) {
+  switch (e) {
+  case QLLC_ELEM_F32: ((float *)data)[i] = (float)f; break;
+  case QLLC_ELEM_I8: ((int8_t *)data)[i] = (int8_t)k; break;
+  case QLLC_ELEM_U8: ((uint8_t *)data)[i] = (uint8_t)k; break;
+  case QLLC_ELEM_I16: ((int16_t *)data)[i] = (int16_t)k; break;
+  case QLLC_ELEM_I32: ((int32_t *)data)[i] = (int32_t)k; break;
+  case QLLC_ELEM_I64: ((int64_t *)data)[i] = k; break;
+  default: break;
+  }
+}
+
+/* Index into `v` (broadcast against the output shape `od` of rank `r`) for output coordinates c. */
+static int64_t bcast_index(const qllc_value *v, int r, const int64_t *c) {
+  int64_t idx = 0;
+  for (int i = 0; i < v->rank; i++) {
+    int oi = r - v->rank + i;
+    idx = idx * v->dims[i] + (v->dims[i] == 1 ? 0 : c[oi]);
+  }
+  return idx;
+}
+
+static void next_coord(int64_t *c, const int64_t *dims, int r) {
+  for (int i = r - 1; i >= 0; i--) {
+    if (++c[i] < dims[i]) return;
+    c[i] = 0;
+  }
+}
+
+qllc_status qllc_const_eval(qllc_graph *g, qllc_node *n, int *folded, qllc_diag *diag) {
+  *folded = 0;
+  if (n->dead || n->n_out < 1 || !n->out[0]) return QLLC_OK;
+  for (int k = 1; k < n->n_out; k++)
+    if (n->out[k] && n->out[k]->n_uses > 0 && !(n->op == QLLC_OP_DROPOUT)) return QLLC_OK;
+  qllc_value *o = n->out[0];
+  if (o->data) return QLLC_OK;
+  switch (n->op) {
+  case QLLC_OP_CONSTANT:
+  case QLLC_OP_SHAPE:
+    break;
+  case QLLC_OP_GATHER: case QLLC_OP_CAST: case QLLC_OP_CONCAT: case QLLC_OP_UNSQUEEZE: case QLLC_OP_SQUEEZE:
+  case QLLC_OP_SLICE: case QLLC_OP_CONSTANT_OF_SHAPE: case QLLC_OP_RESHAPE: case QLLC_OP_FLATTEN:
+  case QLLC_OP_IDENTITY: case QLLC_OP_DROPOUT: case QLLC_OP_ADD: case QLLC_OP_SUB: case QLLC_OP_MUL:
+  case QLLC_OP_DIV: case QLLC_OP_TRANSPOSE:
+    for (int k = 0; k < n->n_in; k++)
+      if (n->in[k] && !n->in[k]->data) return QLLC_OK;
+    if (n->n_in < 1 || !n->in[0]) return QLLC_OK;
+    break;
+  default:
+    return QLLC_OK;
+  }
+  if (o->elem != QLLC_ELEM_F32 && o->elem != QLLC_ELEM_I8 && o->elem != QLLC_ELEM_U8 && o->elem != QLLC_ELEM_I16 &&
+      o->elem != QLLC_ELEM_I32 && o->elem != QLLC_ELEM_I64)
+    return QLLC_OK;
+  int64_t total = qllc_value_numel(o);
+  size_t esz = qllc_elem_size((qllc_elem_kind)o->elem);
+  unsigned char *out = qllc_arena_alloc(g->arena, (size_t)total * esz);
+  if (!out) return qllc_fail(diag, QLLC_ERR_NOMEM, n->name, "out of memory folding node '%s'", n->name);
+  const qllc_value *x = n->n_in > 0 ? n->in[0] : NULL;
+  int64_t c[QLLC_MAX_RANK] = {0};
+
+  switch (n->op) {
+  case QLLC_OP_CONSTANT: {
+    const qllc_attr *a = &n->attrs[0];
+    for (int i = 0; i < n->n_attr; i++)
+      if (strcmp(n->attrs[i].name, "value") == 0 || strncmp(n->attrs[i].name, "value_", 6) == 0) a = &n->attrs[i];
+    switch (a->kind) {
+    case QLLC_ATTR_TENSOR: memcpy(out, a->t->data, (size_t)total * esz); break;
+    case QLLC_ATTR_FLOAT: ((float *)out)[0] = a->f; break;
+    case QLLC_ATTR_INT: ((int64_t *)out)[0] = a->i; break;
+    case QLLC_ATTR_FLOATS: memcpy(out, a->floats, sizeof(float) * (size_t)a->n); break;
+    case QLLC_ATTR_INTS: memcpy(out, a->ints, sizeof(int64_t) * (size_t)a->n); break;
+    default: return QLLC_OK;
+    }
+    break;
+  }
+  case QLLC_OP_SHAPE: {
+    int64_t start = qllc_attr_int(n, "start", 0);
+    for (int64_t i = 0; i < total; i++) ((int64_t *)out)[i] = x->dims[start + i];
+    break;
+  }
+  case QLLC_OP_RESHAPE: case QLLC_OP_FLATTEN: case QLLC_OP_IDENTITY: case QLLC_OP_DROPOUT:
+  case QLLC_OP_SQUEEZE: case QLLC_OP_UNSQUEEZE:
+    memcpy(out, x->data, (size_t)total * esz);
+    break;
+  case QLLC_OP_CAST: {
+    int to_bool = qllc_attr_int(n, "to", 1) == 9;
+    for (int64_t i = 0; i < total; i++) {
+      double f = load_f(x, i);
+      int64_t k = x->elem == QLLC_ELEM_F32 ? (int64_t)f : load_i(x, i);
+      if (to_bool) k = f != 0, f = k;
+      store(o->elem, out, i, f, k);
+    }
+    break;
+  }
+  case QLLC_OP_CONSTANT_OF_SHAPE: {
+    const qllc_attr *a = qllc_node_attr(n, "value");
+    for (int64_t i = 0; i < total; i++) {
+      if (a && a->kind == QLLC_ATTR_TENSOR && a->t->data) memcpy(out + i * esz, a->t->data, esz);
+      else ((float *)out)[i] = 0.0f;
+    }
+    break;
+  }
+  case QLLC_OP_ADD: case QLLC_OP_SUB: case QLLC_OP_MUL: case QLLC_OP_DIV: {
+    const qllc_value *b = n->in[1];
+    int fl = o->elem == QLLC_ELEM_F32;
+    for (int64_t i = 0; i < total; i++, next_coord(c, o->dims, o->rank)) {
+      int64_t ia = bcast_index(x, o->rank, c), ib = bcast_index(b, o->rank, c);
+      if (fl) {
+        double p = load_f(x, ia), q = load_f(b, ib), r;
+        switch (n->op) {
+        case QLLC_OP_ADD: r = (float)p + (float)q; break;
+        case QLLC_OP_SUB: r = (float)p - (float)q; break;
+        case QLLC_OP_MUL: r = (float)p * (float)q; break;
+        default: r = (float)p / (float)q; break;
+        }
+        store(o->elem, out, i, r, 0);
+      } else {
+        int64_t p = load_i(x, ia), q = load_i(b, ib), r;
+        switch (n->op) {
+        case QLLC_OP_ADD: r = p + q; break;
+        case QLLC_OP_SUB: r = p - q; break;
+        case QLLC_OP_MUL: r = p * q; break;
+        default:
+          if (q == 0) return qllc_fail(diag, QLLC_ERR_INVALID, n->name, "node '%s' (Div): integer division by zero", n->name);
+          r = p / q;
+          break;
+        }
+        store(o->elem, out, i, (double)r, r);
+      }
+    }
+    break;
+  }
+  case QLLC_OP_GATHER: {
+    const qllc_value *idx = n->in[1];
+    int64_t axis = qllc_attr_int(n, "axis", 0), outer = 1, inner = 1, ni = qllc_value_numel(idx), d = x->dims[axis];
+    for (int i = 0; i < axis; i++) outer *= x->dims[i];
+    for (int i = (int)axis + 1; i < x->rank; i++) inner *= x->dims[i];
+    unsigned char *p = out;
+    for (int64_t a = 0; a < outer; a++)
+      for (int64_t j = 0; j < ni; j++) {
+        int64_t k = load_i(idx, j);
+        if (k < 0) k += d;
+        if (k < 0 || k >= d)
+          return qllc_fail(diag, QLLC_ERR_INVALID, n->name, "node '%s' (Gather): index %lld out of range [0, %lld)", n->name,
+                           (long long)load_i(idx, j), (long long)d);
+        memcpy(p, (const unsigned char *)x->data + ((a * d + k) * inner) * esz, (size_t)inner * esz);
+        p += inner * esz;
+      }
+    break;
+  }
+  case QLLC_OP_CONCAT: {
+    int64_t axis = qllc_attr_int(n, "axis", 0), outer = 1;
+    for (int i = 0; i < axis; i++) outer *= o->dims[i];
+    unsigned char *p = out;
+    for (int64_t a = 0; a < outer; a++)
+      for (int k = 0; k < n->n_in; k++) {
+        const qllc_value *v = n->in[k];
+        int64_t block = 1;
+        for (int i = (int)axis; i < v->rank; i++) block *= v->dims[i];
+        memcpy(p, (const unsigned char *)v->data + a * block * esz, (size_t)block * esz);
+        p += block * esz;
+      }
+    break;
+  }
+  case QLLC_OP_TRANSPOSE: {
+    const int64_t *perm;
+    int r = qllc_attr_ints(n, "perm", &perm);
+    int64_t stride[QLLC_MAX_RANK];
+    int64_t s = 1;
+    for (int i = x->rank - 1; i >= 0; i--) stride[i] = s, s *= x->dims[i];
+    for (int64_t i = 0; i < total; i++, next_coord(c, o->dims, r)) {
+      int64_t src = 0;
+      for (int k = 0; k < r; k++) src += c[k] * stride[perm[k]];
+      memcpy(out + i * esz, (const unsigned char *)x->data + src * esz, esz);
+    }
+    break;
+  }
+  case QLLC_OP_SLICE: {
+    const int64_t *st, *sp;
+    qllc_attr_ints(n, "q_starts", &st);
+    qllc_attr_ints(n, "q_steps", &sp);
+    int64_t stride[QLLC_MAX_RANK];
+    int64_t s = 1;
+    for (int i = x->rank - 1; i >= 0; i--) stride[i] = s, s *= x->dims[i];
+    for (int64_t i = 0; i < total; i++, next_coord(c, o->dims, o->rank)) {
+      int64_t src = 0;
+      for (int k = 0; k < o->rank; k++) src += (st[k] + c[k] * sp[k]) * stride[k];
+      memcpy(out + i * esz, (const unsigned char *)x->data + src * esz, esz);
+    }
+    break;
+  }
+  default:
+    return QLLC_OK;
+  }
+  o->data = out;
+  o->producer = NULL;
+  n->dead = 1;
+  *folded = 1;
+  return QLLC_OK;
+}

@@ -1,0 +1,813 @@
+/* src/ir/infer.c: attribute normalisation and shape inference, one case per op.
+ *
+ * qllc_normalize_node brings every node into ONE form so that later stages never look at ONNX
+ * defaults, opset differences or optional operand inputs. It is idempotent (running it on a
+ * normalised node changes nothing) and qllc_infer_node runs it first. The normalised forms:
+ *
+ *   Conv         "kernel_shape" [kh, kw], "strides" [sh, sw], "dilations" [dh, dw], "pads"
+ *                [top, left, bottom, right], "group" (default 1). auto_pad (SAME_UPPER, SAME_LOWER,
+ *                VALID) is resolved into pads and removed. 1-D Conv (X rank 3, W rank 3) keeps its
+ *                rank-3 tensors but gets the 2-D attributes with H = 1 (kh = sh = dh = 1, top = bottom
+ *                = 0); its output is rank 3. 3-D Conv is unsupported.
+ *   MaxPool,     same four attributes (dilations only matter for MaxPool). ceil_mode is resolved by
+ *   AveragePool  growing the bottom/right pads so that the floor formula gives the ceil result, the
+ *                amount added is recorded in "ceil_pads" [0, 0, extra_h, extra_w] (an AveragePool with
+ *                count_include_pad = 1 must not count those cells) and ceil_mode is removed.
+ *                AveragePool gets "count_include_pad" (default 0). MaxPool's Indices output and
+ *                storage_order != 0 are unsupported.
+ *   GlobalAveragePool  rank 4 ([N,C,H,W] -> [N,C,1,1]) and rank 3 ([N,C,L] -> [N,C,1]).
+ *   Softmax      "axis" non-negative, "coerce2d": 1 for opset < 13 (input seen as 2-D
+ *                [prod(d[0:axis]), prod(d[axis:])], default axis 1), 0 from opset 13 (one axis,
+ *                default -1).
+ *   Squeeze,     "axes" non-negative and sorted, from the attribute (opset < 13) or the constant second
+ *   Unsqueeze    input, which is then dropped (n_in = 1). Squeeze without axes lists every 1 dim.
+ *                Unsqueeze axes refer to the output rank.
+ *   Clip         "min", "max" floats (absent = -inf / +inf) from attributes (opset < 11) or constant
+ *                inputs 2 and 3, which are dropped. Run-time min/max are unsupported.
+ *   Pad          "pads" (2 * rank, ONNX order: all begins then all ends) and "value" (float), from
+ *                attributes (opset < 11) or constant inputs, which are dropped. Only mode "constant";
+ *                negative pads are unsupported.
+ *   Reshape      "shape": the final dims (0 and -1 resolved, allowzero honoured), from the constant
+ *                second input (dropped) or the attribute (opset < 5). A run-time shape is unsupported.
+ *   Flatten      "axis" non-negative (default 1).
+ *   Concat       "axis" non-negative.
+ *   Transpose    "perm" explicit (default: reversed dims).
+ *   Gemm         "transA", "transB" (0/1), "alpha", "beta" (1.0) explicit. C is unidirectionally
+ *                broadcastable to [M, N].
+ *   BatchNormalization  "epsilon" (default 1e-5); training mode is unsupported. The importer checks
+ *                that outputs 1..4 are unused and drops them.
+ *   Dropout      inference only: ratio/training_mode inputs dropped (training_mode constant true is
+ *                unsupported); the importer drops an unused mask output.
+ *   LeakyRelu    "alpha" (default 0.01).
+ *   Gather       "axis" non-negative. Shape: "start"/"end" (opset 15) resolved to non-negative.
+ *   Binary ops   numpy broadcasting; opset < 7 "broadcast"/"axis" attributes are accepted (and removed)
+ *                only where they mean the same as numpy broadcasting (B aligned with A's trailing dims).
+ *
+ * qllc_infer_node then sets every output's element kind and dims and fails with QLLC_ERR_INVALID,
+ * naming the node, on inconsistent shapes.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/ir.h"
+
+#define FAIL(st, ...) fail_node(diag, st, n, __VA_ARGS__)
+
+static qllc_status fail_node(qllc_diag *diag, qllc_status st, const qllc_node *n, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static qllc_status fail_node(qllc_diag *diag, qllc_status st, const qllc_node *n, const char *fmt, ...) {
+  char msg[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return qllc_fail(diag, st, n->name, "node '%s' (%s): %s", n->name, n->op_type ? n->op_type : qllc_op_name(n->op),
+                   msg);
+}
+
+int qllc_value_ints(const qllc_value *v, int64_t *out, int max) {
+  if (!v || !v->data) return -1;
+  int64_t cnt = qllc_value_numel(v);
+  if (cnt > max) return -1;
+  for (int64_t i = 0; i < cnt; i++) {
+    switch (v->elem) {
+    case QLLC_ELEM_I64: out[i] = ((const int64_t *)v->data)[i]; break;
+    case QLLC_ELEM_I32: out[i] = ((const int32_t *)v->data)[i]; break;
+    case QLLC_ELEM_I16: out[i] = ((const int16_t *)v->data)[i]; break;
+    case QLLC_ELEM_I8: out[i] = ((const int8_t *)v->data)[i]; break;
+    case QLLC_ELEM_U8: out[i] = ((const uint8_t *)v->data)[i]; break;
+    default: return -1;
+    }
+  }
+  return (int)cnt;
+}
+
+static int value_float(const qllc_value *v, float *out) {
+  if (!v || !v->data || qllc_value_numel(v) != 1) return -1;
+  if (v->elem == QLLC_ELEM_F32) {
+    *out = *(const float *)v->data;
+    return 0;
+  }
+  int64_t i;
+  if (qllc_value_ints(v, &i, 1) != 1) return -1;
+  *out = (float)i;
+  return 0;
+}
+
+int qllc_broadcast_shape(int ra, const int64_t *a, int rb, const int64_t *b, int64_t *out) {
+  int r = ra > rb ? ra : rb;
+  if (r > QLLC_MAX_RANK) return -1;
+  for (int i = 0; i < r; i++) {
+    int64_t da = i - (r - ra) >= 0 ? a[i - (r - ra)] : 1;
+    int64_t db = i - (r - rb) >= 0 ? b[i - (r - rb)] : 1;
+    if (da != db && da != 1 && db != 1) return -1;
+    out[i] = da == 1 ? db : da;
+  }
+  return r;
+}
+
+static void shape_str(const qllc_value *v, char *buf, size_t size) { qllc_type_str(v, buf, size); }
+
+static void set_out(qllc_node *n, int k, qllc_elem elem, int rank, const int64_t *dims) {
+  qllc_value *o = n->out[k];
+  if (!o) return;
+  o->elem = elem;
+  o->rank = rank;
+  for (int i = 0; i < rank; i++) o->dims[i] = dims[i];
+}
+
+static int norm_axis(int64_t axis, int rank, int64_t *out) {
+  if (axis < -rank || axis >= rank) return -1;
+  *out = axis < 0 ? axis + rank : axis;
+  return 0;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Drops inputs from index k on (the optional operand inputs turned into attributes). */
+static void drop_inputs_from(qllc_node *n, int k) {
+  if (n->n_in > k) n->n_in = k;
+}
+
+/* ---- normalisation ---------------------------------------------------------------------------- */
+
+static qllc_status norm_spatial(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
+  const qllc_value *x = n->in[0];
+  int is_conv = n->op == QLLC_OP_CONV;
+  if (x->rank != 3 && x->rank != 4) {
+    if (x->rank == 5) return FAIL(QLLC_ERR_UNSUPPORTED, "3-D convolution and pooling are not supported");
+    return FAIL(QLLC_ERR_INVALID, "input must have rank 3 or 4, has rank %d", x->rank);
+  }
+  int sp = x->rank - 2; /* spatial dims: 1 or 2 */
+  const int64_t *a;
+  int64_t k[2], s[2] = {1, 1}, d[2] = {1, 1}, p[4] = {0, 0, 0, 0}, cp[4] = {0, 0, 0, 0};
+  int already = qllc_node_attr(n, "auto_pad") == NULL && qllc_node_attr(n, "ceil_mode") == NULL &&
+                qllc_attr_ints(n, "pads", &a) == 4 && qllc_attr_ints(n, "kernel_shape", &a) == 2;
+  int cnt = qllc_attr_ints(n, "kernel_shape", &a);
+  if (already) {
+    /* normalised before: only check and fill absent defaults */
+    if (qllc_attr_ints(n, "strides", &a) != 2) qllc_node_set_attr_ints(g, n, "strides", 2, s);
+    if (qllc_attr_ints(n, "dilations", &a) != 2) qllc_node_set_attr_ints(g, n, "dilations", 2, d);
+    if (is_conv && !qllc_node_attr(n, "group")) qllc_node_set_attr_int(g, n, "group", 1);
+    return QLLC_OK;
+  }
+  /* kernel */
+  if (cnt == 0 && is_conv && n->n_in > 1 && n->in[1] && n->in[1]->rank == x->rank) {
+    for (int i = 0; i < sp; i++) k[2 - sp + i] = n->in[1]->dims[2 + i];
+  } else if (cnt == sp) {
+    for (int i = 0; i < sp; i++) k[2 - sp + i] = a[i];
+  } else {
+    return FAIL(QLLC_ERR_INVALID, "kernel_shape has %d entries for %d spatial dims", cnt, sp);
+  }
+  if (sp == 1) k[0] = 1;
+  cnt = qllc_attr_ints(n, "strides", &a);
+  if (cnt && cnt != sp) return FAIL(QLLC_ERR_INVALID, "strides has %d entries for %d spatial dims", cnt, sp);
+  for (int i = 0; i < cnt; i++) s[2 - sp + i] = a[i];
+  cnt = qllc_attr_ints(n, "dilations", &a);
+  if (cnt && cnt != sp) return FAIL(QLLC_ERR_INVALID, "dilations has %d entries for %d spatial dims", cnt, sp);
+  for (int i = 0; i < cnt; i++) d[2 - sp + i] = a[i];
+  cnt = qllc_attr_ints(n, "pads", &a);
+  if (cnt && cnt != 2 * sp) return FAIL(QLLC_ERR_INVALID, "pads has %d entries for %d spatial dims", cnt, sp);
+  for (int i = 0; i < sp; i++) {
+    if (cnt) {
+      p[2 - sp + i] = a[i];
+      p[4 - sp + i] = a[sp + i];
+    }
+  }
+  for (int i = 0; i < 2; i++) {
+    if (k[i] <= 0 || s[i] <= 0 || d[i] <= 0)
+      return FAIL(QLLC_ERR_INVALID, "kernel_shape, strides and dilations must be positive");
+  }
+  for (int i = 0; i < 4; i++)
+    if (p[i] < 0) return FAIL(QLLC_ERR_UNSUPPORTED, "negative pads are not supported");
+  const char *auto_pad = qllc_attr_string(n, "auto_pad", "NOTSET");
+  int64_t in[2] = {sp == 1 ? 1 : x->dims[2], x->dims[x->rank - 1]};
+  if (!strcmp(auto_pad, "SAME_UPPER") || !strcmp(auto_pad, "SAME_LOWER")) {
+    for (int i = 0; i < 2; i++) {
+      int64_t out = (in[i] + s[i] - 1) / s[i];
+      int64_t total = (out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in[i];
+      if (total < 0) total = 0;
+      int64_t small = total / 2, big = total - small;
+      p[i] = !strcmp(auto_pad, "SAME_UPPER") ? small : big;
+      p[i + 2] = total - p[i];
+    }
+  } else if (!strcmp(auto_pad, "VALID")) {
+    memset(p, 0, sizeof p);
+  } else if (strcmp(auto_pad, "NOTSET") && auto_pad[0]) {
+    return FAIL(QLLC_ERR_INVALID, "unknown auto_pad '%s'", auto_pad);
+  }
+  if (qllc_attr_int(n, "ceil_mode", 0)) {
+    for (int i = 0; i < 2; i++) {
+      int64_t ek = (k[i] - 1) * d[i] + 1;
+      int64_t span = in[i] + p[i] + p[i + 2] - ek;
+      if (span < 0) continue;
+      int64_t out = (span + s[i] - 1) / s[i] + 1;
+      /* the last window must start inside the input or the begin padding (ONNX/PyTorch rule) */
+      if ((out - 1) * s[i] >= in[i] + p[i]) out--;
+      int64_t extra = (out - 1) * s[i] + ek - (in[i] + p[i] + p[i + 2]);
+      if (extra > 0) {
+        p[i + 2] += extra;
+        cp[i + 2] = extra;
+      }
+    }
+    qllc_node_set_attr_ints(g, n, "ceil_pads", 4, cp);
+  }
+  qllc_node_remove_attr(n, "auto_pad");
+  qllc_node_remove_attr(n, "ceil_mode");
+  if (n->op == QLLC_OP_MAXPOOL && qllc_attr_int(n, "storage_order", 0) != 0)
+    return FAIL(QLLC_ERR_UNSUPPORTED, "storage_order other than 0 is not supported");
+  qllc_node_remove_attr(n, "storage_order");
+  qllc_node_set_attr_ints(g, n, "kernel_shape", 2, k);
+  qllc_node_set_attr_ints(g, n, "strides", 2, s);
+  qllc_node_set_attr_ints(g, n, "dilations", 2, d);
+  qllc_node_set_attr_ints(g, n, "pads", 4, p);
+  if (is_conv) qllc_node_set_attr_int(g, n, "group", qllc_attr_int(n, "group", 1));
+  if (n->op == QLLC_OP_AVGPOOL)
+    qllc_node_set_attr_int(g, n, "count_include_pad", qllc_attr_int(n, "count_include_pad", 0));
+  return QLLC_OK;
+}
+
+/* Reads axes from the attribute or the constant input 1 (dropping it); normalises against `rank`. */
+static qllc_status norm_axes(qllc_graph *g, qllc_node *n, int rank, int *count, int64_t *axes, qllc_diag *diag) {
+  const int64_t *a;
+  int cnt = qllc_attr_ints(n, "axes", &a);
+  int have = qllc_node_attr(n, "axes") != NULL;
+  if (have) memcpy(axes, a, sizeof *a * (size_t)cnt);
+  if (n->n_in > 1 && n->in[1]) {
+    cnt = qllc_value_ints(n->in[1], axes, QLLC_MAX_RANK);
+    if (cnt < 0) return FAIL(QLLC_ERR_UNSUPPORTED, "axes computed at run time ('%s') are not supported", n->in[1]->name);
+    have = 1;
+  }
+  drop_inputs_from(n, 1);
+  if (!have) {
+    *count = -1;
+    return QLLC_OK;
+  }
+  for (int i = 0; i < cnt; i++)
+    if (norm_axis(axes[i], rank, &axes[i])) return FAIL(QLLC_ERR_INVALID, "axis %lld out of range for rank %d", (long long)axes[i], rank);
+  qsort(axes, (size_t)cnt, sizeof *axes, cmp_i64);
+  for (int i = 1; i < cnt; i++)
+    if (axes[i] == axes[i - 1]) return FAIL(QLLC_ERR_INVALID, "axis %lld repeated", (long long)axes[i]);
+  *count = cnt;
+  qllc_node_set_attr_ints(g, n, "axes", cnt, axes);
+  return QLLC_OK;
+}
+
+qllc_status qllc_normalize_node(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
+  qllc_status st;
+  const qllc_value *x = n->n_in > 0 ? n->in[0] : NULL;
+  switch (n->op) {
+  case QLLC_OP_CONV:
+  case QLLC_OP_MAXPOOL:
+  case QLLC_OP_AVGPOOL:
+    return norm_spatial(g, n, diag);
+  case QLLC_OP_SOFTMAX:
+    if (!qllc_node_attr(n, "coerce2d")) {
+      int coerce = g->opset < 13;
+      int64_t axis;
+      if (norm_axis(qllc_attr_int(n, "axis", coerce ? 1 : -1), x->rank, &axis))
+        return FAIL(QLLC_ERR_INVALID, "axis out of range for rank %d", x->rank);
+      qllc_node_set_attr_int(g, n, "axis", axis);
+      qllc_node_set_attr_int(g, n, "coerce2d", coerce);
+    }
+    return QLLC_OK;
+  case QLLC_OP_SQUEEZE: {
+    int cnt;
+    int64_t axes[QLLC_MAX_RANK];
+    if ((st = norm_axes(g, n, x->rank, &cnt, axes, diag))) return st;
+    if (cnt < 0) {
+      cnt = 0;
+      for (int i = 0; i < x->rank; i++)
+        if (x->dims[i] == 1) axes[cnt++] = i;
+      qllc_node_set_attr_ints(g, n, "axes", cnt, axes);
+    }
+    return QLLC_OK;
+  }
+  case QLLC_OP_UNSQUEEZE: {
+    const int64_t *a;
+    int cnt = qllc_attr_ints(n, "axes", &a);
+    if (n->n_in > 1 && n->in[1]) cnt = (int)qllc_value_numel(n->in[1]);
+    int cnt2;
+    int64_t axes[QLLC_MAX_RANK];
+    if (x->rank + cnt > QLLC_MAX_RANK) return FAIL(QLLC_ERR_UNSUPPORTED, "result rank above %d", QLLC_MAX_RANK);
+    if ((st = norm_axes(g, n, x->rank + cnt, &cnt2, axes, diag))) return st;
+    if (cnt2 < 0) return FAIL(QLLC_ERR_INVALID, "Unsqueeze needs axes");
+    return QLLC_OK;
+  }
+  case QLLC_OP_CLIP: {
+    float lo = qllc_attr_float(n, "min", -INFINITY), hi = qllc_attr_float(n, "max", INFINITY);
+    for (int k = 1; k < 3 && k < n->n_in; k++) {
+      if (!n->in[k]) continue;
+      float v;
+      if (value_float(n->in[k], &v))
+        return FAIL(QLLC_ERR_UNSUPPORTED, "Clip %s computed at run time ('%s') is not supported", k == 1 ? "min" : "max",
+                    n->in[k]->name);
+      if (k == 1) lo = v;
+      else hi = v;
+    }
+    drop_inputs_from(n, 1);
+    qllc_node_set_attr_float(g, n, "min", lo);
+    qllc_node_set_attr_float(g, n, "max", hi);
+    return QLLC_OK;
+  }
+  case QLLC_OP_PAD: {
+    const char *mode = qllc_attr_string(n, "mode", "constant");
+    if (strcmp(mode, "constant"))
+      return FAIL(QLLC_ERR_UNSUPPORTED, "Pad mode '%s' is not supported (only 'constant')", mode);
+    int64_t pads[2 * QLLC_MAX_RANK];
+    const int64_t *a;
+    int cnt = qllc_attr_ints(n, "pads", &a);
+    if (cnt) memcpy(pads, a, sizeof *a * (size_t)cnt);
+    float value = qllc_attr_float(n, "value", 0.0f);
+    if (n->n_in > 1 && n->in[1]) {
+      cnt = qllc_value_ints(n->in[1], pads, 2 * QLLC_MAX_RANK);
+      if (cnt < 0) return FAIL(QLLC_ERR_UNSUPPORTED, "pads computed at run time ('%s') are not supported", n->in[1]->name);
+    }
+    if (n->n_in > 2 && n->in[2] && value_float(n->in[2], &value))
+      return FAIL(QLLC_ERR_UNSUPPORTED, "constant_value computed at run time is not supported");
+    if (n->n_in > 3 && n->in[3]) return FAIL(QLLC_ERR_UNSUPPORTED, "Pad with an axes input is not supported");
+    if (cnt != 2 * x->rank) return FAIL(QLLC_ERR_INVALID, "pads has %d entries for rank %d", cnt, x->rank);
+    for (int i = 0; i < cnt; i++)
+      if (pads[i] < 0) return FAIL(QLLC_ERR_UNSUPPORTED, "negative pads (cropping) are not supported");
+    drop_inputs_from(n, 1);
+    qllc_node_set_attr_ints(g, n, "pads", cnt, pads);
+    qllc_node_set_attr_float(g, n, "value", value);
+    return QLLC_OK;
+  }
+  case QLLC_OP_RESHAPE: {
+    int64_t shape[QLLC_MAX_RANK + 1];
+    const int64_t *a;
+    int cnt;
+    if (n->n_in > 1 && n->in[1]) {
+      cnt = qllc_value_ints(n->in[1], shape, QLLC_MAX_RANK + 1);
+      if (cnt < 0)
+        return FAIL(QLLC_ERR_UNSUPPORTED, "the target shape '%s' is computed at run time; qllc needs it constant",
+                    n->in[1]->name);
+    } else {
+      cnt = qllc_attr_ints(n, "shape", &a);
+      if (!qllc_node_attr(n, "shape")) return FAIL(QLLC_ERR_INVALID, "Reshape without a shape");
+      memcpy(shape, a, sizeof *a * (size_t)cnt);
+    }
+    if (cnt > QLLC_MAX_RANK) return FAIL(QLLC_ERR_UNSUPPORTED, "rank %d above %d", cnt, QLLC_MAX_RANK);
+    int allowzero = (int)qllc_attr_int(n, "allowzero", 0);
+    int64_t known = 1, infer_at = -1, total = qllc_value_numel(x);
+    for (int i = 0; i < cnt; i++) {
+      if (shape[i] == 0 && !allowzero) {
+        if (i >= x->rank) return FAIL(QLLC_ERR_INVALID, "shape[%d] = 0 but the input has rank %d", i, x->rank);
+        shape[i] = x->dims[i];
+      }
+      if (shape[i] == -1) {
+        if (infer_at >= 0) return FAIL(QLLC_ERR_INVALID, "more than one -1 in the target shape");
+        infer_at = i;
+      } else if (shape[i] < 0) {
+        return FAIL(QLLC_ERR_INVALID, "negative dim %lld in the target shape", (long long)shape[i]);
+      } else {
+        known *= shape[i];
+      }
+    }
+    if (infer_at >= 0) {
+      if (known == 0 || total % known) return FAIL(QLLC_ERR_INVALID, "cannot infer the -1 dim: %lld elements into %lld-sized blocks",
+                                                   (long long)total, (long long)known);
+      shape[infer_at] = total / known;
+      known *= shape[infer_at];
+    }
+    if (known != total)
+      return FAIL(QLLC_ERR_INVALID, "cannot reshape %lld elements into %lld", (long long)total, (long long)known);
+    drop_inputs_from(n, 1);
+    qllc_node_remove_attr(n, "allowzero");
+    qllc_node_set_attr_ints(g, n, "shape", cnt, shape);
+    return QLLC_OK;
+  }
+  case QLLC_OP_FLATTEN: {
+    int64_t axis = qllc_attr_int(n, "axis", 1);
+    if (axis < -x->rank || axis > x->rank) return FAIL(QLLC_ERR_INVALID, "axis %lld out of range", (long long)axis);
+    qllc_node_set_attr_int(g, n, "axis", axis < 0 ? axis + x->rank : axis);
+    return QLLC_OK;
+  }
+  case QLLC_OP_CONCAT: {
+    int64_t axis;
+    if (!qllc_node_attr(n, "axis")) return FAIL(QLLC_ERR_INVALID, "Concat needs an axis");
+    if (norm_axis(qllc_attr_int(n, "axis", 0), x->rank, &axis)) return FAIL(QLLC_ERR_INVALID, "axis out of range");
+    qllc_node_set_attr_int(g, n, "axis", axis);
+    return QLLC_OK;
+  }
+  case QLLC_OP_GATHER: {
+    int64_t axis;
+    if (norm_axis(qllc_attr_int(n, "axis", 0), x->rank, &axis)) return FAIL(QLLC_ERR_INVALID, "axis out of range");
+    qllc_node_set_attr_int(g, n, "axis", axis);
+    return QLLC_OK;
+  }
+  case QLLC_OP_TRANSPOSE: {
+    const int64_t *a;
+    int cnt = qllc_attr_ints(n, "perm", &a);
+    int64_t perm[QLLC_MAX_RANK];
+    int seen[QLLC_MAX_RANK] = {0};
+    if (!qllc_node_attr(n, "perm")) {
+      cnt = x->rank;
+      for (int i = 0; i < cnt; i++) perm[i] = cnt - 1 - i;
+    } else {
+      if (cnt != x->rank) return FAIL(QLLC_ERR_INVALID, "perm has %d entries for rank %d", cnt, x->rank);
+      for (int i = 0; i < cnt; i++) {
+        if (norm_axis(a[i], cnt, &perm[i]) || seen[perm[i]]++) return FAIL(QLLC_ERR_INVALID, "perm is not a permutation");
+      }
+    }
+    qllc_node_set_attr_ints(g, n, "perm", cnt, perm);
+    return QLLC_OK;
+  }
+  case QLLC_OP_GEMM:
+    qllc_node_set_attr_int(g, n, "transA", qllc_attr_int(n, "transA", 0) != 0);
+    qllc_node_set_attr_int(g, n, "transB", qllc_attr_int(n, "transB", 0) != 0);
+    qllc_node_set_attr_float(g, n, "alpha", qllc_attr_float(n, "alpha", 1.0f));
+    qllc_node_set_attr_float(g, n, "beta", qllc_attr_float(n, "beta", 1.0f));
+    qllc_node_remove_attr(n, "broadcast");
+    return QLLC_OK;
+  case QLLC_OP_BATCHNORM:
+    if (qllc_attr_int(n, "training_mode", 0)) return FAIL(QLLC_ERR_UNSUPPORTED, "training mode is not supported");
+    if (qllc_attr_int(n, "spatial", 1) == 0) return FAIL(QLLC_ERR_UNSUPPORTED, "spatial = 0 (opset < 9) is not supported");
+    qllc_node_set_attr_float(g, n, "epsilon", qllc_attr_float(n, "epsilon", 1e-5f));
+    qllc_node_remove_attr(n, "momentum");
+    qllc_node_remove_attr(n, "spatial");
+    qllc_node_remove_attr(n, "is_test");
+    return QLLC_OK;
+  case QLLC_OP_DROPOUT:
+    if (n->n_in > 2 && n->in[2]) {
+      int64_t t;
+      if (qllc_value_ints(n->in[2], &t, 1) != 1) return FAIL(QLLC_ERR_UNSUPPORTED, "run-time training_mode is not supported");
+      if (t) return FAIL(QLLC_ERR_UNSUPPORTED, "training mode is not supported");
+    }
+    drop_inputs_from(n, 1);
+    qllc_node_remove_attr(n, "ratio");
+    qllc_node_remove_attr(n, "seed");
+    qllc_node_remove_attr(n, "is_test");
+    return QLLC_OK;
+  case QLLC_OP_LEAKY_RELU:
+    qllc_node_set_attr_float(g, n, "alpha", qllc_attr_float(n, "alpha", 0.01f));
+    return QLLC_OK;
+  case QLLC_OP_ADD:
+  case QLLC_OP_SUB:
+  case QLLC_OP_MUL:
+  case QLLC_OP_DIV:
+    if (qllc_attr_int(n, "broadcast", 0) || qllc_node_attr(n, "axis")) {
+      /* opset < 7: B is broadcast onto A, aligned at `axis` (default: trailing). That is numpy
+       * broadcasting exactly when B is aligned with A's trailing dims. */
+      const qllc_value *b = n->in[1];
+      int64_t axis = qllc_attr_int(n, "axis", x->rank - b->rank);
+      if (axis < 0) axis += x->rank;
+      if (b->rank > x->rank || axis != x->rank - b->rank)
+        return FAIL(QLLC_ERR_UNSUPPORTED, "legacy (opset < 7) broadcast with axis %lld is not supported", (long long)axis);
+      qllc_node_remove_attr(n, "broadcast");
+      qllc_node_remove_attr(n, "axis");
+    }
+    return QLLC_OK;
+  case QLLC_OP_SHAPE: {
+    int64_t start = qllc_attr_int(n, "start", 0), end = qllc_attr_int(n, "end", x->rank);
+    if (start < 0) start += x->rank;
+    if (end < 0) end += x->rank;
+    start = start < 0 ? 0 : start > x->rank ? x->rank : start;
+    end = end < 0 ? 0 : end > x->rank ? x->rank : end;
+    if (end < start) end = start;
+    qllc_node_set_attr_int(g, n, "start", start);
+    qllc_node_set_attr_int(g, n, "end", end);
+    return QLLC_OK;
+  }
+  default:
+    return QLLC_OK;
+  }
+}
+
+/* ---- inference -------------------------------------------------------------------------------- */
+
+static qllc_elem onnx_cast_elem(int64_t to, int *ok) {
+  *ok = 1;
+  switch (to) {
+  case 1: return QLLC_ELEM_F32;
+  case 11: return QLLC_ELEM_F32; /* double computed in float */
+  case 2: return QLLC_ELEM_U8;
+  case 9: return QLLC_ELEM_U8; /* bool */
+  case 3: return QLLC_ELEM_I8;
+  case 5: return QLLC_ELEM_I16;
+  case 6: return QLLC_ELEM_I32;
+  case 7: return QLLC_ELEM_I64;
+  default: *ok = 0; return QLLC_ELEM_F32;
+  }
+}
+
+static qllc_status infer_spatial(qllc_node *n, qllc_diag *diag) {
+  const qllc_value *x = n->in[0];
+  const int64_t *k, *s, *d, *p;
+  qllc_attr_ints(n, "kernel_shape", &k);
+  qllc_attr_ints(n, "strides", &s);
+  qllc_attr_ints(n, "dilations", &d);
+  qllc_attr_ints(n, "pads", &p);
+  int64_t in[2] = {x->rank == 3 ? 1 : x->dims[2], x->dims[x->rank - 1]}, out[2];
+  for (int i = 0; i < 2; i++) {
+    int64_t ek = (k[i] - 1) * (n->op == QLLC_OP_AVGPOOL ? 1 : d[i]) + 1;
+    int64_t span = in[i] + p[i] + p[i + 2] - ek;
+    if (span < 0) return FAIL(QLLC_ERR_INVALID, "kernel (%lld) larger than the padded input (%lld)", (long long)ek,
+                              (long long)(in[i] + p[i] + p[i + 2]));
+    out[i] = span / s[i] + 1;
+  }
+  int64_t dims[4] = {x->dims[0], x->dims[1], out[0], out[1]};
+  if (n->op == QLLC_OP_CONV) {
+    const qllc_value *w = n->in[1];
+    int64_t group = qllc_attr_int(n, "group", 1);
+    char tx[128], tw[128];
+    if (w->rank != x->rank) {
+      shape_str(x, tx, sizeof tx), shape_str(w, tw, sizeof tw);
+      return FAIL(QLLC_ERR_INVALID, "weight %s does not match input %s", tw, tx);
+    }
+    if (group <= 0 || x->dims[1] != w->dims[1] * group || w->dims[0] % group) {
+      shape_str(x, tx, sizeof tx), shape_str(w, tw, sizeof tw);
+      return FAIL(QLLC_ERR_INVALID, "input channels %lld do not match weight %s with group %lld (input %s)",
+                  (long long)x->dims[1], tw, (long long)group, tx);
+    }
+    for (int i = 0; i < x->rank - 2; i++)
+      if (w->dims[2 + i] != k[2 - (x->rank - 2) + i]) return FAIL(QLLC_ERR_INVALID, "kernel_shape does not match the weight");
+    if (n->n_in > 2 && n->in[2] && (qllc_value_numel(n->in[2]) != w->dims[0] || n->in[2]->rank != 1))
+      return FAIL(QLLC_ERR_INVALID, "bias has %lld elements for %lld output channels", (long long)qllc_value_numel(n->in[2]),
+                  (long long)w->dims[0]);
+    dims[1] = w->dims[0];
+  }
+  if (x->rank == 3) {
+    dims[2] = dims[3];
+    set_out(n, 0, x->elem, 3, dims);
+  } else {
+    set_out(n, 0, x->elem, 4, dims);
+  }
+  return QLLC_OK;
+}
+
+static qllc_status infer_matmul(qllc_node *n, qllc_diag *diag) {
+  const qllc_value *a = n->in[0], *b = n->in[1];
+  if (a->rank < 1 || b->rank < 1) return FAIL(QLLC_ERR_INVALID, "MatMul operands must have rank >= 1");
+  int64_t ad[QLLC_MAX_RANK + 1], bd[QLLC_MAX_RANK + 1];
+  int ra = a->rank, rb = b->rank;
+  memcpy(ad, a->dims, sizeof a->dims);
+  memcpy(bd, b->dims, sizeof b->dims);
+  if (ra == 1) ad[1] = ad[0], ad[0] = 1, ra = 2;
+  if (rb == 1) bd[1] = 1, rb = 2;
+  if (ad[ra - 1] != bd[rb - 2]) {
+    char ta[128], tb[128];
+    return FAIL(QLLC_ERR_INVALID, "inner dimensions differ: %s x %s", qllc_type_str(a, ta, sizeof ta), qllc_type_str(b, tb, sizeof tb));
+  }
+  int64_t batch[QLLC_MAX_RANK], dims[QLLC_MAX_RANK + 2];
+  int rbatch = qllc_broadcast_shape(ra - 2, ad, rb - 2, bd, batch);
+  if (rbatch < 0) return FAIL(QLLC_ERR_INVALID, "batch dimensions do not broadcast");
+  int r = 0;
+  for (int i = 0; i < rbatch; i++) dims[r++] = batch[i];
+  if (a->rank > 1) dims[r++] = ad[ra - 2];
+  if (b->rank > 1) dims[r++] = bd[rb - 1];
+  if (r > QLLC_MAX_RANK) return FAIL(QLLC_ERR_UNSUPPORTED, "rank above %d", QLLC_MAX_RANK);
+  set_out(n, 0, a->elem, r, dims);
+  return QLLC_OK;
+}
+
+qllc_status qllc_infer_node(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
+  qllc_status st;
+  for (int k = 0; k < n->n_in; k++)
+    if (!n->in[k] && k == 0 && n->op != QLLC_OP_CONSTANT) return FAIL(QLLC_ERR_INVALID, "input 0 is missing");
+  if ((st = qllc_normalize_node(g, n, diag))) return st;
+  const qllc_value *x = n->n_in > 0 ? n->in[0] : NULL;
+  int64_t dims[QLLC_MAX_RANK];
+  char t1[160], t2[160];
+  switch (n->op) {
+  case QLLC_OP_CONV:
+  case QLLC_OP_MAXPOOL:
+  case QLLC_OP_AVGPOOL:
+    return infer_spatial(n, diag);
+  case QLLC_OP_GLOBAL_AVGPOOL:
+    if (x->rank != 3 && x->rank != 4) return FAIL(QLLC_ERR_UNSUPPORTED, "input of rank %d (only 3 and 4)", x->rank);
+    memcpy(dims, x->dims, sizeof dims);
+    for (int i = 2; i < x->rank; i++) dims[i] = 1;
+    set_out(n, 0, x->elem, x->rank, dims);
+    return QLLC_OK;
+  case QLLC_OP_GEMM: {
+    const qllc_value *a = n->in[0], *b = n->in[1];
+    if (a->rank != 2 || b->rank != 2) return FAIL(QLLC_ERR_INVALID, "A and B must be 2-D (are %s, %s)",
+                                                  qllc_type_str(a, t1, sizeof t1), qllc_type_str(b, t2, sizeof t2));
+    int ta = (int)qllc_attr_int(n, "transA", 0), tb = (int)qllc_attr_int(n, "transB", 0);
+    int64_t m = a->dims[ta ? 1 : 0], ka = a->dims[ta ? 0 : 1], kb = b->dims[tb ? 1 : 0], nn = b->dims[tb ? 0 : 1];
+    if (ka != kb) return FAIL(QLLC_ERR_INVALID, "K differs: A %s (transA=%d), B %s (transB=%d)",
+                              qllc_type_str(a, t1, sizeof t1), ta, qllc_type_str(b, t2, sizeof t2), tb);
+    dims[0] = m, dims[1] = nn;
+    if (n->n_in > 2 && n->in[2]) {
+      int64_t bc[QLLC_MAX_RANK];
+      const qllc_value *c = n->in[2];
+      if (c->rank > 2 || qllc_broadcast_shape(2, dims, c->rank, c->dims, bc) != 2 || bc[0] != m || bc[1] != nn)
+        return FAIL(QLLC_ERR_INVALID, "C %s does not broadcast to [%lld, %lld]", qllc_type_str(c, t1, sizeof t1),
+                    (long long)m, (long long)nn);
+    }
+    set_out(n, 0, a->elem, 2, dims);
+    return QLLC_OK;
+  }
+  case QLLC_OP_FC: {
+    const qllc_value *w = n->in[1];
+    if (x->rank != 2 || w->rank != 2 || x->dims[1] != w->dims[1])
+      return FAIL(QLLC_ERR_INVALID, "x %s and W %s do not match", qllc_type_str(x, t1, sizeof t1), qllc_type_str(w, t2, sizeof t2));
+    dims[0] = x->dims[0], dims[1] = w->dims[0];
+    set_out(n, 0, x->elem, 2, dims);
+    return QLLC_OK;
+  }
+  case QLLC_OP_MATMUL:
+    return infer_matmul(n, diag);
+  case QLLC_OP_ADD:
+  case QLLC_OP_SUB:
+  case QLLC_OP_MUL:
+  case QLLC_OP_DIV: {
+    const qllc_value *b = n->in[1];
+    int r = qllc_broadcast_shape(x->rank, x->dims, b->rank, b->dims, dims);
+    if (r < 0) return FAIL(QLLC_ERR_INVALID, "shapes %s and %s do not broadcast", qllc_type_str(x, t1, sizeof t1),
+                           qllc_type_str(b, t2, sizeof t2));
+    set_out(n, 0, x->elem, r, dims);
+    return QLLC_OK;
+  }
+  case QLLC_OP_RELU:
+  case QLLC_OP_LEAKY_RELU:
+  case QLLC_OP_CLIP:
+  case QLLC_OP_SIGMOID:
+  case QLLC_OP_TANH:
+  case QLLC_OP_IDENTITY:
+  case QLLC_OP_DROPOUT:
+  case QLLC_OP_SOFTMAX:
+    set_out(n, 0, x->elem, x->rank, x->dims);
+    if (n->op == QLLC_OP_DROPOUT && n->n_out > 1) set_out(n, 1, QLLC_ELEM_U8, x->rank, x->dims);
+    return QLLC_OK;
+  case QLLC_OP_CHANNEL_AFFINE:
+    if (x->rank < 2) return FAIL(QLLC_ERR_INVALID, "input must have a channel dimension");
+    set_out(n, 0, x->elem, x->rank, x->dims);
+    return QLLC_OK;
+  case QLLC_OP_BATCHNORM:
+    if (x->rank < 2) return FAIL(QLLC_ERR_INVALID, "input must have a channel dimension");
+    for (int k = 1; k < 5; k++)
+      if (!n->in[k] || qllc_value_numel(n->in[k]) != x->dims[1])
+        return FAIL(QLLC_ERR_INVALID, "parameter %d has %lld elements for %lld channels", k,
+                    n->in[k] ? (long long)qllc_value_numel(n->in[k]) : 0LL, (long long)x->dims[1]);
+    set_out(n, 0, x->elem, x->rank, x->dims);
+    for (int k = 1; k < n->n_out; k++) set_out(n, k, x->elem, 1, &x->dims[1]);
+    return QLLC_OK;
+  case QLLC_OP_FLATTEN: {
+    int64_t axis = qllc_attr_int(n, "axis", 1), a = 1, b = 1;
+    for (int i = 0; i < x->rank; i++) *(i < axis ? &a : &b) *= x->dims[i];
+    dims[0] = a, dims[1] = b;
+    set_out(n, 0, x->elem, 2, dims);
+    return QLLC_OK;
+  }
+  case QLLC_OP_RESHAPE: {
+    const int64_t *s;
+    int cnt = qllc_attr_ints(n, "shape", &s);
+    set_out(n, 0, x->elem, cnt, s);
+    return QLLC_OK;
+  }
+  case QLLC_OP_TRANSPOSE: {
+    const int64_t *perm;
+    int cnt = qllc_attr_ints(n, "perm", &perm);
+    for (int i = 0; i < cnt; i++) dims[i] = x->dims[perm[i]];
+    set_out(n, 0, x->elem, cnt, dims);
+    return QLLC_OK;
+  }
+  case QLLC_OP_CONCAT: {
+    int64_t axis = qllc_attr_int(n, "axis", 0), sum = 0;
+    for (int k = 0; k < n->n_in; k++) {
+      const qllc_value *v = n->in[k];
+      if (!v) return FAIL(QLLC_ERR_INVALID, "input %d is missing", k);
+      int ok = v->rank == x->rank;
+      for (int i = 0; ok && i < x->rank; i++) ok = i == axis || v->dims[i] == x->dims[i];
+      if (!ok) return FAIL(QLLC_ERR_INVALID, "input %d %s does not match input 0 %s outside axis %lld", k,
+                           qllc_type_str(v, t1, sizeof t1), qllc_type_str(x, t2, sizeof t2), (long long)axis);
+      sum += v->dims[axis];
+    }
+    memcpy(dims, x->dims, sizeof dims);
+    dims[axis] = sum;
+    set_out(n, 0, x->elem, x->rank, dims);
+    return QLLC_OK;
+  }
+  case QLLC_OP_SQUEEZE: {
+    const int64_t *axes;
+    int cnt = qllc_attr_ints(n, "axes", &axes), r = 0;
+    for (int i = 0, j = 0; i < x->rank; i++) {
+      if (j < cnt && axes[j] == i) {
+        if (x->dims[i] != 1) return FAIL(QLLC_ERR_INVALID, "cannot squeeze axis %d of size %lld", i, (long long)x->dims[i]);
+        j++;
+        continue;
+      }
+      dims[r++] = x->dims[i];
+    }
+    set_out(n, 0, x->elem, r, dims);
+    return QLLC_OK;
+  }
+  case QLLC_OP_UNSQUEEZE: {
+    const int64_t *axes;
+    int cnt = qllc_attr_ints(n, "axes", &axes), r = x->rank + cnt;
+    for (int i = 0, j = 0, s = 0; i < r; i++) dims[i] = j < cnt && axes[j] == i ? (j++, 1) : x->dims[s++];
+    set_out(n, 0, x->elem, r, dims);
+    return QLLC_OK;
+  }
+  case QLLC_OP_PAD: {
+    const int64_t *p;
+    qllc_attr_ints(n, "pads", &p);
+    for (int i = 0; i < x->rank; i++) dims[i] = x->dims[i] + p[i] + p[i + x->rank];
+    set_out(n, 0, x->elem, x->rank, dims);
+    return QLLC_OK;
+  }
+  case QLLC_OP_CONSTANT: {
+    const qllc_attr *a = NULL;
+    for (int i = 0; i < n->n_attr && !a; i++) a = &n->attrs[i];
+    if (!a) return FAIL(QLLC_ERR_INVALID, "Constant without a value");
+    switch (a->kind) {
+    case QLLC_ATTR_TENSOR: set_out(n, 0, a->t->elem, a->t->rank, a->t->dims); break;
+    case QLLC_ATTR_FLOAT: set_out(n, 0, QLLC_ELEM_F32, 0, dims); break;
+    case QLLC_ATTR_INT: set_out(n, 0, QLLC_ELEM_I64, 0, dims); break;
+    case QLLC_ATTR_FLOATS: dims[0] = a->n; set_out(n, 0, QLLC_ELEM_F32, 1, dims); break;
+    case QLLC_ATTR_INTS: dims[0] = a->n; set_out(n, 0, QLLC_ELEM_I64, 1, dims); break;
+    default: return FAIL(QLLC_ERR_UNSUPPORTED, "Constant attribute '%s' is not supported", a->name);
+    }
+    return QLLC_OK;
+  }
+  case QLLC_OP_SHAPE:
+    dims[0] = qllc_attr_int(n, "end", x->rank) - qllc_attr_int(n, "start", 0);
+    set_out(n, 0, QLLC_ELEM_I64, 1, dims);
+    return QLLC_OK;
+  case QLLC_OP_GATHER: {
+    const qllc_value *idx = n->in[1];
+    int64_t axis = qllc_attr_int(n, "axis", 0);
+    int r = 0;
+    if (x->rank + idx->rank - 1 > QLLC_MAX_RANK) return FAIL(QLLC_ERR_UNSUPPORTED, "rank above %d", QLLC_MAX_RANK);
+    for (int i = 0; i < axis; i++) dims[r++] = x->dims[i];
+    for (int i = 0; i < idx->rank; i++) dims[r++] = idx->dims[i];
+    for (int i = (int)axis + 1; i < x->rank; i++) dims[r++] = x->dims[i];
+    set_out(n, 0, x->elem, r, dims);
+    return QLLC_OK;
+  }
+  case QLLC_OP_CAST: {
+    int ok;
+    qllc_elem e = onnx_cast_elem(qllc_attr_int(n, "to", 1), &ok);
+    if (!ok) return FAIL(QLLC_ERR_UNSUPPORTED, "Cast to ONNX type %lld is not supported", (long long)qllc_attr_int(n, "to", 1));
+    set_out(n, 0, e, x->rank, x->dims);
+    return QLLC_OK;
+  }
+  case QLLC_OP_SLICE: {
+    /* starts/ends/axes/steps: attributes (opset < 10) or constant inputs 1..4 */
+    int64_t starts[QLLC_MAX_RANK], ends[QLLC_MAX_RANK], axes[QLLC_MAX_RANK], steps[QLLC_MAX_RANK];
+    int ns, ne, na = -1, nst = -1;
+    const int64_t *a;
+    if (n->n_in > 1) {
+      ns = qllc_value_ints(n->in[1], starts, QLLC_MAX_RANK);
+      ne = n->n_in > 2 ? qllc_value_ints(n->in[2], ends, QLLC_MAX_RANK) : -1;
+      if (n->n_in > 3 && n->in[3] && (na = qllc_value_ints(n->in[3], axes, QLLC_MAX_RANK)) < 0) ns = -1;
+      if (n->n_in > 4 && n->in[4] && (nst = qllc_value_ints(n->in[4], steps, QLLC_MAX_RANK)) < 0) ns = -1;
+      if (ns < 0 || ne < 0) return FAIL(QLLC_ERR_UNSUPPORTED, "Slice with run-time starts/ends/axes/steps is not supported");
+    } else {
+      ns = qllc_attr_ints(n, "starts", &a), memcpy(starts, a, sizeof *a * (size_t)ns);
+      ne = qllc_attr_ints(n, "ends", &a), memcpy(ends, a, sizeof *a * (size_t)ne);
+      if (qllc_node_attr(n, "axes")) na = qllc_attr_ints(n, "axes", &a), memcpy(axes, a, sizeof *a * (size_t)na);
+    }
+    if (ns != ne || (na >= 0 && na != ns) || (nst >= 0 && nst != ns)) return FAIL(QLLC_ERR_INVALID, "starts/ends/axes/steps differ in length");
+    int64_t st_[QLLC_MAX_RANK], sp_[QLLC_MAX_RANK];
+    memcpy(dims, x->dims, sizeof dims);
+    for (int i = 0; i < x->rank; i++) st_[i] = 0, sp_[i] = 1;
+    for (int i = 0; i < ns; i++) {
+      int64_t ax = na >= 0 ? axes[i] : i, step = nst >= 0 ? steps[i] : 1;
+      if (norm_axis(ax, x->rank, &ax) || step == 0) return FAIL(QLLC_ERR_INVALID, "bad axis or step");
+      int64_t d = x->dims[ax], s = starts[i], e = ends[i];
+      if (s < 0) s += d;
+      if (e < 0) e += d;
+      if (step > 0) {
+        s = s < 0 ? 0 : s > d ? d : s;
+        e = e < 0 ? 0 : e > d ? d : e;
+        dims[ax] = e > s ? (e - s + step - 1) / step : 0;
+      } else {
+        s = s < 0 ? -1 : s > d - 1 ? d - 1 : s;
+        e = e < -1 ? -1 : e > d - 1 ? d - 1 : e;
+        dims[ax] = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+      }
+      st_[ax] = s, sp_[ax] = step;
+    }
+    for (int i = 0; i < x->rank; i++)
+      if (dims[i] <= 0) return FAIL(QLLC_ERR_UNSUPPORTED, "Slice producing an empty tensor is not supported");
+    /* record the resolved form for the evaluator */
+    qllc_node_set_attr_ints(g, n, "q_starts", x->rank, st_);
+    qllc_node_set_attr_ints(g, n, "q_steps", x->rank, sp_);
+    set_out(n, 0, x->elem, x->rank, dims);
+    return QLLC_OK;
+  }
+  case QLLC_OP_CONSTANT_OF_SHAPE: {
+    int cnt = qllc_value_ints(x, dims, QLLC_MAX_RANK);
+    if (cnt < 0) return FAIL(QLLC_ERR_UNSUPPORTED, "ConstantOfShape with a run-time shape is not supported");
+    for (int i = 0; i < cnt; i++)
+      if (dims[i] <= 0) return FAIL(QLLC_ERR_UNSUPPORTED, "ConstantOfShape producing an empty tensor is not supported");
+    const qllc_attr *a = qllc_node_attr(n, "value");
+    set_out(n, 0, a && a->kind == QLLC_ATTR_TENSOR ? a->t->elem : QLLC_ELEM_F32, cnt, dims);
+    return QLLC_OK;
+  }
+  case QLLC_OP_QUANTIZE:
+  case QLLC_OP_DEQUANTIZE:
+    return FAIL(QLLC_ERR_UNSUPPORTED, "pre-quantized models (QuantizeLinear/DequantizeLinear) are not supported yet");
+  case QLLC_OP_COUNT:
+    break;
+  }
+  return FAIL(QLLC_ERR_INVALID, "no shape inference for this op");
+}

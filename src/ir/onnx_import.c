@@ -1,0 +1,488 @@
+/* src/ir/onnx_import.c: ONNX model file -> graph IR.
+ *
+ * The file is read whole and decoded by the protobuf-c code generated at build time from Debian's
+ * onnx.proto. Then, in one pass over the ONNX graph:
+ *   1. initializers become constant values (raw_data or the typed fields; FLOAT, DOUBLE (converted to
+ *      f32), INT64, INT32, INT16, INT8, UINT8 and BOOL (as u8); anything else is unsupported, naming the
+ *      tensor). Tensors stored in external files are rejected with a message saying how to embed them;
+ *   2. graph inputs that are not initializers become the graph's inputs. They must be float tensors
+ *      with known dims. A symbolic or missing LEADING dim is taken as 1 (exporters write "batch" there;
+ *      qllc compiles for one fixed shape); any other symbolic dim is unsupported;
+ *   3. nodes, in file order (ONNX requires topological order): op table lookup (default domain only),
+ *      arity check, attributes copied, qllc_infer_node (which normalises attributes, see infer.c), then
+ *      qllc_const_eval, so shape subgraphs fold as they are read and a Reshape's shape input is a
+ *      constant by the time Reshape is inferred. Nodes without a name are called "<OpType>#<index>";
+ *   4. outputs; then checks that optional outputs qllc does not compute (BatchNormalization's training
+ *      outputs, Dropout's mask, MaxPool's Indices) are unused, and that no shape-only op (Shape,
+ *      Gather, Cast, Slice, ConstantOfShape, Constant) survived folding; dead nodes and unused constants
+ *      are dropped and the graph is verified.
+ * Opsets 6 and later of the default domain are accepted: 7..17 is the supported range; 6 is accepted
+ * too because older PyTorch exports (and the ONNX backend tests' pytorch-* models) use it and the only
+ * differences for the ops handled here (legacy broadcast attributes, BatchNormalization's spatial and
+ * is_test) are checked in infer.c. Below 6, only ops whose meaning never changed are accepted (see
+ * load_node). Newer opsets kept the semantics this importer reads.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/ir.h"
+#include "onnx/onnx.pb-c.h"
+
+typedef struct importer {
+  qllc_graph *g;
+  qllc_diag *diag;
+  const char *path;
+} importer;
+
+/* ---- tensors ---------------------------------------------------------------------------------- */
+
+static const char *onnx_type_name(int32_t t) {
+  static const char *names[] = {"UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64", "STRING",
+                                "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64", "COMPLEX64", "COMPLEX128", "BFLOAT16"};
+  return t >= 0 && t < (int32_t)(sizeof names / sizeof *names) ? names[t] : "unknown";
+}
+
+/* ONNX data type -> qllc element kind and the size of one source element in raw_data. */
+static int map_type(int32_t t, qllc_elem *e, size_t *src_size) {
+  switch (t) {
+  case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: *e = QLLC_ELEM_F32, *src_size = 4; return 0;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: *e = QLLC_ELEM_F32, *src_size = 8; return 0;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: *e = QLLC_ELEM_I64, *src_size = 8; return 0;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: *e = QLLC_ELEM_I32, *src_size = 4; return 0;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__INT16: *e = QLLC_ELEM_I16, *src_size = 2; return 0;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__INT8: *e = QLLC_ELEM_I8, *src_size = 1; return 0;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8: *e = QLLC_ELEM_U8, *src_size = 1; return 0;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: *e = QLLC_ELEM_U8, *src_size = 1; return 0;
+  default: return -1;
+  }
+}
+
+/* Converts a TensorProto into a constant. With detached = 1 the value is not added to the graph's
+ * value list (tensor attributes). `node` names the node for diagnostics (NULL for initializers). */
+static qllc_status load_tensor(importer *im, const Onnx__TensorProto *t, const char *name, int detached,
+                               const char *node, qllc_value **out) {
+  qllc_graph *g = im->g;
+  qllc_diag *diag = im->diag;
+  if (!name || !name[0]) name = t->name && t->name[0] ? t->name : "tensor";
+  if ((t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) || t->n_external_data) {
+    const char *loc = "?";
+    for (size_t i = 0; i < t->n_external_data; i++)
+      if (t->external_data[i]->key && !strcmp(t->external_data[i]->key, "location") && t->external_data[i]->value)
+        loc = t->external_data[i]->value;
+    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, node,
+                     "tensor '%s' stores its data in an external file '%s'; qllc needs the data inside the model "
+                     "(save it with onnx.save_model(model, path, save_as_external_data=False))",
+                     name, loc);
+  }
+  qllc_elem e;
+  size_t src;
+  if (map_type(t->data_type, &e, &src))
+    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, node, "tensor '%s' has data type %s (%d), which qllc does not support", name,
+                     onnx_type_name(t->data_type), (int)t->data_type);
+  if (t->n_dims > QLLC_MAX_RANK)
+    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, node, "tensor '%s' has rank %zu (at most %d)", name, t->n_dims, QLLC_MAX_RANK);
+  int64_t numel = 1;
+  for (size_t i = 0; i < t->n_dims; i++) {
+    if (t->dims[i] < 0 || (t->dims[i] > 0 && numel > INT64_MAX / t->dims[i]))
+      return qllc_fail(diag, QLLC_ERR_PARSE, node, "tensor '%s' has an invalid dim %lld", name, (long long)t->dims[i]);
+    numel *= t->dims[i];
+  }
+  if (t->segment) return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, node, "tensor '%s' is segmented", name);
+  qllc_value *v;
+  if (detached) {
+    v = qllc_arena_alloc(g->arena, sizeof *v);
+    if (!v) return qllc_fail(diag, QLLC_ERR_NOMEM, node, "out of memory");
+    v->id = -1;
+    v->name = qllc_arena_strdup(g->arena, name);
+    v->elem = e;
+    v->rank = (int)t->n_dims;
+    for (size_t i = 0; i < t->n_dims; i++) v->dims[i] = t->dims[i];
+    v->scale = 1.0f;
+    v->q_axis = -1;
+    v->data = qllc_arena_alloc(g->arena, qllc_value_bytes(v));
+  } else {
+    v = qllc_const_new(g, name, e, (int)t->n_dims, t->dims, NULL);
+  }
+  if (!v || !v->data) return qllc_fail(diag, QLLC_ERR_NOMEM, node, "out of memory loading tensor '%s'", name);
+  size_t esz = qllc_elem_size((qllc_elem_kind)e);
+  if (t->has_raw_data && (t->raw_data.len || numel == 0)) {
+    if (t->raw_data.len != (size_t)numel * src)
+      return qllc_fail(diag, QLLC_ERR_PARSE, node, "tensor '%s': raw_data has %zu bytes, %lld elements of %s need %zu", name,
+                       t->raw_data.len, (long long)numel, onnx_type_name(t->data_type), (size_t)numel * src);
+    if (t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE) {
+      for (int64_t i = 0; i < numel; i++) {
+        double d;
+        memcpy(&d, t->raw_data.data + i * 8, 8);
+        ((float *)v->data)[i] = (float)d;
+      }
+    } else {
+      memcpy(v->data, t->raw_data.data, (size_t)numel * esz);
+    }
+  } else {
+    size_t have;
+    switch (t->data_type) {
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT:
+      have = t->n_float_data;
+      if (have == (size_t)numel) memcpy(v->data, t->float_data, (size_t)numel * 4);
+      break;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE:
+      have = t->n_double_data;
+      for (int64_t i = 0; have == (size_t)numel && i < numel; i++) ((float *)v->data)[i] = (float)t->double_data[i];
+      break;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64:
+      have = t->n_int64_data;
+      if (have == (size_t)numel) memcpy(v->data, t->int64_data, (size_t)numel * 8);
+      break;
+    default: /* INT32, INT16, INT8, UINT8, BOOL are stored widened in int32_data */
+      have = t->n_int32_data;
+      for (int64_t i = 0; have == (size_t)numel && i < numel; i++) {
+        int32_t x = t->int32_data[i];
+        switch (e) {
+        case QLLC_ELEM_I32: ((int32_t *)v->data)[i] = x; break;
+        case QLLC_ELEM_I16: ((int16_t *)v->data)[i] = (int16_t)x; break;
+        case QLLC_ELEM_I8: ((int8_t *)v->data)[i] = (int8_t)x; break;
+        default: ((uint8_t *)v->data)[i] = (uint8_t)x; break;
+        }
+      }
+      break;
+    }
+    if (have != (size_t)numel)
+      return qllc_fail(diag, QLLC_ERR_PARSE, node, "tensor '%s' has %zu values for %lld elements", name, have, (long long)numel);
+  }
+  *out = v;
+  return QLLC_OK;
+}
+
+/* ---- attributes ------------------------------------------------------------------------------- */
+
+static qllc_status load_attr(importer *im, qllc_node *n, const Onnx__AttributeProto *a) {
+  qllc_graph *g = im->g;
+  int type = a->has_type ? (int)a->type : 0;
+  if (type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED) { /* very old files: guess from the fields */
+    if (a->t) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+    else if (a->n_floats) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
+    else if (a->n_ints) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+    else if (a->has_s) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+    else if (a->has_f) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+    else if (a->has_i) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+  }
+  const char *name = a->name ? a->name : "";
+  qllc_attr *q;
+  switch (type) {
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT: q = qllc_node_set_attr_float(g, n, name, a->f); break;
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT: q = qllc_node_set_attr_int(g, n, name, a->i); break;
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS: q = qllc_node_set_attr_ints(g, n, name, (int)a->n_ints, a->ints); break;
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS:
+    q = qllc_node_set_attr_floats(g, n, name, (int)a->n_floats, a->floats);
+    break;
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING: {
+    char *s = qllc_arena_alloc(g->arena, a->s.len + 1);
+    if (!s) return qllc_fail(im->diag, QLLC_ERR_NOMEM, n->name, "out of memory");
+    if (a->s.len) memcpy(s, a->s.data, a->s.len);
+    q = qllc_node_set_attr_string(g, n, name, s);
+    break;
+  }
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR: {
+    qllc_value *t;
+    if (!a->t) return qllc_fail(im->diag, QLLC_ERR_PARSE, n->name, "node '%s': attribute '%s' has no tensor", n->name, name);
+    qllc_status st = load_tensor(im, a->t, qllc_arena_printf(g->arena, "%s.%s", n->name, name), 1, n->name, &t);
+    if (st) return st;
+    q = qllc_node_attr_slot(g, n, name);
+    if (q) q->kind = QLLC_ATTR_TENSOR, q->t = t;
+    break;
+  }
+  default:
+    if (n->op == QLLC_OP_CONSTANT)
+      return qllc_fail(im->diag, QLLC_ERR_UNSUPPORTED, n->name, "node '%s': Constant attribute '%s' (type %d) is not supported",
+                       n->name, name, type);
+    return QLLC_OK; /* strings lists, graphs, sparse tensors: no op qllc handles reads them */
+  }
+  if (!q) return qllc_fail(im->diag, QLLC_ERR_NOMEM, n->name, "out of memory");
+  return QLLC_OK;
+}
+
+/* ---- graph inputs ----------------------------------------------------------------------------- */
+
+static qllc_status load_input(importer *im, const Onnx__ValueInfoProto *vi) {
+  qllc_diag *diag = im->diag;
+  const char *name = vi->name ? vi->name : "";
+  const Onnx__TypeProto *tp = vi->type;
+  if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
+    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL, "graph input '%s' is not a tensor", name);
+  const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+  if (tt->elem_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
+    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL, "graph input '%s' has element type %s; qllc takes float inputs only", name,
+                     onnx_type_name(tt->elem_type));
+  if (!tt->shape)
+    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL, "graph input '%s' has no shape; qllc needs fixed input shapes", name);
+  if (tt->shape->n_dim > QLLC_MAX_RANK)
+    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL, "graph input '%s' has rank %zu (at most %d)", name, tt->shape->n_dim,
+                     QLLC_MAX_RANK);
+  int64_t dims[QLLC_MAX_RANK];
+  for (size_t i = 0; i < tt->shape->n_dim; i++) {
+    const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value > 0) {
+      dims[i] = d->dim_value;
+    } else if (i == 0 && d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+      dims[i] = 1; /* symbolic batch dim ("batch", "N"): compiled for batch 1 */
+    } else {
+      const char *what = d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? d->dim_param : NULL;
+      if (what)
+        return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL,
+                         "graph input '%s' has a dynamic dimension '%s' at axis %zu; qllc needs fixed input shapes", name, what, i);
+      return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL,
+                       "graph input '%s' has a dynamic or empty dimension at axis %zu; qllc needs fixed input shapes", name, i);
+    }
+  }
+  qllc_value *v = qllc_value_new(im->g, name, QLLC_ELEM_F32, (int)tt->shape->n_dim, dims);
+  if (!v || strcmp(v->name, name))
+    return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "graph input '%s' is declared twice", name);
+  if (qllc_graph_add_input(im->g, v)) return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+  return QLLC_OK;
+}
+
+/* ---- nodes ------------------------------------------------------------------------------------ */
+
+static const struct {
+  int min_in, max_in, max_out;
+} arity[QLLC_OP_COUNT] = {
+#define OP(E, onnx, min_in, max_in, max_out) [QLLC_OP_##E] = {min_in, max_in, max_out},
+#include "ops.def"
+#undef OP
+};
+
+static qllc_status load_node(importer *im, const Onnx__NodeProto *np, int index) {
+  qllc_graph *g = im->g;
+  qllc_diag *diag = im->diag;
+  const char *op_type = np->op_type ? np->op_type : "";
+  const char *name = np->name && np->name[0] ? np->name : qllc_arena_printf(g->arena, "%s#%d", op_type, index);
+  const char *domain = np->domain ? np->domain : "";
+  int op = qllc_op_lookup(op_type);
+  int default_domain = !domain[0] || !strcmp(domain, "ai.onnx");
+  if (!default_domain || op < 0 || !strncmp(op_type, "qllc.", 5))
+    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, name, "node '%s': op '%s' (domain '%s') is not supported", name, op_type,
+                     default_domain ? "ai.onnx" : domain);
+  if (g->opset < 6) {
+    /* before opset 6 only ops whose meaning has not changed since are taken (legacy attributes such as
+     * consumed_inputs are ignored) */
+    static const qllc_op stable[] = {QLLC_OP_CONV, QLLC_OP_MAXPOOL, QLLC_OP_AVGPOOL, QLLC_OP_GLOBAL_AVGPOOL,
+                                     QLLC_OP_RELU, QLLC_OP_SIGMOID, QLLC_OP_TANH, QLLC_OP_IDENTITY,
+                                     QLLC_OP_MATMUL, QLLC_OP_TRANSPOSE, QLLC_OP_FLATTEN, QLLC_OP_LEAKY_RELU,
+                                     QLLC_OP_SOFTMAX};
+    int ok = 0;
+    for (size_t i = 0; i < sizeof stable / sizeof *stable; i++) ok |= stable[i] == (qllc_op)op;
+    if (!ok)
+      return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, name,
+                       "node '%s': op '%s' at opset %lld is not supported (qllc needs opset 6 or later; re-export the model)",
+                       name, op_type, (long long)g->opset);
+  }
+  int n_in = (int)np->n_input, n_out = (int)np->n_output;
+  while (n_in > 0 && (!np->input[n_in - 1] || !np->input[n_in - 1][0])) n_in--; /* trailing absent optionals */
+  if (n_in < arity[op].min_in || (arity[op].max_in >= 0 && n_in > arity[op].max_in))
+    return qllc_fail(diag, n_in < arity[op].min_in ? QLLC_ERR_INVALID : QLLC_ERR_UNSUPPORTED, name,
+                     "node '%s' (%s): %d inputs (qllc handles %d to %d)", name, op_type, n_in, arity[op].min_in,
+                     arity[op].max_in);
+  while (n_out > arity[op].max_out && (!np->output[n_out - 1] || !np->output[n_out - 1][0])) n_out--;
+  if (n_out < 1 || n_out > arity[op].max_out)
+    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, name, "node '%s' (%s): %d outputs (qllc handles 1 to %d)", name, op_type,
+                     n_out, arity[op].max_out);
+  qllc_node *n = qllc_node_new(g, (qllc_op)op, name, n_in, n_out);
+  if (!n) return qllc_fail(diag, QLLC_ERR_NOMEM, name, "out of memory");
+  n->onnx_index = index;
+  n->op_type = qllc_arena_strdup(g->arena, op_type);
+  n->domain = qllc_arena_strdup(g->arena, domain);
+  for (int k = 0; k < n_in; k++) {
+    const char *in = np->input[k];
+    if (!in || !in[0]) continue;
+    n->in[k] = qllc_graph_find_value(g, in);
+    if (!n->in[k])
+      return qllc_fail(diag, QLLC_ERR_INVALID, name,
+                       "node '%s' (%s): input '%s' is not a graph input, an initializer or the output of an earlier node",
+                       name, op_type, in);
+  }
+  for (int k = 0; k < n_in; k++)
+    if (!n->in[k] && (k < arity[op].min_in) && op != QLLC_OP_CONCAT)
+      return qllc_fail(diag, QLLC_ERR_INVALID, name, "node '%s' (%s): required input %d is empty", name, op_type, k);
+  for (size_t k = 0; k < np->n_attribute; k++) {
+    qllc_status st = load_attr(im, n, np->attribute[k]);
+    if (st) return st;
+  }
+  for (int k = 0; k < n_out; k++) {
+    const char *out = np->output[k];
+    if (!out || !out[0]) continue;
+    if (qllc_graph_find_value(g, out))
+      return qllc_fail(diag, QLLC_ERR_INVALID, name, "node '%s' (%s): output '%s' is defined twice", name, op_type, out);
+    n->out[k] = qllc_value_new(g, out, QLLC_ELEM_F32, 0, NULL);
+    if (!n->out[k]) return qllc_fail(diag, QLLC_ERR_NOMEM, name, "out of memory");
+    n->out[k]->producer = n;
+  }
+  if (!n->out[0])
+    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, name, "node '%s' (%s): output 0 is empty", name, op_type);
+  qllc_status st = qllc_infer_node(g, n, diag);
+  if (st) return st;
+  int folded;
+  if ((st = qllc_const_eval(g, n, &folded, diag))) return st;
+  if (!folded && n->op == QLLC_OP_CAST && n->in[0]->elem == n->out[0]->elem)
+    n->op = QLLC_OP_IDENTITY; /* e.g. float -> double, which qllc computes in float */
+  return QLLC_OK;
+}
+
+/* Outputs qllc does not compute must be unused; then they are dropped so later stages see n_out = 1. */
+static qllc_status check_extra_outputs(importer *im) {
+  qllc_graph *g = im->g;
+  for (int i = 0; i < g->n_nodes; i++) {
+    qllc_node *n = g->nodes[i];
+    if (n->dead || n->n_out <= 1) continue;
+    for (int k = 1; k < n->n_out; k++) {
+      if (n->out[k] && n->out[k]->n_uses > 0) {
+        const char *what = n->op == QLLC_OP_MAXPOOL ? "Indices output" : n->op == QLLC_OP_DROPOUT ? "mask output"
+                                                                                                   : "training output";
+        return qllc_fail(im->diag, QLLC_ERR_UNSUPPORTED, n->name, "node '%s' (%s): the %s '%s' is used; qllc supports inference only",
+                         n->name, n->op_type, what, n->out[k]->name);
+      }
+    }
+    n->n_out = 1;
+  }
+  return QLLC_OK;
+}
+
+static qllc_status check_folded(importer *im) {
+  qllc_graph *g = im->g;
+  for (int i = 0; i < g->n_nodes; i++) {
+    qllc_node *n = g->nodes[i];
+    if (n->dead) continue;
+    switch (n->op) {
+    case QLLC_OP_CONSTANT: case QLLC_OP_SHAPE: case QLLC_OP_GATHER: case QLLC_OP_CAST: case QLLC_OP_SLICE:
+    case QLLC_OP_CONSTANT_OF_SHAPE:
+      return qllc_fail(im->diag, QLLC_ERR_UNSUPPORTED, n->name,
+                       "node '%s' (%s) works on run-time data; qllc only evaluates %s at compile time, on constants", n->name,
+                       n->op_type, n->op_type);
+    default:
+      break;
+    }
+    /* integer arithmetic left at run time means the model computes on integer tensors */
+    if (n->out[0] && n->out[0]->elem != QLLC_ELEM_F32)
+      return qllc_fail(im->diag, QLLC_ERR_UNSUPPORTED, n->name,
+                       "node '%s' (%s) computes %s values at run time; qllc handles float models", n->name, n->op_type,
+                       qllc_elem_name((qllc_elem_kind)n->out[0]->elem));
+  }
+  return QLLC_OK;
+}
+
+static qllc_status import_model(importer *im, const Onnx__ModelProto *m) {
+  qllc_graph *g = im->g;
+  qllc_diag *diag = im->diag;
+  qllc_status st;
+  if (!m->graph) return qllc_fail(diag, QLLC_ERR_PARSE, NULL, "not a valid ONNX model (no graph)");
+  int64_t opset = -1;
+  for (size_t i = 0; i < m->n_opset_import; i++) {
+    const Onnx__OperatorSetIdProto *o = m->opset_import[i];
+    if (!o->domain || !o->domain[0] || !strcmp(o->domain, "ai.onnx")) opset = o->has_version ? o->version : 1;
+  }
+  int default_nodes = 0;
+  for (size_t i = 0; m->graph && i < m->graph->n_node; i++) {
+    const char *d = m->graph->node[i]->domain;
+    if (!d || !d[0] || !strcmp(d, "ai.onnx")) default_nodes++;
+  }
+  if (opset < 0) {
+    if (default_nodes)
+      return qllc_fail(diag, QLLC_ERR_PARSE, NULL, "not a valid ONNX model (no opset for the default domain)");
+    opset = 7; /* no default-domain node: the version does not matter */
+  }
+  if (opset < 1) return qllc_fail(diag, QLLC_ERR_PARSE, NULL, "not a valid ONNX model (opset %lld)", (long long)opset);
+  g->opset = opset;
+  const Onnx__GraphProto *gp = m->graph;
+  g->graph_name = qllc_arena_strdup(g->arena, gp->name ? gp->name : "");
+  if (gp->n_sparse_initializer)
+    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL, "sparse initializer '%s' is not supported",
+                     gp->sparse_initializer[0]->values && gp->sparse_initializer[0]->values->name
+                         ? gp->sparse_initializer[0]->values->name : "?");
+  for (size_t i = 0; i < gp->n_initializer; i++) {
+    qllc_value *v;
+    const char *name = gp->initializer[i]->name ? gp->initializer[i]->name : "";
+    if (!name[0]) return qllc_fail(diag, QLLC_ERR_PARSE, NULL, "initializer %zu has no name", i);
+    if (qllc_graph_find_value(g, name)) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "initializer '%s' is declared twice", name);
+    if ((st = load_tensor(im, gp->initializer[i], name, 0, NULL, &v))) return st;
+  }
+  for (size_t i = 0; i < gp->n_input; i++) {
+    const char *name = gp->input[i]->name ? gp->input[i]->name : "";
+    if (qllc_graph_find_value(g, name)) continue; /* an initializer: a constant, not an input */
+    if ((st = load_input(im, gp->input[i]))) return st;
+  }
+  for (size_t i = 0; i < gp->n_node; i++)
+    if ((st = load_node(im, gp->node[i], (int)i))) return st;
+  for (size_t i = 0; i < gp->n_output; i++) {
+    const char *name = gp->output[i]->name ? gp->output[i]->name : "";
+    qllc_value *v = qllc_graph_find_value(g, name);
+    if (!v) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "graph output '%s' is not produced by any node", name);
+    if (qllc_graph_add_output(g, v)) return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+  }
+  if (g->n_outputs == 0) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "the model has no outputs");
+  qllc_graph_recount_uses(g);
+  if ((st = check_extra_outputs(im))) return st;
+  if ((st = check_folded(im))) return st;
+  qllc_graph_compact(g);
+  return qllc_graph_verify(g, diag);
+}
+
+qllc_status qllc_onnx_load(const char *path, qllc_graph **out, qllc_diag *diag) {
+  *out = NULL;
+  if (diag) diag->status = QLLC_OK, diag->message[0] = 0, diag->node[0] = 0, diag->file[0] = 0;
+  qllc_status st;
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    st = qllc_fail(diag, QLLC_ERR_IO, NULL, "cannot open '%s'", path);
+    qllc_diag_set_file(diag, path);
+    return st;
+  }
+  size_t cap = 1 << 16, len = 0;
+  uint8_t *buf = malloc(cap);
+  while (buf) {
+    if (len == cap) {
+      uint8_t *nb = realloc(buf, cap * 2);
+      if (!nb) {
+        free(buf);
+        buf = NULL;
+        break;
+      }
+      buf = nb, cap *= 2;
+    }
+    size_t r = fread(buf + len, 1, cap - len, f);
+    len += r;
+    if (r == 0) break;
+  }
+  int read_error = ferror(f);
+  fclose(f);
+  if (!buf || read_error) {
+    free(buf);
+    st = qllc_fail(diag, buf ? QLLC_ERR_IO : QLLC_ERR_NOMEM, NULL, "cannot read '%s'", path);
+    qllc_diag_set_file(diag, path);
+    return st;
+  }
+  Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
+  free(buf);
+  if (!m) {
+    st = qllc_fail(diag, QLLC_ERR_PARSE, NULL, "not a valid ONNX model (protobuf decode failed)");
+    qllc_diag_set_file(diag, path);
+    return st;
+  }
+  qllc_graph *g = qllc_graph_new(path);
+  if (!g) {
+    onnx__model_proto__free_unpacked(m, NULL);
+    st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+    qllc_diag_set_file(diag, path);
+    return st;
+  }
+  importer im = {g, diag, path};
+  st = import_model(&im, m);
+  onnx__model_proto__free_unpacked(m, NULL);
+  if (st) {
+    qllc_graph_free(g);
+    qllc_diag_set_file(diag, path);
+    return st;
+  }
+  *out = g;
+  return QLLC_OK;
+}
