@@ -106,8 +106,10 @@ static void comment_text(FILE *f, const char *s) {
 
 static void type_of(const qllc_value *v, const qllc_buffer *b, char *buf, size_t size) {
   if (v) qllc_type_str(v, buf, size);
-  else snprintf(buf, size, "%s[%llu bytes]", b ? qllc_elem_name((qllc_elem_kind)b->elem) : "?",
-                b ? (unsigned long long)b->size : 0ULL);
+  else if (b)
+    snprintf(buf, size, "%s<%llu>", qllc_elem_name((qllc_elem_kind)b->elem),
+             (unsigned long long)(b->size / qllc_elem_size((qllc_elem_kind)b->elem)));
+  else snprintf(buf, size, "?");
 }
 
 static void list_io(FILE *f, const char *title, const qllc_io_desc *ds, int n) {
@@ -159,10 +161,11 @@ static int write_header(FILE *f, const qllc_program *p, const qllc_codegen_opts 
     comment_text(f, t);
     fprintf(f, "  %llu bytes\n", (unsigned long long)b->size);
   }
-  fputs(" *\n * Call: allocate NAME_MUTABLE_MEM_SIZE and NAME_ACTIVATIONS_MEM_SIZE bytes (and\n"
-        " * NAME_CONSTANT_MEM_SIZE for a weights file), aligned to NAME_MEM_ALIGN; write each input at\n"
-        " * its offset in the mutable region, call NAME(), read each output at its offset.\n */\n",
-        f);
+  fprintf(f,
+          " *\n * Use: allocate %s_MUTABLE_MEM_SIZE and %s_ACTIVATIONS_MEM_SIZE bytes%s, aligned to\n"
+          " * %s_MEM_ALIGN; write each input at its _OFFSET in the mutable region, call %s(), and read each\n"
+          " * output at its _OFFSET. %s_inputs[] / %s_outputs[] describe them at run time.\n */\n",
+          N, N, o->weights_in_object ? "" : " (and load the weights file into CONSTANT_MEM_SIZE bytes)", N, N, N, N);
 
   char guard[600];
   snprintf(guard, sizeof guard, "QLLC_BUNDLE_%s_H", N);
