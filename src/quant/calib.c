@@ -2,7 +2,7 @@
  *
  * The histogram is recorded in ONE pass over the data set (profiling runs the float code once):
  * it is symmetric around 0, [-R, R) in `bins` equal bins, bin bins/2 starting at 0. R is set by the
- * first non-zero batch to its max |x|; when a later batch exceeds R, R doubles (as often as needed)
+ * first non-zero batch to just above its max |x| (the next float); when a later batch exceeds R, R doubles (as often as needed)
  * and pairs of bins merge: old bin i goes to (i + bins/2) / 2. Merging is exact, so the counts are
  * those one would get by binning everything with the final R, except that the first batches were
  * binned at a finer width and lost nothing. The price of symmetry is that a non-negative value (after
@@ -72,7 +72,7 @@ void qllc_hist_record(qllc_hist *h, const float *x, int64_t n) {
     if (a > amax) amax = a;
   }
   if (amax > 0) {
-    if (h->range == 0) h->range = amax;
+    if (h->range == 0) h->range = nextafterf(amax, INFINITY); /* so amax itself falls inside [-R, R) */
     while (amax > h->range) grow(h);
   }
   int32_t B = h->bins;

@@ -135,9 +135,9 @@ float qllc_bias_min_weight_scale(float b, float s_x);
 
 #define QLLC_HIST_DEFAULT_BINS 2048
 
-/* A histogram over [-range, range), symmetric around 0, `bins` bins (a multiple of 4), recorded in
- * one pass with range growth: the first non-zero values set range = max |x|; a later value beyond it
- * doubles the range (repeatedly) and merges bin pairs, which is exact (no interpolation). The bin
+/* A histogram over [-range, range), symmetric around 0, `bins` bins (even, >= 16), recorded in one
+ * pass with range growth: the first non-zero values set range just above max |x|; a later value beyond
+ * it doubles the range (repeatedly) and merges bin pairs, which is exact (no interpolation). The bin
  * holding 0 is bins / 2 whatever the range, so zeros recorded before any non-zero value are kept.
  * Non-finite values are not binned, only counted. min and max are exact. Memory: counts is malloc'd,
  * freed by qllc_hist_free. */
