@@ -221,6 +221,11 @@ void qllc_graph_replace_uses(qllc_graph *g, qllc_value *from, qllc_value *to) {
   if (from == to) return;
   for (int i = 0; i < g->n_nodes; i++) {
     qllc_node *n = g->nodes[i];
+    /* the node that produces `to` keeps reading `from` (the usual "insert t after a, then route a's
+     * users through t"); replacing there would make a cycle */
+    int makes_to = 0;
+    for (int k = 0; k < n->n_out; k++) makes_to |= n->out[k] == to;
+    if (makes_to) continue;
     for (int k = 0; k < n->n_in; k++)
       if (n->in[k] == from) {
         n->in[k] = to;

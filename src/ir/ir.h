@@ -156,7 +156,8 @@ void qllc_value_copy_type(qllc_value *dst, const qllc_value *src); /* elem, shap
 /* Creates a node and appends it at the end of the node list (use qllc_graph_insert_before to place it). */
 qllc_node *qllc_node_new(qllc_graph *g, qllc_op op, const char *name, int n_in, int n_out);
 void qllc_graph_insert_before(qllc_graph *g, qllc_node *n, const qllc_node *before);
-/* Replaces every use of `from` (node inputs and graph outputs) by `to`. */
+/* Replaces every use of `from` (node inputs and graph outputs) by `to`, except in the node that
+ * produces `to` (which would become a cycle). */
 void qllc_graph_replace_uses(qllc_graph *g, qllc_value *from, qllc_value *to);
 void qllc_graph_compact(qllc_graph *g);   /* drops dead nodes and unused non-io values */
 void qllc_graph_recount_uses(qllc_graph *g);
