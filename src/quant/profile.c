@@ -167,8 +167,8 @@ static void key_u64(emit *w, const char *k, uint64_t v) {
   key_str(w, k, b, 0);
 }
 static void fmt_float(char *b, size_t n, float f) {
-  if (isnan(f)) snprintf(b, n, "nan");
-  else if (isinf(f)) snprintf(b, n, f > 0 ? "inf" : "-inf");
+  if (isnan(f)) snprintf(b, n, ".nan"); /* YAML's spellings */
+  else if (isinf(f)) snprintf(b, n, f > 0 ? ".inf" : "-.inf");
   else snprintf(b, n, "%.9g", (double)f);
 }
 static void key_float(emit *w, const char *k, float v) {
@@ -294,6 +294,9 @@ static qllc_status get_float(rd *r, const yaml_node_t *n, const char *what, floa
   const char *s = str_of(n);
   char *end;
   if (!s || !*s) return bad(r, n, "'%s' must be a number", what);
+  if (!strcmp(s, ".inf") || !strcmp(s, ".Inf") || !strcmp(s, ".INF") || !strcmp(s, "+.inf")) s = "inf";
+  else if (!strcmp(s, "-.inf") || !strcmp(s, "-.Inf") || !strcmp(s, "-.INF")) s = "-inf";
+  else if (!strcmp(s, ".nan") || !strcmp(s, ".NaN") || !strcmp(s, ".NAN")) s = "nan";
   errno = 0;
   float v = strtof(s, &end);
   if (*end) return bad(r, n, "'%s' must be a number", what);

@@ -200,7 +200,7 @@ qllc_status qllc_profile_get(const qllc_profile *p, const char *name, const qllc
 qllc_status qllc_profile_check(const qllc_profile *p, const qllc_graph *g, qllc_diag *diag);
 
 /* YAML (libyaml). Floats are written with "%.9g", which strtof reads back bit-exactly (9 significant
- * digits identify every float32; inf and nan are written as inf, -inf, nan).
+ * digits identify every float32; infinities and NaN as YAML's .inf, -.inf, .nan).
  * Errors: IO (cannot open/write), PARSE (malformed YAML or wrong structure; message has file:line
  * from libyaml's problem_mark, diag->file the file). */
 qllc_status qllc_profile_write(const qllc_profile *p, const char *path, qllc_diag *diag);
