@@ -38,8 +38,19 @@ int cli_diag_error(const qllc_diag *d, const char *file) {
   fputs("qllc: error: ", stderr);
   if (f && *f) fprintf(stderr, "%s: ", f);
   if (d->node[0]) fprintf(stderr, "node '%s': ", d->node);
+  /* Some messages already start with the file or the node; do not say them twice. */
+  const char *msg = d->message;
+  char node_prefix[300];
+  snprintf(node_prefix, sizeof node_prefix, "node '%s': ", d->node);
+  for (int again = 1; again;) {
+    again = 0;
+    size_t n = f ? strlen(f) : 0;
+    if (n && strncmp(msg, f, n) == 0 && strncmp(msg + n, ": ", 2) == 0) msg += n + 2, again = 1;
+    n = strlen(node_prefix);
+    if (d->node[0] && strncmp(msg, node_prefix, n) == 0) msg += n, again = 1;
+  }
   /* the message is meant to be one line; make sure of it */
-  for (const char *c = d->message; *c; c++) fputc(*c == '\n' ? ' ' : *c, stderr);
+  for (const char *c = msg; *c; c++) fputc(*c == '\n' ? ' ' : *c, stderr);
   if (!d->message[0]) fputs(qllc_status_name(d->status), stderr);
   fputc('\n', stderr);
   return EXIT_ERROR;
