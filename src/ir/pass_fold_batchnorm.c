@@ -14,8 +14,9 @@
  * A BatchNormalization with non-constant parameters, training_mode set, per-element parameters (old
  * spatial=0) or used extra outputs (running mean/var) is left alone: lowering reports it.
  *
- * Invariants. Weights and biases are never changed in place (a constant may feed several nodes): the
- * folded ones are new constants. Value names that may be graph outputs are kept: the BatchNorm's output
+ * Invariants. A weight or bias that feeds another node too is never changed: the folded one is a new
+ * constant; one used only here is rewritten under its own name (as model authors and bundle headers
+ * know it). Value names that may be graph outputs are kept: the BatchNorm's output
  * value survives, the producer's old output value becomes unused and is dropped by qllc_graph_compact.
  * Node order is unchanged, so it stays topological.
  */
@@ -29,6 +30,24 @@ static qllc_status oom(qllc_diag *diag, const qllc_node *n) {
 }
 
 static int is_f32_const(const qllc_value *v) { return v && v->data && v->elem == QLLC_ELEM_F32; }
+
+/* A constant to write the rewritten `old` into, with fresh zeroed data of shape dims[rank]: `old` itself
+ * when this node is its only user (its name, which the model gave it, is kept), else a new constant
+ * named after it (`name` when old is NULL). Read old->data before calling: it is replaced. */
+static qllc_value *rewrite_const(qllc_graph *g, qllc_value *old, const char *name, int rank, const int64_t *dims) {
+  if (old && old->n_uses == 1 && !old->is_output && !old->is_input) {
+    qllc_value tmp = *old;
+    tmp.rank = rank;
+    for (int i = 0; i < rank; i++) tmp.dims[i] = dims[i];
+    void *data = qllc_arena_alloc(g->arena, qllc_value_bytes(&tmp) + 1);
+    if (!data) return NULL;
+    old->rank = rank;
+    for (int i = 0; i < rank; i++) old->dims[i] = dims[i];
+    old->data = data;
+    return old;
+  }
+  return qllc_const_new(g, old ? old->name : name, QLLC_ELEM_F32, rank, dims, NULL);
+}
 
 /* The BatchNorm's per-channel a and b in double, or 0 when the node cannot be rewritten at all. */
 static int bn_params(const qllc_node *bn, int64_t *C, double **a, double **b, qllc_arena *arena) {
@@ -73,12 +92,11 @@ static int fold_into_weights_rows(qllc_graph *g, qllc_node *p, const qllc_node *
   if (bias && (!is_f32_const(bias) || qllc_value_numel(bias) != C)) return 0;
   const float *mean = bn->in[3]->data, *B = bn->in[2]->data;
   int64_t per = qllc_value_numel(w) / (C ? C : 1);
-  qllc_value *nw = qllc_const_new(g, w->name, QLLC_ELEM_F32, w->rank, w->dims, NULL);
-  int64_t bd[1] = {C};
-  qllc_value *nb = qllc_const_new(g, bias ? bias->name : qllc_arena_printf(g->arena, "%s.bias", p->name),
-                                  QLLC_ELEM_F32, 1, bd, NULL);
-  if (!nw || !nb || ensure_bias_slot(g, p)) return -1;
   const float *src = w->data, *ob = bias ? bias->data : NULL;
+  int64_t bd[1] = {C};
+  qllc_value *nw = rewrite_const(g, w, NULL, w->rank, w->dims);
+  qllc_value *nb = rewrite_const(g, bias, qllc_arena_printf(g->arena, "%s.bias", p->name), 1, bd);
+  if (!nw || !nb || ensure_bias_slot(g, p)) return -1;
   float *dw = nw->data, *db = nb->data;
   for (int64_t c = 0; c < C; c++) {
     for (int64_t i = 0; i < per; i++) dw[c * per + i] = (float)((double)src[c * per + i] * a[c]);
@@ -106,13 +124,12 @@ static int fold_into_gemm(qllc_graph *g, qllc_node *p, const qllc_node *bn, int6
   int full = cv && cm == M && M != 1; /* C varies along m: the new C is [M][N] */
   double beta = qllc_attr_float(p, "beta", 1.0f);
   const float *mean = bn->in[3]->data, *B = bn->in[2]->data;
-  qllc_value *nbm = qllc_const_new(g, bm->name, QLLC_ELEM_F32, 2, bm->dims, NULL);
-  int64_t cd[2] = {M, N};
-  qllc_value *ncv = full ? qllc_const_new(g, cv->name, QLLC_ELEM_F32, 2, cd, NULL)
-                         : qllc_const_new(g, cv ? cv->name : qllc_arena_printf(g->arena, "%s.bias", p->name),
-                                          QLLC_ELEM_F32, 1, cd + 1, NULL);
-  if (!nbm || !ncv || ensure_bias_slot(g, p)) return -1;
   const float *sb = bm->data, *sc = cv ? cv->data : NULL;
+  int64_t cd[2] = {M, N};
+  qllc_value *nbm = rewrite_const(g, bm, NULL, 2, bm->dims);
+  qllc_value *ncv = full ? rewrite_const(g, cv, NULL, 2, cd)
+                         : rewrite_const(g, cv, qllc_arena_printf(g->arena, "%s.bias", p->name), 1, cd + 1);
+  if (!nbm || !ncv || ensure_bias_slot(g, p)) return -1;
   float *db = nbm->data, *dc = ncv->data;
   int64_t rows = bm->dims[0], cols = bm->dims[1];
   for (int64_t r = 0; r < rows; r++)

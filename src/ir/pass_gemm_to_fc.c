@@ -14,8 +14,9 @@
  * Products are computed in double and rounded once to f32.
  *
  * Invariants. The node keeps its name and ONNX index (errors still name the model's node); only op and
- * op_type change. New W and b are new constants (the old ones may feed other nodes; unused ones are
- * dropped by qllc_graph_compact). The graph output names never change: for MatMul+Add the Add's output
+ * op_type change. W and b are rewritten under their own names when this node is their only user, and
+ * are new constants otherwise (the old ones feed other nodes; unused ones are dropped by
+ * qllc_graph_compact). The graph output names never change: for MatMul+Add the Add's output
  * value, which may be a graph output, is the FC's output. Node order is unchanged.
  */
 #include <string.h>
@@ -23,6 +24,24 @@
 #include "ir/ir.h"
 
 static int is_f32_const(const qllc_value *v) { return v && v->data && v->elem == QLLC_ELEM_F32; }
+
+/* A constant to write the rewritten `old` into, with fresh zeroed data of shape dims[rank]: `old` itself
+ * when this node is its only user (its name, which the model gave it, is kept), else a new constant
+ * named after it (`name` when old is NULL). Read old->data before calling: it is replaced. */
+static qllc_value *rewrite_const(qllc_graph *g, qllc_value *old, const char *name, int rank, const int64_t *dims) {
+  if (old && old->n_uses == 1 && !old->is_output && !old->is_input) {
+    qllc_value tmp = *old;
+    tmp.rank = rank;
+    for (int i = 0; i < rank; i++) tmp.dims[i] = dims[i];
+    void *data = qllc_arena_alloc(g->arena, qllc_value_bytes(&tmp) + 1);
+    if (!data) return NULL;
+    old->rank = rank;
+    for (int i = 0; i < rank; i++) old->dims[i] = dims[i];
+    old->data = data;
+    return old;
+  }
+  return qllc_const_new(g, old ? old->name : name, QLLC_ELEM_F32, rank, dims, NULL);
+}
 
 static void become_fc(qllc_graph *g, qllc_node *n, qllc_value **in3, qllc_value *x, qllc_value *w, qllc_value *b) {
   n->op = QLLC_OP_FC;
@@ -55,20 +74,18 @@ static int gemm(qllc_graph *g, qllc_node *n) {
   }
   double alpha = qllc_attr_float(n, "alpha", 1.0f), beta = qllc_attr_float(n, "beta", 1.0f);
   int64_t wd[2] = {N, K}, bd[1] = {N};
-  qllc_value *w = qllc_const_new(g, B->name, QLLC_ELEM_F32, 2, wd, NULL);
-  qllc_value *b = C ? qllc_const_new(g, C->name, QLLC_ELEM_F32, 1, bd, NULL) : NULL;
+  const float *sb = B->data, *sc = C ? C->data : NULL;
+  int bcast = C && qllc_value_numel(C) == 1;
+  qllc_value *w = rewrite_const(g, B, NULL, 2, wd);
+  qllc_value *b = C ? rewrite_const(g, C, NULL, 1, bd) : NULL;
   qllc_value **in3 = qllc_arena_alloc(g->arena, sizeof *in3 * 3);
   if (!w || (C && !b) || !in3) return -1;
-  const float *sb = B->data;
   float *dw = w->data;
   for (int64_t i = 0; i < N; i++)
     for (int64_t k = 0; k < K; k++)
       dw[i * K + k] = (float)(alpha * (double)(tb ? sb[i * K + k] : sb[k * N + i]));
-  if (C) {
-    const float *sc = C->data;
-    int bcast = qllc_value_numel(C) == 1;
+  if (C)
     for (int64_t i = 0; i < N; i++) ((float *)b->data)[i] = (float)(beta * (double)sc[bcast ? 0 : i]);
-  }
   become_fc(g, n, in3, A, w, b);
   return 1;
 }
@@ -89,11 +106,12 @@ static int matmul_add(qllc_graph *g, qllc_node *n) {
   qllc_value *z = add->out[0];
   if (!z || z->rank != 2 || z->dims[0] != y->dims[0] || z->dims[1] != N) return 0;
   int64_t wd[2] = {N, K}, bd[1] = {N};
-  qllc_value *w = qllc_const_new(g, B->name, QLLC_ELEM_F32, 2, wd, NULL);
-  qllc_value *b = qllc_const_new(g, c->name, QLLC_ELEM_F32, 1, bd, c->data);
+  const float *sb = B->data, *sc = c->data;
+  qllc_value *w = rewrite_const(g, B, NULL, 2, wd);
+  qllc_value *b = rewrite_const(g, c, NULL, 1, bd);
   qllc_value **in3 = qllc_arena_alloc(g->arena, sizeof *in3 * 3);
   if (!w || !b || !in3) return -1;
-  const float *sb = B->data;
+  memcpy(b->data, sc, sizeof(float) * (size_t)N);
   float *dw = w->data;
   for (int64_t i = 0; i < N; i++)
     for (int64_t k = 0; k < K; k++) dw[i * K + k] = sb[k * N + i];
