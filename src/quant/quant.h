@@ -260,4 +260,50 @@ typedef struct qllc_qnode {
   int32_t softmax_recip;      /* SOFTMAX: R = 1 / s_y (the quantizer picks s_y = 1 / R) */
 } qllc_qnode;
 
+/* ==== 6. building records (qnode.c, tables.c) =================================================== */
+
+/* The output clamp [act_lo, act_hi] (float, +-INFINITY when none: a fused Relu is [0, +inf), a Clip
+ * its bounds) in the output's integer domain: quantized with `out`'s parameters, then intersected with
+ * the type's range. Relu gives exactly z_y as the lower bound. */
+void qllc_quant_act_clamp(float act_lo, float act_hi, const qllc_qparams *out, int32_t *qlo, int32_t *qhi);
+
+/* Fills a QLLC_QK_FUSED record for a Conv / FC / MatMul+Add with CONSTANT float weights w[channels][K]
+ * (K = C/group * KH * KW for Conv; an FC's W[N][K]; a MatMul's constant B[K][N] must be transposed to
+ * [N][K] by the caller) and float bias b[channels] (may be NULL). x and y are the input and output
+ * parameters, w_elem I8 or I16. widen_for_bias: raise a channel's weight scale when its bias would
+ * otherwise saturate int32 (issue 4's way out; costs weight resolution on that channel only).
+ * Every array (bias, qbias, m, n, w_scales, w_packed: weights quantized, [channels][K]) is allocated in
+ * `arena`; *out too. Errors name `node`. A clipped bias is not an error: it is in (*out)->bias_report
+ * for the precision report (and --strict). */
+qllc_status qllc_qnode_fused(qllc_arena *arena, const char *node, const qllc_qparams *x, const qllc_qparams *y,
+                             const float *w, int64_t channels, int64_t K, const float *b, qllc_elem w_elem,
+                             int per_tensor, int power2, int widen_for_bias, float act_lo, float act_hi,
+                             qllc_qnode **out, qllc_diag *diag);
+
+/* Functions evaluated through tables. */
+typedef enum qllc_qfunc { QLLC_QF_SIGMOID = 0, QLLC_QF_TANH, QLLC_QF_LEAKY_RELU, QLLC_QF_EXP } qllc_qfunc;
+
+/* The lut table of a unary op (in and out are the same kind, see kernels_q.h):
+ *   8-bit: 256 entries of the output type, entry i for input q = qmin + i:
+ *          quantize_out(f(s_in * (q - z_in))), rounding half to even.
+ *   int16: 513 int16 entries, entry j = quantize_out(f(s_in * (-32768 + 128 j - z_in))), read with
+ *          linear interpolation (qllc_lut16_eval).
+ * `table` must have room for 513 int16 (the larger case); *len receives 256 or 513. alpha: LeakyRelu. */
+qllc_status qllc_quant_table(qllc_qfunc f, float alpha, const qllc_qparams *in, const qllc_qparams *out, void *table,
+                             int32_t *len, qllc_diag *diag);
+/* The int16 interpolation the lut_i16 kernel performs (the reference for its tests). */
+int32_t qllc_lut16_eval(const int16_t *table, int32_t x);
+
+/* Softmax: the output parameters are fixed (u8: s = 1/256, z = 0; i8: s = 1/256, z = -128;
+ * i16: s = 1/32768, z = 0) and *recip = 1/s. The exp table: 8-bit 256 int32 entries
+ * round(2^24 * exp(-s_x * d)), d = 0..255; int16 513 entries for d = 128 j (interpolated).
+ * `exp_table` must have room for 513 int32. */
+qllc_status qllc_quant_softmax(const qllc_qparams *in, qllc_qparams *out, int32_t *recip, int32_t *exp_table,
+                               int32_t *len, qllc_diag *diag);
+
+/* Average pool multipliers: entry c (1 <= c <= max_count) is M = s_x / (s_y * c); entry 0 is unused
+ * (m = 0, n = 0). m and n have max_count + 1 entries. */
+qllc_status qllc_quant_pool_multipliers(float s_x, float s_y, int64_t max_count, int32_t *m, int32_t *n,
+                                        qllc_diag *diag);
+
 #endif
