@@ -805,9 +805,16 @@ static qllc_status emit_copy(ctx *c, qllc_value *out, qllc_buffer *dst) {
   argv av = {.n = 0};
   a_buf(&av, dst, 0);
   a_buf(&av, buf_of(c, out), 0);
-  a_int(&av, qllc_value_numel(out));
-  const qllc_node *n = out->producer;
-  return emit(c, n, kname2(c, "copy", out->elem, out->elem), &av);
+  qllc_elem e = out->elem;
+  int64_t n = qllc_value_numel(out);
+  /* A copy only moves bytes and libjit has no i64 kernels: an i64 output (e.g. a folded Shape) is
+   * copied as twice as many i32. */
+  if (e == QLLC_ELEM_I64) e = QLLC_ELEM_I32, n *= 2;
+  a_int(&av, n);
+  const char *k = kname2(c, "copy", e, e);
+  if (k && check_kernel(c, NULL, k) != QLLC_OK)
+    return qllc_fail(c->diag, QLLC_ERR_UNSUPPORTED, NULL, "graph output '%s': no kernel %s to copy it", out->name, k);
+  return emit(c, out->producer, k, &av);
 }
 
 static void liveness(qllc_program *p) {

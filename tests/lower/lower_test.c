@@ -268,6 +268,23 @@ static void test_output_copies(void **state) {
   qllc_graph_free(g);
 }
 
+/* An i64 constant output (a folded Shape) is copied as twice as many i32: libjit has no i64 kernels. */
+static void test_output_i64_const(void **state) {
+  (void)state;
+  qllc_graph *g = qllc_graph_new(NULL);
+  qllc_value *s = qllc_const_new(g, "shape", QLLC_ELEM_I64, 1, D(3), D(1, 2, 3));
+  qllc_graph_add_output(g, s);
+  qllc_program *p = lower_ok(g);
+  assert_int_equal(p->n_instrs, 1);
+  assert_string_equal(p->instrs[0].kernel, "qllc_k_copy_i32_i32");
+  assert_ptr_equal(arg(p, 0, 0)->buf, p->outputs[0].buf);
+  assert_ptr_equal(arg(p, 0, 1)->buf->data, s->data);
+  check_ints(p, 0, 2, 1, D(6));
+  assert_int_equal(p->outputs[0].buf->size, 24);
+  qllc_program_free(p);
+  qllc_graph_free(g);
+}
+
 /* ---- elementwise broadcasting ----------------------------------------------------------------- */
 
 static void test_add_broadcast(void **state) {
@@ -520,7 +537,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_conv_args),       cmocka_unit_test(test_conv1d),
       cmocka_unit_test(test_reshape_is_view), cmocka_unit_test(test_output_in_place),
-      cmocka_unit_test(test_output_copies),   cmocka_unit_test(test_add_broadcast),
+      cmocka_unit_test(test_output_copies),   cmocka_unit_test(test_output_i64_const),
+      cmocka_unit_test(test_add_broadcast),
       cmocka_unit_test(test_matmul_batches),  cmocka_unit_test(test_concat_offsets),
       cmocka_unit_test(test_fc_packs_weights), cmocka_unit_test(test_gemm_softmax_pool),
       cmocka_unit_test(test_transpose_pad),   cmocka_unit_test(test_unsupported),
