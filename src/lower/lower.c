@@ -180,7 +180,7 @@ static qllc_status check_kernel(ctx *c, const qllc_node *n, const char *kernel) 
   for (size_t i = 0; i < sizeof known_kernels / sizeof known_kernels[0]; i++)
     if (strcmp(known_kernels[i], kernel) == 0) return QLLC_OK;
   return qllc_fail(c->diag, QLLC_ERR_UNSUPPORTED, n ? n->name : NULL,
-                   "node '%s' (%s): no kernel %s for these element kinds", n ? n->name : "?",
+                   "node '%s': %s: no kernel %s for these element kinds", n ? n->name : "?",
                    n ? n->op_type ? n->op_type : qllc_op_name(n->op) : "?", kernel);
 }
 
@@ -228,12 +228,12 @@ static qllc_status emit(ctx *c, const qllc_node *n, const char *kernel, const ar
 }
 
 static qllc_status unsupported(ctx *c, const qllc_node *n, const char *what) {
-  return qllc_fail(c->diag, QLLC_ERR_UNSUPPORTED, n->name, "node '%s' (%s): %s", n->name,
+  return qllc_fail(c->diag, QLLC_ERR_UNSUPPORTED, n->name, "node '%s': %s: %s", n->name,
                    n->op_type ? n->op_type : qllc_op_name(n->op), what);
 }
 
 static qllc_status invalid(ctx *c, const qllc_node *n, const char *what) {
-  return qllc_fail(c->diag, QLLC_ERR_INVALID, n->name, "node '%s' (%s): %s", n->name,
+  return qllc_fail(c->diag, QLLC_ERR_INVALID, n->name, "node '%s': %s: %s", n->name,
                    n->op_type ? n->op_type : qllc_op_name(n->op), what);
 }
 
@@ -785,7 +785,7 @@ static qllc_status lower_node(ctx *c, const qllc_node *n) {
     base[k] = 0;
     qllc_elem ein = n->n_in > 0 && n->in[0] ? n->in[0]->elem : QLLC_ELEM_F32;
     qllc_elem eout = n->n_out > 0 && n->out[0] ? n->out[0]->elem : ein;
-    return qllc_fail(c->diag, QLLC_ERR_UNSUPPORTED, n->name, "node '%s' (%s): not supported by lowering (would need kernel qllc_k_%s_%s_%s)",
+    return qllc_fail(c->diag, QLLC_ERR_UNSUPPORTED, n->name, "node '%s': %s: not supported by lowering (would need kernel qllc_k_%s_%s_%s)",
                      n->name, n->op_type ? n->op_type : on, base, ename(ein), ename(eout));
   }
   for (int i = 0; i < n->n_out; i++)
