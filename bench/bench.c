@@ -7,7 +7,10 @@
  * Times qllc_model_load, qllc_jit_compile (LLVM codegen included), then W warm-up runs and N timed
  * runs of qllc_jit_run on the same input (the first sample of --input, or a fixed pseudo-random input
  * in [0, 1)). Prints one line:
- *   qllc model=NAME precision=P load_ms=... compile_ms=... median_ms=... min_ms=... runs=N
+ *   qllc model=NAME precision=P load_ms=... compile_ms=... median_ms=... min_ms=... cpu_median_ms=...
+ *        compile_cpu_ms=... runs=N
+ * median/min are wall time; cpu_* are this thread's CPU time (CLOCK_THREAD_CPUTIME_ID), which a busy
+ * machine disturbs much less.
  * Timing is CLOCK_MONOTONIC around each qllc_jit_run call, so it includes the entry/exit conversions
  * and the output allocation that a library user pays too.
  */
@@ -23,6 +26,20 @@ static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static int cmp_double(const void *a, const void *b);
+
+/* CPU time of this thread: on a shared, loaded machine it is far steadier than wall time. */
+static double cpu_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static double median_of(double *v, int n) {
+  qsort(v, (size_t)n, sizeof(double), cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -81,14 +98,14 @@ int main(int argc, char **argv) {
   qllc_jit *jit = NULL;
   qllc_tensor file_in = {0};
   float *data = NULL;
-  double *times = NULL;
+  double *times = NULL, *cpu = NULL;
   int rc = 1;
 
   double t0 = now_ms();
   if (qllc_model_load(model_path, &model, &diag) != QLLC_OK) { fail("load", &diag); goto out; }
-  double t1 = now_ms();
+  double t1 = now_ms(), c1 = cpu_ms();
   if (qllc_jit_compile(model, &opts, &jit, &diag) != QLLC_OK) { fail("compile", &diag); goto out; }
-  double t2 = now_ms();
+  double t2 = now_ms(), c2 = cpu_ms();
 
   int nin = qllc_jit_num_inputs(jit), nout = qllc_jit_num_outputs(jit);
   if (nin != 1) { fprintf(stderr, "bench: only single-input models (this one has %d)\n", nin); goto out; }
@@ -114,25 +131,30 @@ int main(int argc, char **argv) {
   in.data = data;
 
   times = malloc(sizeof(double) * (size_t)runs);
+  cpu = malloc(sizeof(double) * (size_t)runs);
   qllc_tensor *outs = calloc((size_t)nout, sizeof(qllc_tensor));
-  if (!times || !outs) { free(outs); goto out; }
+  if (!times || !cpu || !outs) { free(outs); goto out; }
   for (int r = 0; r < warmup + runs; r++) {
-    double s = now_ms();
+    double cs = cpu_ms(), s = now_ms();
     qllc_status st = qllc_jit_run(jit, &in, 1, outs, &diag);
-    double e = now_ms();
+    double e = now_ms(), ce = cpu_ms();
     for (int o = 0; st == QLLC_OK && o < nout; o++) qllc_tensor_free(&outs[o]);
     if (st != QLLC_OK) { free(outs); fail("run", &diag); goto out; }
-    if (r >= warmup) times[r - warmup] = e - s;
+    if (r >= warmup) {
+      times[r - warmup] = e - s;
+      cpu[r - warmup] = ce - cs;
+    }
   }
   free(outs);
-  qsort(times, (size_t)runs, sizeof(double), cmp_double);
-  double median = runs % 2 ? times[runs / 2] : 0.5 * (times[runs / 2 - 1] + times[runs / 2]);
-  printf("qllc model=%s precision=%s load_ms=%.2f compile_ms=%.2f median_ms=%.4f min_ms=%.4f runs=%d\n", name,
-         precisions[opts.precision], t1 - t0, t2 - t1, median, times[0], runs);
+  double median = median_of(times, runs), cpu_median = median_of(cpu, runs);
+  printf("qllc model=%s precision=%s load_ms=%.2f compile_ms=%.2f median_ms=%.4f min_ms=%.4f "
+         "cpu_median_ms=%.4f compile_cpu_ms=%.2f runs=%d\n",
+         name, precisions[opts.precision], t1 - t0, t2 - t1, median, times[0], cpu_median, c2 - c1, runs);
   rc = 0;
 
 out:
   free(times);
+  free(cpu);
   free(data);
   qllc_tensor_free(&file_in);
   qllc_jit_free(jit);

@@ -3,7 +3,10 @@
 
   /usr/bin/python3 bench/torch_time.py [--runs N] [--warmup W] [--threads T] digits|resnet18 ...
 
-Prints one line per model:  torch model=NAME median_ms=... min_ms=... runs=N threads=T
+Prints one line per model:
+  torch model=NAME median_ms=... min_ms=... cpu_median_ms=... runs=N threads=T
+(median/min wall time; cpu_median_ms the calling thread's CPU time, steadier on a busy machine; with
+one thread torch runs every op in the calling thread).
 digits is rebuilt from the weights inside models/digits/digits.onnx (checked against the committed test
 split); resnet18 from bench/resnet18.py with the same seed as the exported ONNX file. Eager mode under
 torch.inference_mode(), batch 1, the same input every call.
@@ -64,15 +67,17 @@ def main():
         else:
             import resnet18
             f, x = resnet18.build(), resnet18.example_input()
-        times = []
+        times, cpu = [], []
         with torch.inference_mode():
             for i in range(a.warmup + a.runs):
-                t = time.perf_counter_ns()
+                c, t = time.thread_time_ns(), time.perf_counter_ns()
                 f(x)
+                t, c = time.perf_counter_ns() - t, time.thread_time_ns() - c
                 if i >= a.warmup:
-                    times.append((time.perf_counter_ns() - t) / 1e6)
+                    times.append(t / 1e6)
+                    cpu.append(c / 1e6)
         print(f"torch model={name} median_ms={statistics.median(times):.4f} min_ms={min(times):.4f} "
-              f"runs={a.runs} threads={a.threads}{extra}", flush=True)
+              f"cpu_median_ms={statistics.median(cpu):.4f} runs={a.runs} threads={a.threads}{extra}", flush=True)
     return 0
 
 
