@@ -127,6 +127,42 @@ static void test_wrong_arg_type(void **state) {
   assert_non_null(strstr(d.message, "qllc_k_copy_f32_f32"));
 }
 
+/* No instructions, no inputs or outputs: still a valid entry that returns 0, and empty tables. */
+static void test_empty_program(void **state) {
+  qllc_program p;
+  memset(&p, 0, sizeof p);
+  qllc_diag d = {0};
+  qllc_codegen_opts cg = host_opts(&d);
+  qllc_jit_code *code = NULL;
+  qllc_entry_fn fn = NULL;
+  if (qllc_codegen_jit(&p, &cg, &code, &fn, &d) != QLLC_OK) fail_msg("%s", d.message);
+  assert_int_equal(fn(NULL, NULL, NULL), 0);
+  qllc_jit_code_free(code);
+}
+
+/* An integer immediate must fit the parameter's width (here the int32_t pad value of qllc_k_pad_i8_i8). */
+static void test_int_range(void **state) {
+  test_prog t;
+  test_prog_init(&t);
+  /* qllc_k_pad_i8_i8(y, x, rank, out_dims, in_dims, pads_begin, int32_t value) */
+  qllc_arg a[7];
+  a[0] = buf_arg(&t, B_T, 0);
+  a[1] = buf_arg(&t, B_X, 0);
+  a[2] = int_arg(1);
+  a[3] = buf_arg(&t, B_DIMS, 0);
+  a[4] = buf_arg(&t, B_DIMS, 0);
+  a[5] = buf_arg(&t, B_STRIDES, 0);
+  a[6] = int_arg(INT64_C(1) << 33);
+  t.ins[2] = (qllc_instr){.kernel = "qllc_k_pad_i8_i8", .n_args = 7, .args = a, .node = &t.nodes[2]};
+  qllc_diag d;
+  assert_int_equal(compile_err(&t, &d), QLLC_ERR_INVALID);
+  assert_non_null(strstr(d.message, "qllc_k_pad_i8_i8"));
+  assert_non_null(strstr(d.message, "argument 6"));
+  assert_non_null(strstr(d.message, "i32"));
+  a[6] = int_arg(-128);
+  assert_int_equal(compile_err(&t, &d), QLLC_OK);
+}
+
 static void test_resolve(void **state) {
   qllc_options o;
   qllc_codegen_opts cg;
@@ -290,6 +326,7 @@ int main(void) {
   if (!mkdtemp(tmpdir)) return 1;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_jit_runs),      cmocka_unit_test(test_specialised), cmocka_unit_test(test_wrong_arg_type),
+      cmocka_unit_test(test_empty_program), cmocka_unit_test(test_int_range),
       cmocka_unit_test(test_resolve),       cmocka_unit_test(test_user_bitcode),
   };
   int r = cmocka_run_group_tests(tests, NULL, NULL);
