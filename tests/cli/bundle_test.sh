@@ -9,7 +9,7 @@
 #     compiled with -ffp-contract=off so no FMA contraction changes the rounding. If this ever fails only
 #     by a few ULP, a vectorizer reassociating a reduction is the suspect, not the bundle;
 #   - with the numpy reference computed at generation time (float64 rounded to float32): atol 1e-4.
-# Also: --weights file (weights read from NAME.weights.bin at run time), --reloc static, a two-input /
+# Also: a .pb input, --weights file (weights read from NAME.weights.bin at run time), --reloc static, a two-input /
 # two-output model, and two bundles linked into one program (no symbol clashes).
 set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
@@ -46,6 +46,9 @@ driver small "$tmp/b" "$tmp/drv" || fail "gcc could not link the bundle"
 close "$tmp/y_bundle.npy" "$tmp/jit/y.npy" 0 "bundle vs JIT (exact)"
 close "$tmp/y_bundle.npy" "$D/small_y_ref.npy" 1e-4 "bundle vs numpy"
 close "$tmp/jit/y.npy" "$D/small_y_ref.npy" 1e-4 "JIT vs numpy"
+# the same input as an ONNX TensorProto .pb, named: the same bytes out
+"$QLLC" run "$D/small.onnx" --input "x=$D/small_x.pb" --output-dir "$tmp/jitpb" >/dev/null || fail "qllc run with .pb"
+close "$tmp/jitpb/y.npy" "$tmp/jit/y.npy" 0 "JIT with .pb input vs .npy input (exact)"
 
 # the object must not need an allocator or libc beyond memcpy/memset
 undef=$(nm -u "$tmp/b/small.o" | awk '{print $2}' | grep -vE '^(memcpy|memset|memmove)$' || true)

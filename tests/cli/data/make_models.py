@@ -65,6 +65,8 @@ save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], produ
 h = np.maximum(conv2d(x.astype(np.float64), cw.astype(np.float64), cb.astype(np.float64), 1), 0)
 y = h.reshape(1, -1) @ fw.astype(np.float64).T + fb
 npy("small_x.npy", x)
+with open(os.path.join(HERE, "small_x.pb"), "wb") as f:  # the same input as an ONNX TensorProto
+    f.write(numpy_helper.from_array(x, "x").SerializeToString())
 npy("small_y_ref.npy", y.astype(np.float32))
 npy("small_x_zeros_y_ref.npy",
     (np.maximum(cb.astype(np.float64), 0).repeat(25).reshape(1, -1) @ fw.astype(np.float64).T + fb)
