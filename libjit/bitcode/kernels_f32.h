@@ -1,7 +1,10 @@
 /* libjit/bitcode/kernels_f32.h: signatures of the float kernels. This is the contract between
  * src/lower (which emits the calls, arguments in exactly this order) and libjit (which implements
  * them). Conventions: NCHW layouts, row-major, element counts and strides in elements (not bytes),
- * act_lo/act_hi are the fused activation clamp (-INFINITY/+INFINITY when none). */
+ * act_lo/act_hi are the fused activation clamp (-INFINITY/+INFINITY when none).
+ * Outputs never alias inputs (the kernels declare them restrict). Implementations: one file per family
+ * in libjit/bitcode (conv.c, fc.c, matmul.c, elementwise.c, activation.c, pool.c, softmax.c, affine.c,
+ * move.c); docs/kernels.md lists them. */
 #ifndef QLLC_KERNELS_F32_H
 #define QLLC_KERNELS_F32_H
 #include "qllc_kernel.h"

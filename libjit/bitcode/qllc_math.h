@@ -5,8 +5,8 @@
  *
  * Every function is branch-free (selects only) so that it vectorizes inside a kernel loop, and uses
  * only +, -, *, / and bit casts, so the result is the same on every target (kernels are built with
- * -ffp-contract=off, so no FMA changes the rounding). Errors measured against glibc in double
- * (tests/libjit/activation_test.c): exp <= 1 ulp, sigmoid <= 2 ulp, tanh <= 3 ulp, over every float. */
+ * -ffp-contract=off, so no FMA changes the rounding). Errors measured against glibc in double over
+ * every 97th float bit pattern (tests/libjit/activation_test.c): exp 1.00 ulp, sigmoid 2.28, tanh 1.86. */
 #ifndef QLLC_MATH_H
 #define QLLC_MATH_H
 #include "qllc_kernel.h"

@@ -4,8 +4,8 @@
  * exp/sigmoid/tanh are compared with glibc's in double over a dense sweep of float bit patterns
  * (every 97th pattern, both signs: normals, subnormals, +-0, +-inf, NaNs) plus hand-picked extremes.
  * The error is measured in ulps of the exact (double) result, with the subnormal ulp 2^-149 below
- * FLT_MIN. A full sweep of all 2^32 floats measured: exp 1.00 ulp, sigmoid 2.22, tanh 1.88 (see
- * docs/kernels.md); the asserted bounds leave a little room above that. Infinities and NaNs must
+ * FLT_MIN. Measured: exp 1.00 ulp, sigmoid 2.28, tanh 1.86 (every 101st pattern gave 1.00, 2.22,
+ * 1.87); the asserted bounds leave a little room above that. Infinities and NaNs must
  * come out exactly as libm's. */
 #include <float.h>
 #include <math.h>
