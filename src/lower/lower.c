@@ -58,7 +58,8 @@ typedef struct ctx {
   qllc_graph *g;
   qllc_program *p;
   qllc_diag *diag;
-  qllc_buffer **cls;  /* [n_values]: buffer of the alias class rooted at value id (roots only) */
+  qllc_buffer **cls;    /* [n_values]: buffer of the alias class rooted at value id (roots only) */
+  qllc_buffer **packed; /* [n_values]: FC weights already packed, by the weight value's id */
 } ctx;
 
 typedef qllc_status (*lower_fn)(ctx *c, const qllc_node *n);
@@ -336,18 +337,23 @@ static qllc_status lower_fc(ctx *c, const qllc_node *n) {
   int64_t N = w->dims[0], K = w->dims[1];
   if (K == 0 || qllc_value_numel(x) % K) return invalid(c, n, "input size is not a multiple of K");
   int64_t M = qllc_value_numel(x) / K;
-  /* Pack W[N][K] -> Wp[K][N] so the kernel's inner loop runs over contiguous n. */
-  size_t es = qllc_elem_size((qllc_elem_kind)w->elem);
-  uint8_t *packed = qllc_arena_alloc(c->p->arena, (size_t)(N * K) * es + 1);
-  if (!packed) return oom(c);
-  const uint8_t *src = w->data;
-  for (int64_t i = 0; i < N; i++)
-    for (int64_t k = 0; k < K; k++) memcpy(packed + (size_t)(k * N + i) * es, src + (size_t)(i * K + k) * es, es);
-  char *pname = qllc_arena_printf(c->p->arena, "%s.packed", w->name);
-  qllc_buffer *wb = pname ? buffer_new(c, pname, QLLC_REGION_CONST, w->elem, (uint64_t)(N * K) * es) : NULL;
-  if (!wb) return oom(c);
-  wb->data = packed;
-  wb->value = w;
+  int memo = w->id >= 0 && w->id < c->g->n_values && c->g->values[w->id] == w;
+  qllc_buffer *wb = memo ? c->packed[w->id] : NULL;
+  if (!wb) {
+    /* Pack W[N][K] -> Wp[K][N] so the kernel's inner loop runs over contiguous n. */
+    size_t es = qllc_elem_size((qllc_elem_kind)w->elem);
+    uint8_t *packed = qllc_arena_alloc(c->p->arena, (size_t)(N * K) * es + 1);
+    if (!packed) return oom(c);
+    const uint8_t *src = w->data;
+    for (int64_t i = 0; i < N; i++)
+      for (int64_t k = 0; k < K; k++) memcpy(packed + (size_t)(k * N + i) * es, src + (size_t)(i * K + k) * es, es);
+    char *pname = qllc_arena_printf(c->p->arena, "%s.packed", w->name);
+    wb = pname ? buffer_new(c, pname, QLLC_REGION_CONST, w->elem, (uint64_t)(N * K) * es) : NULL;
+    if (!wb) return oom(c);
+    wb->data = packed;
+    wb->value = w;
+    if (memo) c->packed[w->id] = wb;
+  }
   argv av = {.n = 0};
   a_buf(&av, buf_of(c, y), 0);
   a_buf(&av, buf_of(c, x), 0);
@@ -888,17 +894,20 @@ qllc_status qllc_lower(qllc_graph *g, qllc_program **out, qllc_diag *diag) {
   if (!arena) return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory while lowering");
   qllc_program *p = qllc_arena_alloc(arena, sizeof *p);
   qllc_buffer **cls = calloc((size_t)g->n_values + 1, sizeof *cls);
-  if (!p || !cls) {
+  qllc_buffer **packed = calloc((size_t)g->n_values + 1, sizeof *packed);
+  if (!p || !cls || !packed) {
     free(cls);
+    free(packed);
     qllc_arena_free(arena);
     return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory while lowering");
   }
   p->graph = g;
   p->arena = arena;
   qllc_graph_recount_uses(g); /* producers and use counts are what root_of and the views rely on */
-  ctx c = {.g = g, .p = p, .diag = diag, .cls = cls};
+  ctx c = {.g = g, .p = p, .diag = diag, .cls = cls, .packed = packed};
   qllc_status st = build(&c);
   free(cls);
+  free(packed);
   if (st) {
     qllc_arena_free(arena);
     qllc_diag_set_file(diag, g->path);

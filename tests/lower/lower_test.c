@@ -407,9 +407,14 @@ static void test_fc_packs_weights(void **state) {
   qllc_value *x = val(g, "x", 2, D(5, 3));
   qllc_value *w = cst(g, "w", 2, D(2, 3)); /* W[n][k] = 3n + k */
   qllc_value *y = val(g, "y", 2, D(5, 2));
+  qllc_value *x2 = val(g, "x2", 2, D(1, 3));
+  qllc_value *y2 = val(g, "y2", 2, D(1, 2));
   qllc_graph_add_input(g, x);
+  qllc_graph_add_input(g, x2);
   qllc_graph_add_output(g, y);
+  qllc_graph_add_output(g, y2);
   qllc_node *n = node(g, QLLC_OP_FC, "fc", 2, IN(x, w), y);
+  node(g, QLLC_OP_FC, "fc2", 2, IN(x2, w), y2); /* same weights: packed once */
   n->act = QLLC_ACT_CLIP;
   n->act_lo = -1;
   n->act_hi = 6;
@@ -423,6 +428,11 @@ static void test_fc_packs_weights(void **state) {
   assert_int_equal(arg(p, 0, 3)->kind, QLLC_ARG_NULL);
   check_ints(p, 0, 4, 3, D(5, 2, 3));
   assert_true(arg(p, 0, 7)->f == -1.0 && arg(p, 0, 8)->f == 6.0);
+  assert_ptr_equal(arg(p, 1, 2)->buf, wb);
+  check_ints(p, 1, 4, 3, D(1, 2, 3));
+  int n_const = 0;
+  for (int i = 0; i < p->n_buffers; i++) n_const += p->buffers[i]->region == QLLC_REGION_CONST;
+  assert_int_equal(n_const, 1); /* the unpacked W is not emitted */
   qllc_program_free(p);
   qllc_graph_free(g);
 }
