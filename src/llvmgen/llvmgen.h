@@ -29,7 +29,8 @@ typedef struct qllc_codegen_opts {
 } qllc_codegen_opts;
 
 /* Fills a codegen options struct from public options (target/cpu/features validated: an unknown CPU
- * or feature is an error listing the valid ones). For the JIT, host = 1 picks the host CPU. */
+ * or feature is an error listing the valid ones). For the JIT, host = 1 picks the host CPU. The resolved
+ * cpu/features strings are interned for the life of the process; entry_name is left NULL for the caller. */
 qllc_status qllc_codegen_resolve(const qllc_options *o, int host, qllc_codegen_opts *out, qllc_diag *diag);
 
 /* Writes the object file (to a temporary name first, renamed on success). */
