@@ -2,7 +2,7 @@
  *
  * Build (scripts/demo does this):
  *   qllc compile models/digits/digits.onnx -o OUT --name digits [quantization options]
- *   cc -O2 -I OUT examples/digits_bundle_main.c OUT/digits.o -o digits_bundle
+ *   cc -O2 -I OUT examples/digits_bundle_main.c OUT/digits.o -o digits_bundle      (no -lm needed)
  *   ./digits_bundle models/digits/test_x.npy models/digits/test_y.npy [OUT/digits.weights.bin]
  *
  * It reads the test split with a tiny .npy reader (float32 and int64, C order, little endian only),
@@ -138,10 +138,20 @@ static int64_t io_count(const qllc_io *io) {
 
 static long clampl(long v, long lo, long hi) { return v < lo ? lo : v > hi ? hi : v; }
 
+/* Round half to even, by hand so that the program needs no -lm (scripts/demo links it without). */
+static long round_even(float x) {
+  if (!(x > -2e9f && x < 2e9f)) return x > 0 ? 2000000000L : -2000000000L; /* clamped later anyway */
+  long i = (long)x; /* truncates toward zero */
+  float f = x - (float)i;
+  if (f > 0.5f || (f == 0.5f && (i & 1))) i++;
+  else if (f < -0.5f || (f == -0.5f && (i & 1))) i--;
+  return i;
+}
+
 static int store_input(const qllc_io *io, uint8_t *dst, const float *src, int64_t n) {
   for (int64_t i = 0; i < n; i++) {
     float x = src[i];
-    long q = io->elem_kind == 0 ? 0 : lrintf(x / io->scale) + io->zero_point;
+    long q = io->elem_kind == 0 ? 0 : round_even(x / io->scale) + io->zero_point;
     switch (io->elem_kind) {
     case 0: memcpy(dst + 4 * i, &x, 4); break;
     case 1: ((int8_t *)dst)[i] = (int8_t)clampl(q, -128, 127); break;

@@ -2,7 +2,7 @@
  * through the public API, runs every held-out test image and prints the accuracy and the mean time per
  * image.
  *
- *   digits_demo [--model FILE] [--test-x FILE] [--test-y FILE]
+ *   digits_demo [MODEL [TEST_X [TEST_Y]]] [--model FILE] [--test-x FILE] [--test-y FILE]
  *               [--precision float|int8|int16] [--profile FILE] [--schema NAME] [--calibration NAME]
  *               [--per-tensor] [--keep-float OP_OR_NODE]... [--strict] [--quiet]
  *
@@ -52,7 +52,7 @@ static int fail(const char *what, const qllc_diag *d) {
 static int usage(const char *msg) {
   if (msg) fprintf(stderr, "digits_demo: %s\n", msg);
   fprintf(stderr,
-          "usage: digits_demo [--model FILE] [--test-x FILE] [--test-y FILE]\n"
+          "usage: digits_demo [MODEL [TEST_X [TEST_Y]]] [--model FILE] [--test-x FILE] [--test-y FILE]\n"
           "                   [--precision float|int8|int16] [--profile FILE] [--schema NAME]\n"
           "                   [--calibration minmax|percentile|kl] [--per-tensor]\n"
           "                   [--keep-float OP_OR_NODE]... [--strict] [--quiet]\n");
@@ -83,6 +83,7 @@ int main(int argc, char **argv) {
   static const char *const precisions[] = {"float", "int8", "int16"};
   static const char *const schemas[] = {"asymmetric", "symmetric", "symmetric_uint8", "power2"};
   static const char *const calibrations[] = {"minmax", "percentile", "kl"};
+  int positional = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -91,7 +92,15 @@ int main(int argc, char **argv) {
     if (strcmp(a, "--strict") == 0) { opts.strict = 1; continue; }
     if (strcmp(a, "--quiet") == 0) { quiet = 1; continue; }
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { usage(NULL); return 0; }
-    if (a[0] != '-' || a[1] != '-') return usage("unexpected argument");
+    if (a[0] != '-') { /* MODEL TEST_X TEST_Y, in that order */
+      if (positional == 0) model_path = a;
+      else if (positional == 1) x_path = a;
+      else if (positional == 2) y_path = a;
+      else return usage("too many arguments");
+      positional++;
+      continue;
+    }
+    if (a[1] != '-') return usage("unknown option");
     if (!v) return usage("option needs a value");
     i++;
     if (strcmp(a, "--model") == 0) model_path = v;

@@ -7,7 +7,8 @@ Writes, next to this script:
   test_x.npy    float32 [N,1,8,8]  held-out test split (20 %, stratified, fixed seed)
   test_y.npy    int64   [N]
   calib_x.npy   float32 [K,1,8,8]  training images for calibration (quantization, issue 3)
-Deterministic: fixed seeds, one thread, full-batch-free SGD order from a seeded generator.
+  sample_0.npy  float32 [1,1,8,8]  the first test image alone (an input for `qllc run`)
+Deterministic: fixed seeds, one thread, minibatch order from a seeded generator.
 """
 import os
 import sys
@@ -84,6 +85,7 @@ def main():
                       input_names=["input"], output_names=["logits"], do_constant_folding=True)
     np.save(os.path.join(HERE, "test_x.npy"), np.ascontiguousarray(x_te, dtype=np.float32))
     np.save(os.path.join(HERE, "test_y.npy"), np.ascontiguousarray(y_te, dtype=np.int64))
+    np.save(os.path.join(HERE, "sample_0.npy"), np.ascontiguousarray(x_te[:1], dtype=np.float32))
     calib = np.random.RandomState(SEED % (2**31)).choice(len(x_tr), N_CALIB, replace=False)
     np.save(os.path.join(HERE, "calib_x.npy"), np.ascontiguousarray(x_tr[np.sort(calib)], dtype=np.float32))
     return 0
