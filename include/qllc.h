@@ -37,7 +37,15 @@ typedef struct qllc_diag {
   char file[512];
 } qllc_diag;
 
-/* Element kinds; the numbers are stable and appear in bundle headers (qllc_io.elem_kind). */
+/* Element kinds; the numbers are stable and appear in bundle headers (qllc_io.elem_kind). A bundle
+ * header included before this one defines the same names as macros with the same values; drop them so
+ * the enum below compiles in either include order. */
+#undef QLLC_F32
+#undef QLLC_I8
+#undef QLLC_U8
+#undef QLLC_I16
+#undef QLLC_I32
+#undef QLLC_I64
 typedef enum qllc_elem_kind {
   QLLC_F32 = 0,
   QLLC_I8 = 1,
