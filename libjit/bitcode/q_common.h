@@ -1,0 +1,34 @@
+/* libjit/bitcode/q_common.h: always-inline integer helpers shared by the quantized scalar kernels
+ * (q_layers.c, q_ops.c). REQUANT is defined in kernels_q.h; these are its two exact implementations
+ * and must give the bits of src/quant's qllc_requant_apply. */
+#ifndef QLLC_Q_COMMON_H
+#define QLLC_Q_COMMON_H
+#include "kernels_q.h"
+
+/* int32 accumulator (8-bit layers): |acc * m| < 2^62 and + 2^61 < 2^63, exact in int64. The shift of
+   a negative value is arithmetic in clang and gcc (floor), so half rounds up. */
+QLLC_INLINE int64_t qk_req32(int32_t acc, int32_t m, int32_t n) {
+  int64_t p = (int64_t)acc * m;
+  if (n > 0) p = (p + ((int64_t)1 << (n - 1))) >> n;
+  return p; /* |p| <= 2^62: the caller clamps to the output range, which subsumes saturating to int32 */
+}
+
+/* int64 accumulator (int16 layers, products of two 16-bit values): 128-bit product, multiply and
+   shift only (a 128-bit division would call a libgcc helper). */
+QLLC_INLINE int64_t qk_req64(int64_t acc, int32_t m, int32_t n) {
+  __int128 p = (__int128)acc * m;
+  if (n > 0) p = (p + ((__int128)1 << (n - 1))) >> n;
+  if (p > INT32_MAX) return INT32_MAX;
+  if (p < INT32_MIN) return INT32_MIN;
+  return (int64_t)p;
+}
+
+/* z_y + v clamped to [lo, hi] (lo and hi already inside the output type's range). */
+QLLC_INLINE int32_t qk_out(int64_t v, int32_t z_y, int32_t lo, int32_t hi) {
+  v += z_y;
+  if (v < lo) v = lo;
+  if (v > hi) v = hi;
+  return (int32_t)v;
+}
+
+#endif
