@@ -20,6 +20,26 @@ int qllc_quant_range(qllc_elem e, int narrow, int32_t *qmin, int32_t *qmax) {
   }
 }
 
+static const char *const schema_names[] = {"asymmetric", "symmetric", "symmetric_uint8", "power2"};
+static const char *const calib_names[] = {"minmax", "percentile", "kl"};
+
+const char *qllc_schema_name(qllc_schema s) {
+  return (unsigned)s < sizeof schema_names / sizeof *schema_names ? schema_names[s] : "?";
+}
+int qllc_schema_parse(const char *name, qllc_schema *out) {
+  for (unsigned i = 0; name && i < sizeof schema_names / sizeof *schema_names; i++)
+    if (!strcmp(name, schema_names[i])) return *out = (qllc_schema)i, 0;
+  return -1;
+}
+const char *qllc_calibration_name(qllc_calibration c) {
+  return (unsigned)c < sizeof calib_names / sizeof *calib_names ? calib_names[c] : "?";
+}
+int qllc_calibration_parse(const char *name, qllc_calibration *out) {
+  for (unsigned i = 0; name && i < sizeof calib_names / sizeof *calib_names; i++)
+    if (!strcmp(name, calib_names[i])) return *out = (qllc_calibration)i, 0;
+  return -1;
+}
+
 double qllc_round_half_even(double x) {
   /* Independent of fegetround(): floor, then look at the remainder. */
   if (!isfinite(x)) return x;

@@ -26,6 +26,13 @@
  * not I8, U8 or I16. */
 int qllc_quant_range(qllc_elem e, int narrow, int32_t *qmin, int32_t *qmax);
 
+/* Names as on the command line: "asymmetric", "symmetric", "symmetric_uint8", "power2"; "minmax",
+ * "percentile", "kl". parse returns 0 on success, -1 for an unknown name. */
+const char *qllc_schema_name(qllc_schema s);
+int qllc_schema_parse(const char *name, qllc_schema *out);
+const char *qllc_calibration_name(qllc_calibration c);
+int qllc_calibration_parse(const char *name, qllc_calibration *out);
+
 /* Rounds half to even (ONNX QuantizeLinear), independent of the FPU rounding mode. */
 double qllc_round_half_even(double x);
 
@@ -221,8 +228,6 @@ typedef enum qllc_qkind {
   QLLC_QK_SOFTMAX,            /* exp table + output reciprocal */
   QLLC_QK_SAME                /* no arithmetic (max pool, views, Relu as clamp): output params = input's */
 } qllc_qkind;
-
-#define QLLC_QNODE_MAX_INPUTS 64
 
 typedef struct qllc_qinput {
   int32_t m, n;               /* this input's multiplier s_in / s_y (or as documented per kernel) */

@@ -276,6 +276,22 @@ static void test_weights(void **state) {
   assert_int_equal(qllc_quantize_weights(bad, 1, 2, QLLC_ELEM_I8, 0, 0, NULL, s, q, &d), QLLC_ERR_INVALID);
 }
 
+static void test_names(void **state) {
+  qllc_schema s;
+  qllc_calibration c;
+  assert_int_equal(qllc_schema_parse("symmetric_uint8", &s), 0);
+  assert_int_equal(s, QLLC_SCHEMA_SYMMETRIC_UINT8);
+  assert_int_equal(qllc_schema_parse("power2", &s), 0);
+  assert_int_equal(s, QLLC_SCHEMA_POWER2);
+  assert_int_equal(qllc_schema_parse("Asymmetric", &s), -1);
+  assert_int_equal(qllc_schema_parse(NULL, &s), -1);
+  assert_string_equal(qllc_schema_name(QLLC_SCHEMA_ASYMMETRIC), "asymmetric");
+  assert_int_equal(qllc_calibration_parse("kl", &c), 0);
+  assert_int_equal(c, QLLC_CAL_KL);
+  assert_int_equal(qllc_calibration_parse("entropy", &c), -1);
+  assert_string_equal(qllc_calibration_name(QLLC_CAL_PERCENTILE), "percentile");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ranges),         cmocka_unit_test(test_round_half_even),
@@ -283,7 +299,7 @@ int main(void) {
       cmocka_unit_test(test_symmetric_uint8), cmocka_unit_test(test_power2),
       cmocka_unit_test(test_weights_role),   cmocka_unit_test(test_degenerate_and_invalid),
       cmocka_unit_test(test_zero_exact),     cmocka_unit_test(test_quantize_tensor),
-      cmocka_unit_test(test_weights),
+      cmocka_unit_test(test_weights),        cmocka_unit_test(test_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
