@@ -68,6 +68,28 @@ static void test_fc_i8(void **state) {
     }
 }
 
+/* Ties round half up (towards +inf), in every accumulator width: M = 0.5, acc = -5 -> -2, 5 -> 3,
+   -7 -> -3, 7 -> 4. */
+static void test_ties(void **state) {
+  int32_t m[4] = {1 << 30, 1 << 30, 1 << 30, 1 << 30}, n[4] = {31, 31, 31, 31};
+  int32_t b32[4] = {-6, 4, -8, 6};
+  int64_t b64[4] = {-6, 4, -8, 6};
+  int8_t x8[1] = {1}, w8[4] = {1, 1, 1, 1}, y8[4];
+  int16_t x16[1] = {1}, w16[4] = {1, 1, 1, 1}, y16[4];
+  qllc_k_fc_i8_i8_i8(y8, x8, w8, b32, m, n, 1, 4, 1, 0, 0, -128, 127);
+  qllc_k_fc_i16_i16_i16(y16, x16, w16, b64, m, n, 1, 4, 1, 0, 0, -32768, 32767);
+  int32_t e[4] = {-2, 3, -3, 4};
+  for (int c = 0; c < 4; c++) {
+    assert_int_equal(y8[c], e[c]);
+    assert_int_equal(y16[c], e[c]);
+    assert_int_equal(qllc_requant_apply(b32[c] + 1, m[c], n[c]), e[c]);
+  }
+  /* the same ties through requantize (x - z_x = -5, 5) and add */
+  int8_t rx[2] = {-5, 5}, ry[2];
+  qllc_k_requantize_i8_i8(ry, rx, 1, 2, 2, 2, 0, 1 << 30, 31, 0, -128, 127);
+  assert_int_equal(ry[0], -2), assert_int_equal(ry[1], 3);
+}
+
 /* int16 and 16x8 with a long reduction of extreme values: acc reaches K * 32768 * 32767 */
 static void test_fc_i16_overflow_bound(void **state) {
   enum { M = 2, N = 3, K = 4099 };
@@ -365,7 +387,8 @@ static void test_lut_pool_softmax(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_fc_i8),        cmocka_unit_test(test_fc_i16_overflow_bound),
+      cmocka_unit_test(test_fc_i8),        cmocka_unit_test(test_ties),
+      cmocka_unit_test(test_fc_i16_overflow_bound),
       cmocka_unit_test(test_conv),         cmocka_unit_test(test_fused_bias_beats_glow),
       cmocka_unit_test(test_add_mul_i8),   cmocka_unit_test(test_quantize_dequantize),
       cmocka_unit_test(test_lut_pool_softmax),
