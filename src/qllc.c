@@ -96,7 +96,8 @@ static FILE *dump_stream(const qllc_options *o) { return o->dump_stream ? (FILE 
 
 /* The graph a compile starts from. Without --dump-after it is the model's own (already optimized at
  * load); with it, the model file is loaded again and optimized with the dump so the user sees every
- * pass. *owned tells the caller to free the graph. This is also where the quantizer will go. */
+ * pass. *owned tells the caller to free the graph. This is also where the quantizer will go: it must
+ * quantize a fresh (owned) graph so the model's float graph stays reusable for other options. */
 static qllc_status graph_for(qllc_model *m, const qllc_options *o, qllc_graph **g, int *owned, qllc_diag *diag) {
   qllc_status st = check_precision(o, diag);
   if (st == QLLC_OK) st = check_dump_after(o->dump_after, diag);
@@ -302,12 +303,10 @@ qllc_status qllc_compile_bundle(qllc_model *m, const qllc_options *opts, const c
     if (i == B_OBJ) st = qllc_codegen_object(p, &cg, tmp[i], diag);
     if (i == B_HDR) st = qllc_bundle_write_header(p, &cg, tmp[i], diag);
     if (i == B_WEIGHTS) st = qllc_bundle_write_weights(p, tmp[i], diag);
-    if (st != QLLC_OK) {
+    if (st != QLLC_OK && diag && strncmp(diag->file, tmp[i], strlen(tmp[i])) == 0) {
       /* name the bundle file the user asked for, not our temporary name */
-      if (diag) {
-        diag->file[0] = '\0';
-        if (st == QLLC_ERR_IO) qllc_diag_set_file(diag, dir);
-      }
+      diag->file[0] = '\0';
+      qllc_diag_set_file(diag, fin[i]);
     }
   }
   for (int i = 0; i < B_COUNT && st == QLLC_OK; i++) {

@@ -85,10 +85,18 @@ no_bundle "$tmp/b_name"
 expect_error 1 small.onnx -- compile "$D/small.onnx" -o "$tmp/b_q" --precision int8
 no_bundle "$tmp/b_q"
 
+# user kernel files: these fail late (in code generation, after the directory exists)
+echo "not bitcode" >"$tmp/bad.bc"
+expect_error 1 bad.bc -- compile "$D/small.onnx" -o "$tmp/b_kbad" --kernels "$tmp/bad.bc"
+no_bundle "$tmp/b_kbad"
+expect_error 1 nonexistent.bc -- compile "$D/small.onnx" -o "$tmp/b_knone" --kernels "$tmp/nonexistent.bc"
+no_bundle "$tmp/b_knone"
+
 # a failing compile into an existing directory leaves its contents alone and adds nothing
-mkdir "$tmp/keep" && echo old >"$tmp/keep/unsupported.h"
+mkdir "$tmp/keep" && echo old >"$tmp/keep/unsupported.h" && echo old >"$tmp/keep/small.h"
 expect_error 1 erf_node -- compile "$D/unsupported.onnx" -o "$tmp/keep"
-[ "$(ls -A "$tmp/keep")" = "unsupported.h" ] && [ "$(cat "$tmp/keep/unsupported.h")" = old ] ||
+expect_error 1 bad.bc -- compile "$D/small.onnx" -o "$tmp/keep" --kernels "$tmp/bad.bc"
+[ "$(ls -A "$tmp/keep" | tr '\n' ' ')" = "small.h unsupported.h " ] && [ "$(cat "$tmp/keep/small.h")" = old ] ||
   fail "failed compile changed an existing directory: $(ls -A "$tmp/keep" | tr '\n' ' ')"
 
 [ $fails -eq 0 ] && echo "bad_input_test: all passed" || echo "bad_input_test: $fails failed"
