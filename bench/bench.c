@@ -9,7 +9,7 @@
  * in [0, 1)). Prints one line:
  *   qllc model=NAME precision=P load_ms=... compile_ms=... median_ms=... min_ms=... cpu_median_ms=...
  *        compile_cpu_ms=... runs=N
- * median/min are wall time; cpu_* are this thread's CPU time (CLOCK_THREAD_CPUTIME_ID), which a busy
+ * median/min are wall time; cpu_* are the process CPU time (CLOCK_PROCESS_CPUTIME_ID), which a busy
  * machine disturbs much less.
  * Timing is CLOCK_MONOTONIC around each qllc_jit_run call, so it includes the entry/exit conversions
  * and the output allocation that a library user pays too.
@@ -30,10 +30,11 @@ static double now_ms(void) {
 
 static int cmp_double(const void *a, const void *b);
 
-/* CPU time of this thread: on a shared, loaded machine it is far steadier than wall time. */
+/* CPU time of the process (covers any compile or worker threads): on a shared, loaded machine it is
+ * far steadier than wall time. */
 static double cpu_ms(void) {
   struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 

@@ -100,19 +100,20 @@ echo "CPU: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), $(npro
 echo "digits accuracy (qllc JIT, 360 test images): $acc_line"
 echo "ResNet-18 output vs torch (1e-3 abs + 1e-3 rel): $check_r18"
 echo
-printf '| %-9s | %-11s | %12s | %12s | %12s | %14s | %5s |\n' model engine "compile (ms)" "median (ms)" "min (ms)" \
-  "cpu median (ms)" runs
-printf '|%s|%s|%s|%s|%s|%s|%s|\n' ----------- ------------- -------------- -------------- -------------- \
-  ----------------- -------
+printf '| %-9s | %-11s | %12s | %16s | %12s | %12s | %15s | %5s |\n' model engine "compile (ms)" \
+  "compile cpu (ms)" "median (ms)" "min (ms)" "cpu median (ms)" runs
+printf '|%s|%s|%s|%s|%s|%s|%s|%s|\n' ----------- ------------- -------------- ------------------ -------------- \
+  -------------- ----------------- -------
 for m in digits resnet18; do
   for engine in qllc torch; do
     line=$(grep "^$engine model=$m " "$RESULTS" || true)
     [ -z "$line" ] && continue
     compile=$(field compile_ms "$line"); [ -z "$compile" ] && compile="-"
-    printf '| %-9s | %-11s | %12s | %12s | %12s | %15s | %5s |\n' "$m" "$engine float" "$compile" \
+    ccpu=$(field compile_cpu_ms "$line"); [ -z "$ccpu" ] && ccpu="-"
+    printf '| %-9s | %-11s | %12s | %16s | %12s | %12s | %15s | %5s |\n' "$m" "$engine float" "$compile" "$ccpu" \
       "$(field median_ms "$line")" "$(field min_ms "$line")" "$(field cpu_median_ms "$line")" "$(field runs "$line")"
   done
 done
 echo
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) (wall times are only meaningful on an idle machine;"
-echo "cpu median is this thread's CPU time, much less disturbed by other load)"
+echo "cpu median is the process CPU time, much less disturbed by other load)"
