@@ -1,0 +1,224 @@
+/* tests/libjit/q_pool_test.c: quantized maxpool2d, avgpool2d and global_avgpool for i8, u8 and i16
+ * against references written here. Max pool: the largest in-image element of each window (padding
+ * never wins; a window entirely in the padding gives the type's minimum). Average pool: the sum of
+ * (x - z_x) over the in-image taps, requantized with the multiplier of the window's count (taps inside
+ * the image, or with count_include_pad inside the padded extent only: ceil-mode windows reach past it),
+ * via qllc_requant_apply; the multipliers come from src/quant's qllc_quant_pool_multipliers.
+ * Shapes: sizes 1, 3, 7, 17, strides, asymmetric pads, dilations (max), ceil-mode output sizes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kernels_q.h"
+#include "quant/quant.h"
+
+typedef enum { K_I8, K_U8, K_I16 } kind;
+static const char *kname[] = {"i8", "u8", "i16"};
+static int32_t kmin(kind k) { return k == K_I8 ? -128 : k == K_U8 ? 0 : -32768; }
+static int32_t kmax(kind k) { return k == K_I8 ? 127 : k == K_U8 ? 255 : 32767; }
+static size_t ksize(kind k) { return k == K_I16 ? 2 : 1; }
+static void *tbuf(kind k, const int32_t *v, int64_t n) {
+  void *p = malloc((size_t)(n ? n : 1) * ksize(k));
+  for (int64_t i = 0; i < n; i++) {
+    if (k == K_I8) ((int8_t *)p)[i] = (int8_t)v[i];
+    else if (k == K_U8) ((uint8_t *)p)[i] = (uint8_t)v[i];
+    else ((int16_t *)p)[i] = (int16_t)v[i];
+  }
+  return p;
+}
+static int32_t tget(kind k, const void *p, int64_t i) {
+  return k == K_I8 ? ((const int8_t *)p)[i] : k == K_U8 ? ((const uint8_t *)p)[i] : ((const int16_t *)p)[i];
+}
+static uint64_t rng = 0x853c49e6748fea9bULL;
+static uint64_t next(void) {
+  rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+  return rng;
+}
+static int64_t irand(int64_t lo, int64_t hi) { return lo + (int64_t)(next() % (uint64_t)(hi - lo + 1)); }
+static int32_t clampi(int64_t v, int32_t lo, int32_t hi) { return v < lo ? lo : v > hi ? hi : (int32_t)v; }
+static int32_t *ivec(int64_t n) { return calloc((size_t)(n ? n : 1), sizeof(int32_t)); }
+static void fill(int32_t *v, int64_t n, kind k, int pattern) {
+  for (int64_t i = 0; i < n; i++)
+    v[i] = pattern == 0 ? (int32_t)irand(kmin(k), kmax(k)) : pattern == 1 ? kmin(k) : pattern == 2 ? kmax(k)
+                                                                            : (i & 1) ? kmax(k) : kmin(k);
+}
+/* Output size, floor or ceil mode (ceil: the last window may start in the padding but not past it). */
+static int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t p0, int64_t p1, int64_t d, int ceil_mode) {
+  int64_t span = in + p0 + p1 - (d * (k - 1) + 1);
+  if (span < 0) return 0;
+  int64_t o = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+  if (ceil_mode && (o - 1) * s >= in + p0) o--;
+  return o;
+}
+
+static const int64_t sizes[] = {1, 3, 7, 17};
+
+static void run_maxpool(kind k, int64_t NC, int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t sh, int64_t sw,
+                        int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t dh, int64_t dw, int ceil_mode,
+                        int pattern) {
+  int64_t OH = out_size(H, KH, sh, pt, pb, dh, ceil_mode), OW = out_size(W, KW, sw, pl, pr, dw, ceil_mode);
+  if (OH <= 0 || OW <= 0) return;
+  int32_t *xv = ivec(NC * H * W);
+  fill(xv, NC * H * W, k, pattern);
+  void *x = tbuf(k, xv, NC * H * W), *y = calloc((size_t)(NC * OH * OW), 2);
+  if (k == K_I8) qllc_k_maxpool2d_i8_i8(y, x, NC, H, W, OH, OW, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw);
+  if (k == K_U8) qllc_k_maxpool2d_u8_u8(y, x, NC, H, W, OH, OW, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw);
+  if (k == K_I16) qllc_k_maxpool2d_i16_i16(y, x, NC, H, W, OH, OW, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw);
+  for (int64_t c = 0; c < NC; c++)
+    for (int64_t oh = 0; oh < OH; oh++)
+      for (int64_t ow = 0; ow < OW; ow++) {
+        int32_t best = kmin(k);
+        for (int64_t kh = 0; kh < KH; kh++)
+          for (int64_t kw = 0; kw < KW; kw++) {
+            int64_t ih = oh * sh - pt + kh * dh, iw = ow * sw - pl + kw * dw;
+            if (ih >= 0 && ih < H && iw >= 0 && iw < W && xv[(c * H + ih) * W + iw] > best)
+              best = xv[(c * H + ih) * W + iw];
+          }
+        int32_t got = tget(k, y, (c * OH + oh) * OW + ow);
+        if (got != best)
+          fail_msg("maxpool2d_%s H%lld W%lld K%lldx%lld s%lld,%lld p%lld,%lld,%lld,%lld d%lld,%lld at [%lld][%lld][%lld]: "
+                   "got %d want %d",
+                   kname[k], (long long)H, (long long)W, (long long)KH, (long long)KW, (long long)sh, (long long)sw,
+                   (long long)pt, (long long)pl, (long long)pb, (long long)pr, (long long)dh, (long long)dw,
+                   (long long)c, (long long)oh, (long long)ow, got, best);
+      }
+  free(xv), free(x), free(y);
+}
+
+static void test_maxpool(void **state) {
+  (void)state;
+  for (int k = 0; k < 3; k++)
+    for (int t = 0; t < 300; t++) {
+      int64_t H = sizes[irand(0, 3)], W = sizes[irand(0, 3)], KH = irand(1, 3), KW = irand(1, 3);
+      int64_t pt = irand(0, KH - 1), pl = irand(0, KW - 1), pb = irand(0, KH - 1), pr = irand(0, KW - 1);
+      run_maxpool((kind)k, irand(1, 3), H, W, KH, KW, irand(1, 3), irand(1, 3), pt, pl, pb, pr, irand(1, 2),
+                  irand(1, 2), (int)irand(0, 1), t < 200 ? 0 : (int)irand(1, 3));
+    }
+  /* a 1x1 image under a 3x3 window with pad 1: the only element wins, even the minimum */
+  for (int k = 0; k < 3; k++) run_maxpool((kind)k, 2, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1);
+}
+
+static void run_avgpool(kind k, int64_t NC, int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t sh, int64_t sw,
+                        int64_t pt, int64_t pl, int64_t pb, int64_t pr, int include_pad, int ceil_mode, int pattern,
+                        int32_t z_x, int32_t z_y, int32_t lo, int32_t hi, float s_x, float s_y, int64_t *inside,
+                        int64_t *total) {
+  int64_t OH = out_size(H, KH, sh, pt, pb, 1, ceil_mode), OW = out_size(W, KW, sw, pl, pr, 1, ceil_mode);
+  if (OH <= 0 || OW <= 0) return;
+  int32_t *xv = ivec(NC * H * W), *m = ivec(KH * KW + 1), *n = ivec(KH * KW + 1);
+  fill(xv, NC * H * W, k, pattern);
+  assert_int_equal(qllc_quant_pool_multipliers(s_x, s_y, KH * KW, m, n, NULL), QLLC_OK);
+  void *x = tbuf(k, xv, NC * H * W), *y = calloc((size_t)(NC * OH * OW), 2);
+  if (k == K_I8)
+    qllc_k_avgpool2d_i8_i8(y, x, m, n, NC, H, W, OH, OW, KH, KW, sh, sw, pt, pl, pb, pr, include_pad, z_x, z_y, lo, hi);
+  if (k == K_U8)
+    qllc_k_avgpool2d_u8_u8(y, x, m, n, NC, H, W, OH, OW, KH, KW, sh, sw, pt, pl, pb, pr, include_pad, z_x, z_y, lo, hi);
+  if (k == K_I16)
+    qllc_k_avgpool2d_i16_i16(y, x, m, n, NC, H, W, OH, OW, KH, KW, sh, sw, pt, pl, pb, pr, include_pad, z_x, z_y, lo,
+                             hi);
+  for (int64_t c = 0; c < NC; c++)
+    for (int64_t oh = 0; oh < OH; oh++)
+      for (int64_t ow = 0; ow < OW; ow++) {
+        int64_t sum = 0, cnt = 0;
+        for (int64_t kh = 0; kh < KH; kh++)
+          for (int64_t kw = 0; kw < KW; kw++) {
+            int64_t ih = oh * sh - pt + kh, iw = ow * sw - pl + kw;
+            int in_image = ih >= 0 && ih < H && iw >= 0 && iw < W;
+            int in_padded = ih >= -pt && ih < H + pb && iw >= -pl && iw < W + pr;
+            if (in_image) sum += xv[(c * H + ih) * W + iw] - z_x;
+            if (include_pad ? in_padded : in_image) cnt++;
+          }
+        int64_t v = cnt ? (int64_t)qllc_requant_apply(sum, m[cnt], n[cnt]) + z_y : z_y;
+        (*total)++;
+        if (v > lo && v < hi) (*inside)++;
+        int32_t want = clampi(v, lo, hi), got = tget(k, y, (c * OH + oh) * OW + ow);
+        if (got != want)
+          fail_msg("avgpool2d_%s H%lld W%lld K%lldx%lld s%lld,%lld p%lld,%lld,%lld,%lld incl%d z_x=%d at "
+                   "[%lld][%lld][%lld] (count %lld): got %d want %d",
+                   kname[k], (long long)H, (long long)W, (long long)KH, (long long)KW, (long long)sh, (long long)sw,
+                   (long long)pt, (long long)pl, (long long)pb, (long long)pr, include_pad, z_x, (long long)c,
+                   (long long)oh, (long long)ow, (long long)cnt, got, want);
+      }
+  free(xv), free(m), free(n), free(x), free(y);
+}
+
+static void test_avgpool(void **state) {
+  (void)state;
+  for (int k = 0; k < 3; k++) {
+    int64_t inside = 0, total = 0;
+    for (int t = 0; t < 400; t++) {
+      int64_t H = sizes[irand(0, 3)], W = sizes[irand(0, 3)], KH = irand(1, 3), KW = irand(1, 3);
+      int64_t pt = irand(0, KH - 1), pl = irand(0, KW - 1), pb = irand(0, KH - 1), pr = irand(0, KW - 1);
+      int32_t z_x = t % 3 == 0 ? kmin((kind)k) : t % 3 == 1 ? kmax((kind)k) : (int32_t)irand(kmin((kind)k), kmax((kind)k));
+      int32_t z_y = (int32_t)irand(kmin((kind)k), kmax((kind)k)), lo = kmin((kind)k), hi = kmax((kind)k);
+      if (t % 4 == 3) lo = z_y;
+      float s_x = 0.01f + (float)irand(0, 100) / 100.0f, s_y = s_x * (0.5f + (float)irand(0, 100) / 100.0f);
+      run_avgpool((kind)k, irand(1, 3), H, W, KH, KW, irand(1, 3), irand(1, 3), pt, pl, pb, pr, (int)irand(0, 1),
+                  (int)irand(0, 1), t < 300 ? 0 : (int)irand(1, 3), z_x, z_y, lo, hi, s_x, s_y, &inside, &total);
+    }
+    if (inside * 3 < total) fail_msg("avgpool_%s: only %lld of %lld inside", kname[k], (long long)inside, (long long)total);
+  }
+}
+
+/* Hand-computed: 3x3 image of i8, 2x2 window, stride 2, pads 1 all round, z_x = 10, s_x == s_y. */
+static void test_avgpool_hand(void **state) {
+  (void)state;
+  int8_t x[9] = {10, 14, 18, 22, 26, 30, 34, 38, 127}; /* x - z_x: 0 4 8 / 12 16 20 / 24 28 117 */
+  int32_t m[5], n[5];
+  assert_int_equal(qllc_quant_pool_multipliers(0.5f, 0.5f, 4, m, n, NULL), QLLC_OK);
+  int8_t y[4];
+  qllc_k_avgpool2d_i8_i8(y, x, m, n, 1, 3, 3, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 0, 10, 0, -128, 127);
+  /* windows: {0} -> 0; {4, 8} -> 6; {12, 24} -> 18; {16, 20, 28, 117} -> 45.25 -> 45 */
+  assert_int_equal(y[0], 0);
+  assert_int_equal(y[1], 6);
+  assert_int_equal(y[2], 18);
+  assert_int_equal(y[3], 45);
+  qllc_k_avgpool2d_i8_i8(y, x, m, n, 1, 3, 3, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 10, 0, -128, 127);
+  /* counting the padding: every window has 4 taps: 0, 3, 9, 45.25 -> 0 3 9 45 */
+  assert_int_equal(y[0], 0);
+  assert_int_equal(y[1], 3);
+  assert_int_equal(y[2], 9);
+  assert_int_equal(y[3], 45);
+}
+
+static void test_global_avgpool(void **state) {
+  (void)state;
+  static const int64_t hws[] = {1, 3, 7, 17, 49, 4096};
+  for (int k = 0; k < 3; k++)
+    for (int t = 0; t < 48; t++) {
+      int64_t NC = sizes[t % 4], HW = hws[(t / 4) % 6];
+      int pattern = t < 24 ? 0 : 1 + t % 3;
+      int32_t *xv = ivec(NC * HW);
+      fill(xv, NC * HW, (kind)k, pattern);
+      int32_t z_x = t % 2 ? kmin((kind)k) : kmax((kind)k), z_y = (int32_t)irand(kmin((kind)k), kmax((kind)k));
+      qllc_requant r;
+      assert_int_equal(qllc_requant_make(1.3 / (double)HW, &r, NULL), QLLC_OK);
+      void *x = tbuf((kind)k, xv, NC * HW), *y = calloc((size_t)NC, 2);
+      if (k == K_I8) qllc_k_global_avgpool_i8_i8(y, x, NC, HW, z_x, r.m, r.n, z_y, kmin(k), kmax(k));
+      if (k == K_U8) qllc_k_global_avgpool_u8_u8(y, x, NC, HW, z_x, r.m, r.n, z_y, kmin(k), kmax(k));
+      if (k == K_I16) qllc_k_global_avgpool_i16_i16(y, x, NC, HW, z_x, r.m, r.n, z_y, kmin(k), kmax(k));
+      for (int64_t c = 0; c < NC; c++) {
+        int64_t sum = 0;
+        for (int64_t i = 0; i < HW; i++) sum += xv[c * HW + i] - z_x;
+        int32_t want = clampi((int64_t)qllc_requant_apply(sum, r.m, r.n) + z_y, kmin((kind)k), kmax((kind)k));
+        if (tget((kind)k, y, c) != want)
+          fail_msg("global_avgpool_%s HW=%lld [%lld]: got %d want %d", kname[k], (long long)HW, (long long)c,
+                   tget((kind)k, y, c), want);
+      }
+      free(xv), free(x), free(y);
+    }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_maxpool),
+      cmocka_unit_test(test_avgpool),
+      cmocka_unit_test(test_avgpool_hand),
+      cmocka_unit_test(test_global_avgpool),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
