@@ -179,7 +179,9 @@ qllc_status qllc_calibrate(const qllc_hist *h, const qllc_calib_opts *o, float *
 /* ==== 4. the profile file (profile.c) ============================================================ */
 
 /* FNV-1a 64 over every live node's op type, name, and its input and output value names, ranks and
- * dimensions, in node order. Written to the profile as 16 hex digits. */
+ * dimensions, in node order. Written to the profile as 16 hex digits. Profiling and compiling must
+ * hash the graph at the same stage: after qllc_graph_optimize (the graph that is instrumented), so
+ * the same model with the same qllc gives the same hash. */
 uint64_t qllc_graph_hash(const qllc_graph *g);
 
 typedef struct qllc_profile_entry {
@@ -274,7 +276,7 @@ void qllc_quant_act_clamp(float act_lo, float act_hi, const qllc_qparams *out, i
 
 /* Fills a QLLC_QK_FUSED record for a Conv / FC / MatMul+Add with CONSTANT float weights w[channels][K]
  * (K = C/group * KH * KW for Conv; an FC's W[N][K]; a MatMul's constant B[K][N] must be transposed to
- * [N][K] by the caller) and float bias b[channels] (may be NULL). x and y are the input and output
+ * [N][K] by the caller; a ChannelAffine is the case K = 1 with w = a[C], b = its offset) and float bias b[channels] (may be NULL). x and y are the input and output
  * parameters, w_elem I8 or I16. widen_for_bias: raise a channel's weight scale when its bias would
  * otherwise saturate int32 (issue 4's way out; costs weight resolution on that channel only).
  * Every array (bias, qbias, m, n, w_scales, w_packed: weights quantized, [channels][K]) is allocated in
