@@ -11,6 +11,8 @@
  *  - MatMul(x, B) with x 2-D, B a 2-D f32 constant [K][N], whose output is used by exactly one node, an
  *    Add with the other operand an f32 constant of shape [N] or [1][N], and is not a graph output: the
  *    MatMul becomes FC(x, B^T, bias) writing the Add's output value, and the Add dies.
+ *  - Any other MatMul(x, B) with x 2-D and B a 2-D f32 constant becomes FC(x, B^T) without a bias: the
+ *    quantizer then gives it the same fused integer kernel.
  * Products are computed in double and rounded once to f32.
  *
  * Invariants. The node keeps its name and ONNX index (errors still name the model's node); only op and
@@ -90,6 +92,20 @@ static int gemm(qllc_graph *g, qllc_node *n) {
   return 1;
 }
 
+/* MatMul with a constant 2-D B and no Add to fuse: FC(x, B^T) without bias, same output value. */
+static int matmul_nobias(qllc_graph *g, qllc_node *n, qllc_value *x, qllc_value *B, int64_t K, int64_t N) {
+  int64_t wd[2] = {N, K};
+  const float *sb = B->data;
+  qllc_value *w = rewrite_const(g, B, NULL, 2, wd);
+  qllc_value **in3 = qllc_arena_alloc(g->arena, sizeof *in3 * 3);
+  if (!w || !in3) return -1;
+  float *dw = w->data;
+  for (int64_t i = 0; i < N; i++)
+    for (int64_t k = 0; k < K; k++) dw[i * K + k] = sb[k * N + i];
+  become_fc(g, n, in3, x, w, NULL);
+  return 1;
+}
+
 /* MatMul whose only user is Add(mm, const) or Add(const, mm). */
 static int matmul_add(qllc_graph *g, qllc_node *n) {
   qllc_value *x = n->in[0], *B = n->in[1], *y = n->out[0];
@@ -97,14 +113,18 @@ static int matmul_add(qllc_graph *g, qllc_node *n) {
     return 0;
   int64_t K = B->dims[0], N = B->dims[1];
   if (x->dims[1] != K) return 0;
-  if (y->n_uses != 1 || y->is_output) return 0;
-  qllc_node *add;
-  if (qllc_value_users(g, y, &add, 1) != 1 || add->op != QLLC_OP_ADD || add->n_in != 2) return 0;
-  qllc_value *c = add->in[0] == y ? add->in[1] : add->in[0];
-  if (c == y || !is_f32_const(c)) return 0;
-  if (!((c->rank == 1 && c->dims[0] == N) || (c->rank == 2 && c->dims[0] == 1 && c->dims[1] == N))) return 0;
-  qllc_value *z = add->out[0];
-  if (!z || z->rank != 2 || z->dims[0] != y->dims[0] || z->dims[1] != N) return 0;
+  qllc_node *add = NULL;
+  qllc_value *c = NULL, *z = NULL;
+  int with_add = y->n_uses == 1 && !y->is_output && qllc_value_users(g, y, &add, 1) == 1 &&
+                 add->op == QLLC_OP_ADD && add->n_in == 2;
+  if (with_add) {
+    c = add->in[0] == y ? add->in[1] : add->in[0];
+    z = add->out[0];
+    with_add = c != y && is_f32_const(c) &&
+               ((c->rank == 1 && c->dims[0] == N) || (c->rank == 2 && c->dims[0] == 1 && c->dims[1] == N)) && z &&
+               z->rank == 2 && z->dims[0] == y->dims[0] && z->dims[1] == N;
+  }
+  if (!with_add) return matmul_nobias(g, n, x, B, K, N);
   int64_t wd[2] = {N, K}, bd[1] = {N};
   const float *sb = B->data, *sc = c->data;
   qllc_value *w = rewrite_const(g, B, NULL, 2, wd);

@@ -495,7 +495,8 @@ static void test_matmul_add_to_fc(void **state) {
   matmul_add_case(0, 2);
 }
 
-/* MatMul output also a graph output, or the Add's other operand computed: no FC. */
+/* MatMul output also a graph output, or the Add's other operand computed: the Add is not fused; each
+ * MatMul (constant 2-D B) still becomes an FC without bias, writing its own output. */
 static void test_matmul_add_stays(void **state) {
   qllc_graph *g = qllc_graph_new("t.onnx");
   int64_t xd[2] = {3, 4}, bd[2] = {4, 2}, yd[2] = {3, 2}, cd[1] = {2};
@@ -511,9 +512,19 @@ static void test_matmul_add_stays(void **state) {
   qllc_node *add2 = node1(g, QLLC_OP_ADD, "add2", "z2", 2, yd, 2, mm2->out[0], y2);
   output(g, add2->out[0]);
   pass_ok(qllc_pass_gemm_to_fc, g);
-  assert_int_equal(count_op(g, QLLC_OP_MATMUL), 2);
+  assert_int_equal(count_op(g, QLLC_OP_MATMUL), 0);
   assert_int_equal(count_op(g, QLLC_OP_ADD), 2);
-  assert_int_equal(count_op(g, QLLC_OP_FC), 0);
+  assert_int_equal(count_op(g, QLLC_OP_FC), 2);
+  for (int i = 0; i < g->n_nodes; i++) {
+    qllc_node *n = g->nodes[i];
+    if (n->op != QLLC_OP_FC) continue;
+    assert_null(n->in[2]);
+    assert_string_equal(n->out[0]->name, !strcmp(n->name, "mm") ? "mm_out" : "mm2_out");
+    const float *w = n->in[1]->data, *b = bm->data; /* W[n][k] = B[k][n] */
+    assert_int_equal(n->in[1]->dims[0], 2);
+    for (int k = 0; k < 4; k++)
+      for (int j = 0; j < 2; j++) assert_true(w[j * 4 + k] == b[k * 2 + j]); /* B is shared: never rewritten */
+  }
   qllc_graph_free(g);
 }
 
