@@ -313,4 +313,42 @@ qllc_status qllc_quant_softmax(const qllc_qparams *in, qllc_qparams *out, int32_
 qllc_status qllc_quant_pool_multipliers(float s_x, float s_y, int64_t max_count, int32_t *m, int32_t *n,
                                         qllc_diag *diag);
 
+/* ==== 7. the graph quantizer (quantize.c) and the precision report (report.c) ==================== */
+
+/* Asked by the quantizer before it gives a node a precision: does the target have a kernel for this
+ * node with these element kinds (w: the weight kind for fused layers, else the second input's kind or
+ * QLLC_ELEM_COUNT when there is none)? The facade answers from the target's kernel library. */
+typedef int (*qllc_kernel_query)(void *ctx, const qllc_node *n, qllc_elem in, qllc_elem w, qllc_elem out);
+
+typedef struct qllc_quant_opts {
+  qllc_elem act_elem;         /* I8 or I16 (I8 may become U8 per value under symmetric_uint8) */
+  qllc_elem w_elem;           /* I8 or I16; I16 activations with I8 weights is the 16x8 mode */
+  qllc_schema schema;
+  qllc_calib_opts calib;
+  int per_tensor;             /* weights per tensor */
+  const char *const *keep_float; /* op types (ONNX spelling, e.g. "Softmax") or node names */
+  int n_keep_float;
+  int quantized_io;           /* graph inputs/outputs become integer (no boundary Quantize/Dequantize) */
+  int strict;                 /* any node left in float, or a clipped bias: QLLC_ERR_STRICT naming it */
+  int widen_for_bias;         /* raise a channel's weight scale rather than clip its bias (default 1) */
+  qllc_kernel_query supports; /* may be NULL: everything the scalar library has is assumed */
+  void *supports_ctx;
+} qllc_quant_opts;
+
+/* Quantizes an optimized float graph in place, using the profile's ranges (checked against the graph
+ * hash first). Every value computed by a quantized node gets elem/scale/zero point; fused layers get a
+ * qllc_qnode (node->quant); QUANTIZE/DEQUANTIZE nodes are inserted at the model's boundary (unless
+ * quantized_io) and around nodes kept in float. A node is kept in float only when the user asked
+ * (keep_float, node->float_reason says so) or it cannot be quantized (reason says why); with strict,
+ * either is QLLC_ERR_STRICT naming the node, and so is a clipped bias. A precision the target cannot
+ * do (supports() says no) for a node the user did not keep in float is QLLC_ERR_UNSUPPORTED naming the
+ * node and op. */
+qllc_status qllc_quantize_graph(qllc_graph *g, const qllc_profile *prof, const qllc_quant_opts *o, qllc_diag *diag);
+
+/* The precision report, derived from the quantized graph: one line per node with its op, precision
+ * (e.g. "i8 x i8 -> i8, acc i32, bias i32"), input/output scales and zero points; each node kept in
+ * float with its reason; each clipped bias with node, count, worst value. Every line starts with
+ * `prefix` (e.g. " * " inside a C comment). Returns the number of nodes left in float. */
+int qllc_quant_report_print(const qllc_graph *g, FILE *f, const char *prefix);
+
 #endif
