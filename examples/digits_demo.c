@@ -100,7 +100,9 @@ int main(int argc, char **argv) {
       positional++;
       continue;
     }
-    if (a[1] != '-') return usage("unknown option");
+    static const char *const valued[] = {"--model", "--test-x", "--test-y", "--profile",
+                                         "--precision", "--schema", "--calibration", "--keep-float"};
+    if (lookup(a, valued, 8) < 0) { fprintf(stderr, "digits_demo: unknown option %s\n", a); return usage(NULL); }
     if (!v) return usage("option needs a value");
     i++;
     if (strcmp(a, "--model") == 0) model_path = v;
