@@ -5,31 +5,65 @@
  * kind (int32 / qk_req32 for 8-bit, int64 / qk_req64 for int16). */
 #include "q_common.h"
 
+/* Conv: for each output row, ow is processed in chunks of QK_CHUNK accumulators on the stack (a kernel
+   may not allocate). Each chunk starts at the bias; then for every input channel of the group and
+   every tap (kh, kw), acc[ow] += w * x[ih][ow * stride_w + off] over the ow range whose input column is
+   inside the image (computed once per tap, as the float conv.c does): the innermost loop is contiguous
+   in acc and, for stride 1, in x, with no test per element, so it vectorizes after specialisation.
+   Taps in the padding add z_x * w (the padded input reads z_x, real 0; the folded bias cancels it):
+   a whole padded row adds z_x * sum_kw w, the columns outside [lo, hi) add z_x * w each. Integer
+   sums are exact in any order within the documented accumulator bound. */
+#define QK_CHUNK 64
+QLLC_INLINE int64_t qk_first_inside(int64_t off, int64_t s) { return off >= 0 ? 0 : (-off + s - 1) / s; }
+QLLC_INLINE int64_t qk_end_inside(int64_t off, int64_t s, int64_t n, int64_t limit) {
+  if (off >= n) return 0;
+  int64_t e = (n - 1 - off) / s + 1;
+  return e < limit ? e : limit;
+}
+
 #define CONV2D(TI, ti, TW, tw, TO, to, TB, ACC, REQ)                                                             \
   QLLC_KERNEL void qllc_k_conv2d_##ti##_##tw##_##to(                                                              \
       TO *QLLC_RESTRICT y, const TI *QLLC_RESTRICT x, const TW *QLLC_RESTRICT w, const TB *QLLC_RESTRICT bias,     \
       const int32_t *m, const int32_t *n, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH,      \
       int64_t OW, int64_t KH, int64_t KW, int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left, \
       int64_t dil_h, int64_t dil_w, int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi) {    \
-    int64_t Cg = C / group, Mg = M / group;                                                                       \
+    const int64_t Cg = C / group, Mg = M / group;                                                                 \
+    ACC acc[QK_CHUNK];                                                                                            \
     for (int64_t b = 0; b < N; b++)                                                                               \
       for (int64_t oc = 0; oc < M; oc++) {                                                                        \
-        int64_t g = oc / Mg;                                                                                      \
+        const TI *xg = x + (b * C + oc / Mg * Cg) * H * W;                                                        \
+        const TW *wm = w + oc * Cg * KH * KW;                                                                     \
+        TO *ym = y + (b * M + oc) * OH * OW;                                                                      \
+        const int32_t mc = m[oc], nc = n[oc];                                                                     \
         for (int64_t oh = 0; oh < OH; oh++)                                                                       \
-          for (int64_t ow = 0; ow < OW; ow++) {                                                                   \
-            ACC acc = (ACC)bias[oc];                                                                              \
+          for (int64_t ow0 = 0; ow0 < OW; ow0 += QK_CHUNK) {                                                      \
+            const int64_t cnt = OW - ow0 < QK_CHUNK ? OW - ow0 : QK_CHUNK;                                        \
+            for (int64_t j = 0; j < cnt; j++) acc[j] = (ACC)bias[oc];                                             \
             for (int64_t ic = 0; ic < Cg; ic++)                                                                   \
               for (int64_t kh = 0; kh < KH; kh++) {                                                               \
-                int64_t ih = oh * stride_h - pad_top + kh * dil_h;                                                \
+                const int64_t ih = oh * stride_h - pad_top + kh * dil_h;                                          \
+                const TW *wk = wm + (ic * KH + kh) * KW;                                                          \
+                if (ih < 0 || ih >= H) { /* a padded row: every tap reads z_x */                                  \
+                  ACC ws = 0;                                                                                     \
+                  for (int64_t kw = 0; kw < KW; kw++) ws += (ACC)wk[kw];                                          \
+                  for (int64_t j = 0; j < cnt; j++) acc[j] += (ACC)z_x * ws;                                      \
+                  continue;                                                                                       \
+                }                                                                                                 \
+                const TI *xr = xg + (ic * H + ih) * W;                                                            \
                 for (int64_t kw = 0; kw < KW; kw++) {                                                             \
-                  int64_t iw = ow * stride_w - pad_left + kw * dil_w;                                             \
-                  int32_t xv = (ih >= 0 && ih < H && iw >= 0 && iw < W)                                           \
-                                   ? (int32_t)x[((b * C + g * Cg + ic) * H + ih) * W + iw]                        \
-                                   : z_x; /* padding is real 0; the folded bias cancels it */                     \
-                  acc += (ACC)xv * (ACC)w[((oc * Cg + ic) * KH + kh) * KW + kw];                                  \
+                  const int64_t off = kw * dil_w - pad_left; /* iw = ow * stride_w + off */                       \
+                  int64_t lo = qk_first_inside(off, stride_w) - ow0, hi = qk_end_inside(off, stride_w, W, OW) - ow0; \
+                  lo = lo < 0 ? 0 : lo > cnt ? cnt : lo;                                                          \
+                  hi = hi < lo ? lo : hi > cnt ? cnt : hi;                                                        \
+                  const ACC wv = (ACC)wk[kw], zw = (ACC)z_x * wv;                                                 \
+                  const TI *xs = xr + ow0 * stride_w + off;                                                       \
+                  for (int64_t j = 0; j < lo; j++) acc[j] += zw;                                                  \
+                  for (int64_t j = lo; j < hi; j++) acc[j] += wv * (ACC)xs[j * stride_w];                         \
+                  for (int64_t j = hi; j < cnt; j++) acc[j] += zw;                                                \
                 }                                                                                                 \
               }                                                                                                   \
-            y[((b * M + oc) * OH + oh) * OW + ow] = (TO)qk_out(REQ(acc, m[oc], n[oc]), z_y, act_lo, act_hi);     \
+            TO *yr = ym + oh * OW + ow0;                                                                          \
+            for (int64_t j = 0; j < cnt; j++) yr[j] = (TO)qk_out(REQ(acc[j], mc, nc), z_y, act_lo, act_hi);     \
           }                                                                                                       \
       }                                                                                                           \
   }
@@ -74,20 +108,28 @@ LAYER(uint8_t, u8, int8_t, i8, uint8_t, u8, int32_t, int32_t, qk_req32)
 LAYER(int16_t, i16, int16_t, i16, int16_t, i16, int64_t, int64_t, qk_req64)
 LAYER(int16_t, i16, int8_t, i8, int16_t, i16, int64_t, int64_t, qk_req64)
 
+/* MatMul of two activations: for each output row, columns in chunks of QK_CHUNK accumulators; for
+   each k, acc[c] += (a[r][k] - z_a) * (b[k][c] - z_b) runs contiguously along b's row (vectorizes). */
 #define MATMUL(T, t, ACC, REQ)                                                                                   \
   QLLC_KERNEL void qllc_k_matmul_##t##_##t##_##t(T *QLLC_RESTRICT y, const T *QLLC_RESTRICT a,                    \
                                                  const T *QLLC_RESTRICT b, int64_t batches, int64_t M, int64_t N, \
                                                  int64_t K, const int64_t *a_off, const int64_t *b_off,          \
                                                  int32_t z_a, int32_t z_b, int32_t m, int32_t n, int32_t z_y,    \
                                                  int32_t act_lo, int32_t act_hi) {                               \
+    ACC acc[QK_CHUNK];                                                                                            \
     for (int64_t i = 0; i < batches; i++) {                                                                       \
       const T *A = a + a_off[i], *B = b + b_off[i];                                                               \
       T *Y = y + i * M * N;                                                                                       \
       for (int64_t r = 0; r < M; r++)                                                                             \
-        for (int64_t c = 0; c < N; c++) {                                                                         \
-          ACC acc = 0;                                                                                            \
-          for (int64_t k = 0; k < K; k++) acc += (ACC)((int32_t)A[r * K + k] - z_a) * (ACC)((int32_t)B[k * N + c] - z_b); \
-          Y[r * N + c] = (T)qk_out(REQ(acc, m, n), z_y, act_lo, act_hi);                                          \
+        for (int64_t c0 = 0; c0 < N; c0 += QK_CHUNK) {                                                            \
+          const int64_t cnt = N - c0 < QK_CHUNK ? N - c0 : QK_CHUNK;                                              \
+          for (int64_t j = 0; j < cnt; j++) acc[j] = 0;                                                           \
+          for (int64_t k = 0; k < K; k++) {                                                                       \
+            const ACC av = (ACC)((int32_t)A[r * K + k] - z_a);                                                    \
+            const T *Bk = B + k * N + c0;                                                                         \
+            for (int64_t j = 0; j < cnt; j++) acc[j] += av * (ACC)((int32_t)Bk[j] - z_b);                         \
+          }                                                                                                       \
+          for (int64_t j = 0; j < cnt; j++) Y[r * N + c0 + j] = (T)qk_out(REQ(acc[j], m, n), z_y, act_lo, act_hi); \
         }                                                                                                         \
     }                                                                                                             \
   }

@@ -470,6 +470,10 @@ static void test_conv_directed(void **state) {
       run_conv(k, 2, 3, 3, 17, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3, z_x, 0, 0, 0);
       /* groups 2 */
       run_conv(k, 1, 4, 7, 3, 6, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1, 2, z_x, 0, 0, 1);
+      /* wide rows (kernels may process a row in chunks): OW = 150, 100 (stride 2), 137 (dilation 3) */
+      run_conv(k, 1, 2, 3, 150, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, z_x, 0, 0, zv);
+      run_conv(k, 1, 2, 2, 200, 3, 1, 3, 1, 2, 0, 1, 0, 1, 1, 1, 1, z_x, 0, 0, 1);
+      run_conv(k, 1, 3, 5, 140, 3, 3, 3, 2, 1, 2, 2, 2, 3, 1, 3, 3, z_x, 0, 0, 2);
       /* kernel larger than the input, all padding outside: 1x1 input, 3x3 kernel, pad 2 */
       run_conv(k, 1, 1, 1, 1, 1, 3, 3, 1, 1, 2, 2, 2, 2, 1, 1, 1, z_x, 0, 0, 2);
       /* extremes */
@@ -568,6 +572,9 @@ static void test_matmul(void **state) {
       int32_t za = pick_zx((kind)k, t % 3), zb = pick_zx((kind)k, (t / 3) % 3);
       run_matmul((kind)k, B, M, N, K, t % 3, za, zb, ap, bp, t % 5, 0, 0);
     }
+  for (int k = 0; k < 3; k++) /* wide rows: N = 130, 64, 65 */
+    for (int t = 0; t < 3; t++)
+      run_matmul((kind)k, 2, 3, (int64_t[]){130, 64, 65}[t], 17, t, pick_zx((kind)k, t), pick_zx((kind)k, 2 - t), 0, 0, t, 0, 0);
   check_counts("matmul");
 }
 
