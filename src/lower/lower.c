@@ -24,13 +24,15 @@
  *     references it through any alias (inclusive), then qllc_pass_memory_plan places them.
  */
 #include "lower/lower.h"
+#include "lower/lower_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Kernels libjit provides (libjit/bitcode/kernels_f32.h). A node whose kernel is not here is
- * rejected at lowering with the name it would need. Quantized kernels are added here as they land. */
+/* Float kernels and integer views/copies libjit provides (libjit/bitcode/kernels_f32.h). A node whose
+ * kernel is not here nor in lower_q.c's list (qllc_lower_q_known, made from kernels_q.h's
+ * declarations) is rejected at lowering with the name it would need. */
 static const char *const known_kernels[] = {
     "qllc_k_conv2d_f32_f32_f32", "qllc_k_fc_f32_f32_f32",     "qllc_k_gemm_f32_f32_f32",
     "qllc_k_matmul_f32_f32_f32", "qllc_k_add_f32_f32_f32",    "qllc_k_sub_f32_f32_f32",
@@ -47,22 +49,9 @@ static const char *const known_kernels[] = {
     "qllc_k_pad_i16_i16",        "qllc_k_pad_i32_i32",
 };
 
-#define MAX_ARGS 32
-
-typedef struct argv {
-  qllc_arg a[MAX_ARGS];
-  int n;
-} argv;
-
-typedef struct ctx {
-  qllc_graph *g;
-  qllc_program *p;
-  qllc_diag *diag;
-  qllc_buffer **cls;    /* [n_values]: buffer of the alias class rooted at value id (roots only) */
-  qllc_buffer **packed; /* [n_values]: FC weights already packed, by the weight value's id */
-} ctx;
-
-typedef qllc_status (*lower_fn)(ctx *c, const qllc_node *n);
+typedef qllc_lower_args argv;
+typedef qllc_lower_ctx ctx;
+typedef qllc_lower_fn lower_fn;
 
 /* ---- small helpers ----------------------------------------------------------------------------- */
 
@@ -151,35 +140,16 @@ static qllc_buffer *const_i64(ctx *c, const qllc_node *n, const char *what, int 
   return b->data ? b : NULL;
 }
 
-static void a_buf(argv *av, qllc_buffer *b, uint64_t off) {
-  qllc_arg *a = &av->a[av->n++];
-  memset(a, 0, sizeof *a);
-  a->kind = QLLC_ARG_BUF;
-  a->buf = b;
-  a->byte_offset = off;
-}
-static void a_null(argv *av) {
-  qllc_arg *a = &av->a[av->n++];
-  memset(a, 0, sizeof *a);
-  a->kind = QLLC_ARG_NULL;
-}
-static void a_int(argv *av, int64_t i) {
-  qllc_arg *a = &av->a[av->n++];
-  memset(a, 0, sizeof *a);
-  a->kind = QLLC_ARG_INT;
-  a->i = i;
-}
-static void a_float(argv *av, double f) {
-  qllc_arg *a = &av->a[av->n++];
-  memset(a, 0, sizeof *a);
-  a->kind = QLLC_ARG_FLOAT;
-  a->f = f;
-}
+static void a_buf(argv *av, qllc_buffer *b, uint64_t off) { qllc_lower_arg_buf(av, b, off); }
+static void a_null(argv *av) { qllc_lower_push(av, QLLC_ARG_NULL); }
+static void a_int(argv *av, int64_t i) { qllc_lower_arg_int(av, i); }
+static void a_float(argv *av, double f) { qllc_lower_arg_float(av, f); }
 
 /* Fails (UNSUPPORTED) when libjit has no such kernel. */
 static qllc_status check_kernel(ctx *c, const qllc_node *n, const char *kernel) {
   for (size_t i = 0; i < sizeof known_kernels / sizeof known_kernels[0]; i++)
     if (strcmp(known_kernels[i], kernel) == 0) return QLLC_OK;
+  if (qllc_lower_q_known(kernel)) return QLLC_OK;
   return qllc_fail(c->diag, QLLC_ERR_UNSUPPORTED, n ? n->name : NULL,
                    "node '%s': %s: no kernel %s for these element kinds", n ? n->name : "?",
                    n ? n->op_type ? n->op_type : qllc_op_name(n->op) : "?", kernel);
@@ -256,9 +226,7 @@ static int ints_attr(const qllc_node *n, const char *name, int count, int64_t *o
 
 /* Spatial geometry shared by Conv and the pools. Rank-3 tensors (1-D ops) are treated as H = 1;
  * attributes may then have 2 entries per spatial axis list (normalised) or 1 (raw 1-D). */
-typedef struct geom {
-  int64_t H, W, OH, OW, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw;
-} geom;
+typedef qllc_lower_geom geom;
 
 static qllc_status spatial(ctx *c, const qllc_node *n, const qllc_value *x, const qllc_value *y, int64_t kh,
                            int64_t kw, int has_kernel_attr, geom *g) {
@@ -413,7 +381,8 @@ static qllc_status emit_fused_clip(ctx *c, const qllc_node *n, qllc_buffer *tmp,
   return emit(c, n, kname2(c, "clip", y->elem, y->elem), &av);
 }
 
-static qllc_status lower_matmul(ctx *c, const qllc_node *n) {
+qllc_status qllc_lower_matmul_geom(ctx *c, const qllc_node *n, int64_t *Mo, int64_t *No, int64_t *Ko, int64_t *batches_out,
+                                   qllc_buffer **a_off, qllc_buffer **b_off) {
   qllc_value *a = n->in[0], *b = n->in[1], *y = n->out[0];
   if (a->rank < 1 || b->rank < 1) return invalid(c, n, "MatMul of a scalar");
   /* 1-D operands: a[K] is [1][K] (M dropped), b[K] is [K][1] (N dropped). */
@@ -460,6 +429,16 @@ static qllc_status lower_matmul(ctx *c, const qllc_node *n) {
   qllc_buffer *bob = const_i64(c, n, "b_off", (int)batches, bo);
   free(ao);
   free(bo);
+  *Mo = M, *No = N, *Ko = K, *batches_out = batches, *a_off = aob, *b_off = bob;
+  return aob && bob ? QLLC_OK : oom(c);
+}
+
+static qllc_status lower_matmul(ctx *c, const qllc_node *n) {
+  qllc_value *a = n->in[0], *b = n->in[1], *y = n->out[0];
+  int64_t M, N, K, batches;
+  qllc_buffer *aob, *bob;
+  qllc_status gst = qllc_lower_matmul_geom(c, n, &M, &N, &K, &batches, &aob, &bob);
+  if (gst) return gst;
   qllc_buffer *yb = buf_of(c, y);
   if (n->act != QLLC_ACT_NONE) {
     char *tn = qllc_arena_printf(c->p->arena, "%s.preact", y->name);
@@ -575,10 +554,16 @@ static qllc_status lower_clip(ctx *c, const qllc_node *n) {
   return unary(c, n, "clip", 2, f);
 }
 
-static qllc_status pool(ctx *c, const qllc_node *n, int is_max) {
-  qllc_value *x = n->in[0], *y = n->out[0];
+qllc_status qllc_lower_check_maxpool_indices(ctx *c, const qllc_node *n) {
   if (n->n_out > 1 && n->out[1] && (n->out[1]->n_uses > 0 || n->out[1]->is_output))
     return unsupported(c, n, "the Indices output of MaxPool is not supported");
+  return QLLC_OK;
+}
+
+static qllc_status pool(ctx *c, const qllc_node *n, int is_max) {
+  qllc_value *x = n->in[0], *y = n->out[0];
+  qllc_status ist = qllc_lower_check_maxpool_indices(c, n);
+  if (ist) return ist;
   if (!qllc_node_attr(n, "kernel_shape")) return invalid(c, n, "missing kernel_shape");
   geom g;
   qllc_status st = spatial(c, n, x, y, 1, 1, 1, &g);
@@ -626,8 +611,9 @@ static qllc_status lower_channel_affine(ctx *c, const qllc_node *n) {
   return emit(c, n, kname2(c, "channel_affine", x->elem, y->elem), &av);
 }
 
-static qllc_status lower_softmax(ctx *c, const qllc_node *n) {
-  qllc_value *x = n->in[0], *y = n->out[0];
+qllc_status qllc_lower_softmax_geom(ctx *c, const qllc_node *n, int64_t *outer_out, int64_t *len_out,
+                                    int64_t *inner_out) {
+  qllc_value *x = n->in[0];
   int64_t axis = qllc_attr_int(n, "axis", x->rank - 1);
   if (axis < 0) axis += x->rank;
   if (x->rank == 0) axis = 0;
@@ -636,6 +622,15 @@ static qllc_status lower_softmax(ctx *c, const qllc_node *n) {
   int64_t outer = prod(x->dims, 0, (int)axis);
   int64_t len = coerce ? prod(x->dims, (int)axis, x->rank) : x->rank ? x->dims[axis] : 1;
   int64_t inner = coerce ? 1 : prod(x->dims, (int)axis + 1, x->rank);
+  *outer_out = outer, *len_out = len, *inner_out = inner;
+  return QLLC_OK;
+}
+
+static qllc_status lower_softmax(ctx *c, const qllc_node *n) {
+  qllc_value *x = n->in[0], *y = n->out[0];
+  int64_t outer, len, inner;
+  qllc_status st = qllc_lower_softmax_geom(c, n, &outer, &len, &inner);
+  if (st) return st;
   argv av = {.n = 0};
   a_buf(&av, buf_of(c, y), 0);
   a_buf(&av, buf_of(c, x), 0);
@@ -701,7 +696,7 @@ static qllc_status lower_concat(ctx *c, const qllc_node *n) {
   return QLLC_OK;
 }
 
-static qllc_status lower_pad(ctx *c, const qllc_node *n) {
+qllc_status qllc_lower_pad_args(ctx *c, const qllc_node *n, argv *av, double *value_out) {
   qllc_value *x = n->in[0], *y = n->out[0];
   int r = x->rank;
   const char *mode = qllc_attr_string(n, "mode", "constant");
@@ -724,20 +719,29 @@ static qllc_status lower_pad(ctx *c, const qllc_node *n) {
   int64_t od[QLLC_MAX_RANK], id[QLLC_MAX_RANK];
   for (int d = 0; d < r; d++) id[d] = x->dims[d], od[d] = y->dims[d];
   if (r == 0) return invalid(c, n, "Pad of a scalar");
+  a_buf(av, buf_of(c, y), 0);
+  a_buf(av, buf_of(c, x), 0);
+  a_int(av, r);
+  a_buf(av, const_i64(c, n, "out_dims", r, od), 0);
+  a_buf(av, const_i64(c, n, "in_dims", r, id), 0);
+  a_buf(av, const_i64(c, n, "pads_begin", r, pads), 0);
+  *value_out = value;
+  return QLLC_OK;
+}
+
+static qllc_status lower_pad(ctx *c, const qllc_node *n) {
+  qllc_value *x = n->in[0], *y = n->out[0];
   argv av = {.n = 0};
-  a_buf(&av, buf_of(c, y), 0);
-  a_buf(&av, buf_of(c, x), 0);
-  a_int(&av, r);
-  a_buf(&av, const_i64(c, n, "out_dims", r, od), 0);
-  a_buf(&av, const_i64(c, n, "in_dims", r, id), 0);
-  a_buf(&av, const_i64(c, n, "pads_begin", r, pads), 0);
+  double value;
+  qllc_status st = qllc_lower_pad_args(c, n, &av, &value);
+  if (st) return st;
   if (x->elem == QLLC_ELEM_F32) a_float(&av, value);
   else a_int(&av, (int64_t)value);
   return emit(c, n, kname2(c, "pad", x->elem, y->elem), &av);
 }
 
 /* Views: no instruction; their output shares the input's buffer (see root_of). */
-static qllc_status lower_view(ctx *c, const qllc_node *n) {
+qllc_status qllc_lower_view(ctx *c, const qllc_node *n) {
   for (int i = 1; i < n->n_out; i++)
     if (n->out[i] && (n->out[i]->n_uses > 0 || n->out[i]->is_output))
       return unsupported(c, n, "only the first output is supported");
@@ -746,39 +750,49 @@ static qllc_status lower_view(ctx *c, const qllc_node *n) {
   return QLLC_OK;
 }
 
-/* The dispatch table: one function per op. Ops without an entry are rejected by lower_node. */
-static const lower_fn lowerers[QLLC_OP_COUNT] = {
-    [QLLC_OP_CONV] = lower_conv,
-    [QLLC_OP_GEMM] = lower_gemm,
-    [QLLC_OP_MATMUL] = lower_matmul,
-    [QLLC_OP_FC] = lower_fc,
-    [QLLC_OP_ADD] = lower_binary,
-    [QLLC_OP_SUB] = lower_binary,
-    [QLLC_OP_MUL] = lower_binary,
-    [QLLC_OP_DIV] = lower_binary,
-    [QLLC_OP_RELU] = lower_relu,
-    [QLLC_OP_LEAKY_RELU] = lower_leaky_relu,
-    [QLLC_OP_CLIP] = lower_clip,
-    [QLLC_OP_SIGMOID] = lower_sigmoid,
-    [QLLC_OP_TANH] = lower_tanh,
-    [QLLC_OP_MAXPOOL] = lower_maxpool,
-    [QLLC_OP_AVGPOOL] = lower_avgpool,
-    [QLLC_OP_GLOBAL_AVGPOOL] = lower_global_avgpool,
-    [QLLC_OP_CHANNEL_AFFINE] = lower_channel_affine,
-    [QLLC_OP_SOFTMAX] = lower_softmax,
-    [QLLC_OP_TRANSPOSE] = lower_transpose,
-    [QLLC_OP_CONCAT] = lower_concat,
-    [QLLC_OP_PAD] = lower_pad,
-    [QLLC_OP_RESHAPE] = lower_view,
-    [QLLC_OP_FLATTEN] = lower_view,
-    [QLLC_OP_SQUEEZE] = lower_view,
-    [QLLC_OP_UNSQUEEZE] = lower_view,
-    [QLLC_OP_IDENTITY] = lower_view,
-    [QLLC_OP_DROPOUT] = lower_view,
+/* The dispatch table: one row per op, the float lowering and the quantized one (lower_q.c). An op
+ * without an entry for the node's kind is rejected by lower_node naming the kernel it would need. */
+typedef struct lowerer {
+  lower_fn f32;
+  lower_fn q;
+} lowerer;
+
+static const lowerer lowerers[QLLC_OP_COUNT] = {
+    [QLLC_OP_CONV] = {lower_conv, qllc_lower_q_conv},
+    [QLLC_OP_GEMM] = {lower_gemm, qllc_lower_q_fc},
+    [QLLC_OP_MATMUL] = {lower_matmul, qllc_lower_q_matmul},
+    [QLLC_OP_FC] = {lower_fc, qllc_lower_q_fc},
+    [QLLC_OP_ADD] = {lower_binary, qllc_lower_q_binary},
+    [QLLC_OP_SUB] = {lower_binary, qllc_lower_q_binary},
+    [QLLC_OP_MUL] = {lower_binary, qllc_lower_q_binary},
+    [QLLC_OP_DIV] = {lower_binary, NULL},
+    [QLLC_OP_RELU] = {lower_relu, qllc_lower_q_clamp},
+    [QLLC_OP_LEAKY_RELU] = {lower_leaky_relu, qllc_lower_q_table},
+    [QLLC_OP_CLIP] = {lower_clip, qllc_lower_q_clamp},
+    [QLLC_OP_SIGMOID] = {lower_sigmoid, qllc_lower_q_table},
+    [QLLC_OP_TANH] = {lower_tanh, qllc_lower_q_table},
+    [QLLC_OP_MAXPOOL] = {lower_maxpool, qllc_lower_q_maxpool},
+    [QLLC_OP_AVGPOOL] = {lower_avgpool, qllc_lower_q_avgpool},
+    [QLLC_OP_GLOBAL_AVGPOOL] = {lower_global_avgpool, qllc_lower_q_global_avgpool},
+    [QLLC_OP_CHANNEL_AFFINE] = {lower_channel_affine, qllc_lower_q_channel_affine},
+    [QLLC_OP_SOFTMAX] = {lower_softmax, qllc_lower_q_softmax},
+    [QLLC_OP_TRANSPOSE] = {lower_transpose, qllc_lower_q_transpose},
+    [QLLC_OP_CONCAT] = {lower_concat, qllc_lower_q_concat},
+    [QLLC_OP_PAD] = {lower_pad, qllc_lower_q_pad},
+    [QLLC_OP_RESHAPE] = {qllc_lower_view, qllc_lower_q_view},
+    [QLLC_OP_FLATTEN] = {qllc_lower_view, qllc_lower_q_view},
+    [QLLC_OP_SQUEEZE] = {qllc_lower_view, qllc_lower_q_view},
+    [QLLC_OP_UNSQUEEZE] = {qllc_lower_view, qllc_lower_q_view},
+    [QLLC_OP_IDENTITY] = {qllc_lower_view, qllc_lower_q_view},
+    [QLLC_OP_DROPOUT] = {qllc_lower_view, qllc_lower_q_view},
+    [QLLC_OP_QUANTIZE] = {NULL, qllc_lower_q_quantize},
+    [QLLC_OP_DEQUANTIZE] = {NULL, qllc_lower_q_dequantize},
 };
 
 static qllc_status lower_node(ctx *c, const qllc_node *n) {
-  if (n->op < 0 || n->op >= QLLC_OP_COUNT || !lowerers[n->op]) {
+  int q = qllc_lower_is_quantized(n);
+  lower_fn fn = n->op >= 0 && n->op < QLLC_OP_COUNT ? (q ? lowerers[n->op].q : lowerers[n->op].f32) : NULL;
+  if (!fn) {
     /* Name the kernel it would need, by the same grammar. */
     char base[64];
     const char *on = n->op >= 0 && n->op < QLLC_OP_COUNT ? qllc_op_name(n->op) : "unknown";
@@ -791,13 +805,13 @@ static qllc_status lower_node(ctx *c, const qllc_node *n) {
     base[k] = 0;
     qllc_elem ein = n->n_in > 0 && n->in[0] ? n->in[0]->elem : QLLC_ELEM_F32;
     qllc_elem eout = n->n_out > 0 && n->out[0] ? n->out[0]->elem : ein;
-    return qllc_fail(c->diag, QLLC_ERR_UNSUPPORTED, n->name, "node '%s': %s: not supported by lowering (would need kernel qllc_k_%s_%s_%s)",
-                     n->name, n->op_type ? n->op_type : on, base, ename(ein), ename(eout));
+    return qllc_fail(c->diag, QLLC_ERR_UNSUPPORTED, n->name, "node '%s': %s: not supported by lowering%s (would need kernel qllc_k_%s_%s_%s)",
+                     n->name, n->op_type ? n->op_type : on, q ? " when quantized" : "", base, ename(ein), ename(eout));
   }
   for (int i = 0; i < n->n_out; i++)
     if (!n->out[i]) return invalid(c, n, "missing output");
   if (n->n_out < 1 || n->n_in < 1 || !n->in[0]) return invalid(c, n, "missing input");
-  return lowerers[n->op](c, n);
+  return fn(c, n);
 }
 
 /* ---- program construction ---------------------------------------------------------------------- */
@@ -920,3 +934,33 @@ qllc_status qllc_lower(qllc_graph *g, qllc_program **out, qllc_diag *diag) {
 void qllc_program_free(qllc_program *p) {
   if (p) qllc_arena_free(p->arena);
 }
+
+/* ---- shared with lower_q.c (lower_internal.h) --------------------------------------------------- */
+
+qllc_buffer *qllc_lower_buf_of(ctx *c, qllc_value *v) { return buf_of(c, v); }
+qllc_buffer *qllc_lower_buffer_new(ctx *c, const char *name, qllc_region region, qllc_elem elem, uint64_t size) {
+  return buffer_new(c, name, region, elem, size);
+}
+qllc_buffer *qllc_lower_const_i64(ctx *c, const qllc_node *n, const char *what, int count, const int64_t *vals) {
+  return const_i64(c, n, what, count, vals);
+}
+qllc_status qllc_lower_emit(ctx *c, const qllc_node *n, const char *kernel, const argv *av) {
+  return emit(c, n, kernel, av);
+}
+const char *qllc_lower_kname(ctx *c, const char *base, int n_elems, const qllc_elem *elems) {
+  return kname(c, base, n_elems, elems);
+}
+qllc_status qllc_lower_unsupported(ctx *c, const qllc_node *n, const char *what) { return unsupported(c, n, what); }
+qllc_status qllc_lower_invalid(ctx *c, const qllc_node *n, const char *what) { return invalid(c, n, what); }
+qllc_status qllc_lower_oom(ctx *c) { return oom(c); }
+int64_t qllc_lower_prod(const int64_t *d, int from, int to) { return prod(d, from, to); }
+qllc_status qllc_lower_spatial(ctx *c, const qllc_node *n, const qllc_value *x, const qllc_value *y, int64_t kh,
+                               int64_t kw, int has_kernel_attr, qllc_lower_geom *g) {
+  return spatial(c, n, x, y, kh, kw, has_kernel_attr, g);
+}
+int qllc_lower_broadcast(const qllc_value *y, const qllc_value *a, const qllc_value *b, int64_t *dims, int64_t *as,
+                         int64_t *bs) {
+  return broadcast(y, a, b, dims, as, bs);
+}
+qllc_status qllc_lower_plain_transpose(ctx *c, const qllc_node *n) { return lower_transpose(c, n); }
+qllc_status qllc_lower_plain_maxpool(ctx *c, const qllc_node *n) { return lower_maxpool(c, n); }

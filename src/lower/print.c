@@ -4,6 +4,7 @@
  *   buffers:
  *     %0  mutable  off 0      size 3072  f32  x
  *     %4  act      off 0      size 1024  f32  conv1   live [0, 2]
+ *     %5  act      off 1024   size 256   i8   h  i8[s=0.0039216 z=-128]<1 x 256>  live [1, 2]
  *   instrs:
  *     0: qllc_k_conv2d_f32_f32_f32(%4, %0, %1, null, 1, 3, ...)   ; conv1
  * A buffer argument with a byte offset prints as %4+256.
@@ -31,6 +32,11 @@ void qllc_program_print(const qllc_program *p, FILE *f) {
     const qllc_buffer *b = p->buffers[i];
     fprintf(f, "  %%%-4d %-7s off %-9" PRIu64 " size %-9" PRIu64 " %-3s  %s", b->id, region_name(b->region),
             b->offset, b->size, qllc_elem_name((qllc_elem_kind)b->elem), b->name ? b->name : "");
+    /* A quantized value's scale and zero point, as the graph printer and the bundle header show them. */
+    if (b->value && b->value->elem == b->elem && b->elem != QLLC_ELEM_F32) {
+      char t[256];
+      fprintf(f, "  %s", qllc_type_str(b->value, t, sizeof t));
+    }
     if (b->region == QLLC_REGION_ACT) fprintf(f, "  live [%d, %d]", b->first_use, b->last_use);
     fputc('\n', f);
   }

@@ -1,0 +1,117 @@
+/* src/lower/lower_internal.h: what lower.c (float ops, the dispatch, buffers) shares with lower_q.c
+ * (quantized ops). Private to src/lower: other modules include lower.h only. */
+#ifndef QLLC_LOWER_INTERNAL_H
+#define QLLC_LOWER_INTERNAL_H
+
+#include <string.h>
+
+#include "lower/lower.h"
+
+#define QLLC_LOWER_MAX_ARGS 32
+
+/* The arguments of one kernel call, in the kernel's parameter order. */
+typedef struct qllc_lower_args {
+  qllc_arg a[QLLC_LOWER_MAX_ARGS];
+  int n;
+} qllc_lower_args;
+
+typedef struct qllc_lower_ctx {
+  qllc_graph *g;
+  qllc_program *p;
+  qllc_diag *diag;
+  qllc_buffer **cls;    /* [n_values]: buffer of the alias class rooted at value id (roots only) */
+  qllc_buffer **packed; /* [n_values]: FC weights already packed, by the weight value's id */
+} qllc_lower_ctx;
+
+typedef qllc_status (*qllc_lower_fn)(qllc_lower_ctx *c, const qllc_node *n);
+
+static inline qllc_arg *qllc_lower_push(qllc_lower_args *av, qllc_arg_kind kind) {
+  qllc_arg *a = &av->a[av->n++];
+  memset(a, 0, sizeof *a);
+  a->kind = kind;
+  return a;
+}
+static inline void qllc_lower_arg_buf(qllc_lower_args *av, qllc_buffer *b, uint64_t off) {
+  qllc_arg *a = qllc_lower_push(av, QLLC_ARG_BUF);
+  a->buf = b;
+  a->byte_offset = off;
+}
+static inline void qllc_lower_arg_int(qllc_lower_args *av, int64_t i) { qllc_lower_push(av, QLLC_ARG_INT)->i = i; }
+static inline void qllc_lower_arg_float(qllc_lower_args *av, double f) { qllc_lower_push(av, QLLC_ARG_FLOAT)->f = f; }
+
+/* ---- lower.c --------------------------------------------------------------------------------- */
+
+/* The buffer holding value v (through its alias class; made on first use); NULL on OOM. */
+qllc_buffer *qllc_lower_buf_of(qllc_lower_ctx *c, qllc_value *v);
+/* A new buffer appended to the program (elem, size in bytes); NULL on OOM. */
+qllc_buffer *qllc_lower_buffer_new(qllc_lower_ctx *c, const char *name, qllc_region region, qllc_elem elem,
+                                   uint64_t size);
+/* A small CONST int64 array named "<node>.<what>"; NULL on OOM. */
+qllc_buffer *qllc_lower_const_i64(qllc_lower_ctx *c, const qllc_node *n, const char *what, int count,
+                                  const int64_t *vals);
+/* Appends the call (checking the kernel name against libjit's list); an unknown kernel is UNSUPPORTED
+ * naming the node and the kernel. kernel NULL or a NULL buffer argument means OOM. */
+qllc_status qllc_lower_emit(qllc_lower_ctx *c, const qllc_node *n, const char *kernel, const qllc_lower_args *av);
+/* qllc_k_<base>_<e0>_<e1>... in the program arena (NULL on OOM). */
+const char *qllc_lower_kname(qllc_lower_ctx *c, const char *base, int n_elems, const qllc_elem *elems);
+/* UNSUPPORTED / INVALID: "node 'NAME': OpType: what". */
+qllc_status qllc_lower_unsupported(qllc_lower_ctx *c, const qllc_node *n, const char *what);
+qllc_status qllc_lower_invalid(qllc_lower_ctx *c, const qllc_node *n, const char *what);
+qllc_status qllc_lower_oom(qllc_lower_ctx *c);
+int64_t qllc_lower_prod(const int64_t *d, int from, int to);
+
+/* Spatial geometry shared by Conv and the pools (1-D inputs as H = 1; pads resolved). */
+typedef struct qllc_lower_geom {
+  int64_t H, W, OH, OW, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw;
+} qllc_lower_geom;
+qllc_status qllc_lower_spatial(qllc_lower_ctx *c, const qllc_node *n, const qllc_value *x, const qllc_value *y,
+                               int64_t kh, int64_t kw, int has_kernel_attr, qllc_lower_geom *g);
+/* Numpy broadcasting of y = a op b collapsed to the fewest dims; the rank, or 0 when it does not
+ * broadcast. */
+int qllc_lower_broadcast(const qllc_value *y, const qllc_value *a, const qllc_value *b, int64_t *dims,
+                         int64_t *as, int64_t *bs);
+/* MatMul geometry (numpy matmul broadcasting): M, N, K, the batch count and the CONST per-batch
+ * element offsets of a and b ("<node>.a_off", "<node>.b_off"). */
+qllc_status qllc_lower_matmul_geom(qllc_lower_ctx *c, const qllc_node *n, int64_t *M, int64_t *N, int64_t *K,
+                                   int64_t *batches, qllc_buffer **a_off, qllc_buffer **b_off);
+/* Softmax: [outer][len][inner] around the axis (coerce2d for opset < 13 semantics). */
+qllc_status qllc_lower_softmax_geom(qllc_lower_ctx *c, const qllc_node *n, int64_t *outer, int64_t *len,
+                                    int64_t *inner);
+/* Pad: pushes y, x, rank, out_dims, in_dims, pads_begin and returns the pad value as written in the
+ * model (a real number); the caller appends it in the kernel's type. */
+qllc_status qllc_lower_pad_args(qllc_lower_ctx *c, const qllc_node *n, qllc_lower_args *av, double *value);
+/* Float lowerings whose arguments do not depend on the element kind (pure data movement). */
+qllc_status qllc_lower_plain_transpose(qllc_lower_ctx *c, const qllc_node *n);
+qllc_status qllc_lower_plain_maxpool(qllc_lower_ctx *c, const qllc_node *n);
+/* Views make no instruction (their output shares the input's bytes). */
+qllc_status qllc_lower_view(qllc_lower_ctx *c, const qllc_node *n);
+/* The Indices output of MaxPool is not supported (UNSUPPORTED when used). */
+qllc_status qllc_lower_check_maxpool_indices(qllc_lower_ctx *c, const qllc_node *n);
+
+/* ---- lower_q.c: quantized nodes ------------------------------------------------------------------ */
+
+/* 1 when n must take the quantized path: it has a quantization record, or its first input or output
+ * is an integer activation (i8, u8, i16). */
+int qllc_lower_is_quantized(const qllc_node *n);
+/* 1 when libjit declares this quantized kernel (libjit/bitcode/kernels_q.h). */
+int qllc_lower_q_known(const char *kernel);
+
+qllc_status qllc_lower_q_conv(qllc_lower_ctx *c, const qllc_node *n);
+qllc_status qllc_lower_q_fc(qllc_lower_ctx *c, const qllc_node *n); /* FC, Gemm, MatMul with FUSED records */
+qllc_status qllc_lower_q_matmul(qllc_lower_ctx *c, const qllc_node *n);
+qllc_status qllc_lower_q_channel_affine(qllc_lower_ctx *c, const qllc_node *n);
+qllc_status qllc_lower_q_binary(qllc_lower_ctx *c, const qllc_node *n);
+qllc_status qllc_lower_q_clamp(qllc_lower_ctx *c, const qllc_node *n);   /* Relu, Clip */
+qllc_status qllc_lower_q_table(qllc_lower_ctx *c, const qllc_node *n);   /* Sigmoid, Tanh, LeakyRelu */
+qllc_status qllc_lower_q_maxpool(qllc_lower_ctx *c, const qllc_node *n);
+qllc_status qllc_lower_q_avgpool(qllc_lower_ctx *c, const qllc_node *n);
+qllc_status qllc_lower_q_global_avgpool(qllc_lower_ctx *c, const qllc_node *n);
+qllc_status qllc_lower_q_softmax(qllc_lower_ctx *c, const qllc_node *n);
+qllc_status qllc_lower_q_concat(qllc_lower_ctx *c, const qllc_node *n);
+qllc_status qllc_lower_q_transpose(qllc_lower_ctx *c, const qllc_node *n);
+qllc_status qllc_lower_q_pad(qllc_lower_ctx *c, const qllc_node *n);
+qllc_status qllc_lower_q_view(qllc_lower_ctx *c, const qllc_node *n);
+qllc_status qllc_lower_q_quantize(qllc_lower_ctx *c, const qllc_node *n);
+qllc_status qllc_lower_q_dequantize(qllc_lower_ctx *c, const qllc_node *n);
+
+#endif
