@@ -1,0 +1,625 @@
+/* tests/quant/quantize_test.c: the graph quantizer on small float graphs built by hand, with profiles
+ * made in memory from known data. Expected scales, zero points, weights, biases and multipliers are
+ * worked out here from DESIGN.md section 2 (not by calling the functions under test on the same
+ * inputs, except qllc_requant_make, which has its own tests, for the multiplier decomposition). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "quant/quant.h"
+
+static qllc_graph *G;
+static qllc_profile *P;
+static qllc_diag D;
+
+static int setup(void **state) {
+  (void)state;
+  G = qllc_graph_new("t.onnx");
+  P = qllc_profile_new(0, 64);
+  memset(&D, 0, sizeof D);
+  return G && P ? 0 : -1;
+}
+static int teardown(void **state) {
+  (void)state;
+  qllc_graph_free(G);
+  qllc_profile_free(P);
+  G = NULL, P = NULL;
+  return 0;
+}
+
+static qllc_value *val(const char *name, int64_t d0, int64_t d1) {
+  int64_t dims[2] = {d0, d1};
+  qllc_value *v = qllc_value_new(G, name, QLLC_ELEM_F32, 2, dims);
+  assert_non_null(v);
+  return v;
+}
+static qllc_value *cst(const char *name, int rank, int64_t d0, int64_t d1, const float *data) {
+  int64_t dims[2] = {d0, d1};
+  qllc_value *v = qllc_const_new(G, name, QLLC_ELEM_F32, rank, dims, data);
+  assert_non_null(v);
+  return v;
+}
+static qllc_node *node(qllc_op op, const char *name, qllc_value *a, qllc_value *b, qllc_value *c, qllc_value *y) {
+  int n_in = c ? 3 : b ? 2 : 1;
+  qllc_node *n = qllc_node_new(G, op, name, n_in, 1);
+  assert_non_null(n);
+  n->in[0] = a;
+  if (b) n->in[1] = b;
+  if (c) n->in[2] = c;
+  n->out[0] = y;
+  y->producer = n;
+  return n;
+}
+/* The profile sees exactly lo and hi (minmax calibration gives [lo, hi]). */
+static void range(const char *name, float lo, float hi) {
+  qllc_hist *h = qllc_profile_add(P, name);
+  assert_non_null(h);
+  float v[2] = {lo, hi};
+  qllc_hist_record(h, v, 2);
+}
+static void seal(void) {
+  qllc_graph_recount_uses(G);
+  P->graph_hash = qllc_graph_hash(G);
+}
+
+static qllc_quant_opts opts(qllc_elem act, qllc_elem w) {
+  qllc_quant_opts o;
+  memset(&o, 0, sizeof o);
+  o.act_elem = act;
+  o.w_elem = w;
+  o.schema = QLLC_SCHEMA_ASYMMETRIC;
+  o.calib.method = QLLC_CAL_MINMAX;
+  o.widen_for_bias = 1;
+  return o;
+}
+
+static int count_op(qllc_op op) {
+  int c = 0;
+  for (int i = 0; i < G->n_nodes; i++) c += !G->nodes[i]->dead && G->nodes[i]->op == op;
+  return c;
+}
+static qllc_node *find_node(const char *name) {
+  for (int i = 0; i < G->n_nodes; i++)
+    if (!strcmp(G->nodes[i]->name, name)) return G->nodes[i];
+  fail_msg("no node %s", name);
+  return NULL;
+}
+static void verify(void) {
+  qllc_diag d;
+  memset(&d, 0, sizeof d);
+  if (qllc_graph_verify(G, &d) != QLLC_OK) fail_msg("verify: %s", d.message);
+}
+static void expect_params(const qllc_value *v, qllc_elem e, float s, int32_t z) {
+  assert_int_equal(v->elem, e);
+  if (v->scale != s) fail_msg("%s: scale %.9g, expected %.9g", v->name, (double)v->scale, (double)s);
+  assert_int_equal(v->zero_point, z);
+}
+
+/* x[1,4] in [-1, 3] -> fc1 (W[2][4], b[2], fused Relu) -> y in [0, 6], a graph output. */
+static const float W1[8] = {0.5f, -0.25f, 1.0f, 0.125f, -2.0f, 0.75f, 0.3f, -0.6f};
+static const float B1[2] = {0.2f, -0.1f};
+static qllc_node *fc_graph(void) {
+  qllc_value *x = val("x", 1, 4), *y = val("y", 1, 2);
+  qllc_graph_add_input(G, x);
+  qllc_node *fc = node(QLLC_OP_FC, "fc1", x, cst("W", 2, 2, 4, W1), cst("b", 1, 2, 1, B1), y);
+  fc->act = QLLC_ACT_RELU, fc->act_lo = 0, fc->act_hi = INFINITY;
+  qllc_graph_add_output(G, y);
+  range("x", -1, 3);
+  range("y", 0, 6);
+  seal();
+  return fc;
+}
+
+static void test_fc_int8(void **state) {
+  (void)state;
+  qllc_node *fc = fc_graph();
+  qllc_quant_opts o = opts(QLLC_ELEM_I8, QLLC_ELEM_I8);
+  assert_int_equal(qllc_quantize_graph(G, P, &o, &D), QLLC_OK);
+  verify();
+  /* asymmetric int8: x: s = 4 / 255, z = round(-128 + 1 / s) = round(-64.25) = -64;
+                      y: s = 6 / 255, z = round(-128 - 0) = -128 */
+  float sx = (float)(4.0 / 255), sy = (float)(6.0 / 255);
+  assert_int_equal(G->n_nodes, 3); /* QUANTIZE, fc1, DEQUANTIZE */
+  assert_int_equal(G->nodes[0]->op, QLLC_OP_QUANTIZE);
+  assert_ptr_equal(G->nodes[1], fc);
+  assert_int_equal(G->nodes[2]->op, QLLC_OP_DEQUANTIZE);
+  qllc_value *x = G->inputs[0], *y = G->outputs[0];
+  assert_string_equal(x->name, "x");
+  assert_int_equal(x->elem, QLLC_ELEM_F32);
+  assert_ptr_equal(G->nodes[0]->in[0], x);
+  assert_int_equal(G->nodes[0]->n_in, 1);
+  expect_params(fc->in[0], QLLC_ELEM_I8, sx, -64);
+  assert_ptr_equal(fc->in[0]->producer, G->nodes[0]);
+  /* the output keeps its ONNX name and stays float; the fused layer writes "y.q" */
+  assert_string_equal(y->name, "y");
+  assert_int_equal(y->elem, QLLC_ELEM_F32);
+  assert_ptr_equal(y->producer, G->nodes[2]);
+  assert_string_equal(fc->out[0]->name, "y.q");
+  expect_params(fc->out[0], QLLC_ELEM_I8, sy, -128);
+  assert_ptr_equal(G->nodes[2]->in[0], fc->out[0]);
+  /* weights stay the f32 constant inputs */
+  assert_int_equal(fc->in[1]->elem, QLLC_ELEM_F32);
+  assert_false(fc->keep_float);
+
+  const qllc_qnode *q = fc->quant;
+  assert_non_null(q);
+  assert_int_equal(q->kind, QLLC_QK_FUSED);
+  assert_int_equal(q->in_elem, QLLC_ELEM_I8), assert_int_equal(q->w_elem, QLLC_ELEM_I8);
+  assert_int_equal(q->out_elem, QLLC_ELEM_I8), assert_int_equal(q->acc_elem, QLLC_ELEM_I32);
+  assert_int_equal(q->channels, 2);
+  assert_int_equal(q->z_x, -64), assert_int_equal(q->z_y, -128);
+  assert_int_equal(q->act_lo, -128), assert_int_equal(q->act_hi, 127); /* Relu: [z_y, 127] */
+  /* per-channel weights: s_w[0] = 1 / 127, s_w[1] = 2 / 127; q_w = rint(w / s_w) */
+  float sw[2] = {1.0f / 127, 2.0f / 127};
+  const int8_t *qw = q->w_packed;
+  for (int c = 0; c < 2; c++) {
+    assert_true(q->w_scales[c] == sw[c]);
+    int32_t wsum = 0;
+    for (int k = 0; k < 4; k++) {
+      int e = (int)rint(W1[c * 4 + k] / sw[c]);
+      assert_int_equal(qw[c * 4 + k], e);
+      wsum += e;
+    }
+    /* bias with s_b = s_x * s_w, then -z_x * sum q_w folded in */
+    double sb = (double)sx * sw[c];
+    int32_t qb = (int32_t)rint(B1[c] / sb);
+    assert_int_equal(q->qbias[c], qb);
+    assert_int_equal(((const int32_t *)q->bias)[c], qb + 64 * wsum);
+    qllc_requant r;
+    assert_int_equal(qllc_requant_make((double)sx * sw[c] / sy, &r, NULL), QLLC_OK);
+    assert_int_equal(q->m[c], r.m), assert_int_equal(q->n[c], r.n);
+  }
+  assert_int_equal(q->bias_report.n_clipped, 0);
+}
+
+/* Pinned numbers for one channel, so that a change in any rounding shows: x s = 4/255 z = -64;
+ * channel 0: q_w = [64, -32, 127, 16] (sum 175), b = 0.2 -> 0.2 / (4/255 / 127) = 1619.5 -> 1620 (half
+ * to even, computed in double from the float scales: 1619.4999.. or 1619.50..; check by value). */
+static void test_fc_int8_pinned(void **state) {
+  (void)state;
+  qllc_node *fc = fc_graph();
+  qllc_quant_opts o = opts(QLLC_ELEM_I8, QLLC_ELEM_I8);
+  assert_int_equal(qllc_quantize_graph(G, P, &o, &D), QLLC_OK);
+  const qllc_qnode *q = fc->quant;
+  const int8_t *qw = q->w_packed;
+  int8_t e0[4] = {64, -32, 127, 16};
+  assert_memory_equal(qw, e0, 4);
+  int32_t qb = q->qbias[0];
+  assert_true(qb == 1619 || qb == 1620);
+  assert_int_equal(((const int32_t *)q->bias)[0], qb + 64 * 175);
+}
+
+static void test_int16_and_16x8(void **state) {
+  (void)state;
+  for (int mode = 0; mode < 2; mode++) {
+    if (mode) teardown(NULL), setup(NULL);
+    qllc_node *fc = fc_graph();
+    qllc_quant_opts o = opts(QLLC_ELEM_I16, mode ? QLLC_ELEM_I8 : QLLC_ELEM_I16);
+    assert_int_equal(qllc_quantize_graph(G, P, &o, &D), QLLC_OK);
+    verify();
+    /* asymmetric int16: x: s = 4 / 65535, z = round(-32768 + 1 / s) = round(-16384.25) = -16384 */
+    float sx = (float)(4.0 / 65535), sy = (float)(6.0 / 65535);
+    expect_params(fc->in[0], QLLC_ELEM_I16, sx, -16384);
+    expect_params(fc->out[0], QLLC_ELEM_I16, sy, -32768);
+    const qllc_qnode *q = fc->quant;
+    assert_int_equal(q->acc_elem, QLLC_ELEM_I64);
+    assert_int_equal(q->in_elem, QLLC_ELEM_I16);
+    assert_int_equal(q->w_elem, mode ? QLLC_ELEM_I8 : QLLC_ELEM_I16);
+    int qmax = mode ? 127 : 32767;
+    for (int c = 0; c < 2; c++) {
+      float sw = (float)((c ? 2.0 : 1.0) / qmax);
+      assert_true(q->w_scales[c] == sw);
+      int64_t wsum = 0;
+      for (int k = 0; k < 4; k++) {
+        int e = (int)rint(W1[c * 4 + k] / sw);
+        int got = mode ? ((const int8_t *)q->w_packed)[c * 4 + k] : ((const int16_t *)q->w_packed)[c * 4 + k];
+        assert_int_equal(got, e);
+        wsum += e;
+      }
+      int32_t qb = (int32_t)rint(B1[c] / ((double)sx * sw));
+      assert_int_equal(q->qbias[c], qb);
+      assert_true(((const int64_t *)q->bias)[c] == (int64_t)qb + 16384 * wsum);
+    }
+    assert_int_equal(q->act_lo, -32768);
+  }
+}
+
+static void test_quantized_io(void **state) {
+  (void)state;
+  qllc_node *fc = fc_graph();
+  qllc_quant_opts o = opts(QLLC_ELEM_I8, QLLC_ELEM_I8);
+  o.quantized_io = 1;
+  assert_int_equal(qllc_quantize_graph(G, P, &o, &D), QLLC_OK);
+  verify();
+  assert_int_equal(G->n_nodes, 1);
+  assert_int_equal(count_op(QLLC_OP_QUANTIZE) + count_op(QLLC_OP_DEQUANTIZE), 0);
+  expect_params(G->inputs[0], QLLC_ELEM_I8, (float)(4.0 / 255), -64);
+  expect_params(G->outputs[0], QLLC_ELEM_I8, (float)(6.0 / 255), -128);
+  assert_string_equal(G->outputs[0]->name, "y");
+  assert_ptr_equal(fc->in[0], G->inputs[0]);
+  assert_ptr_equal(fc->out[0], G->outputs[0]);
+}
+
+static void test_hash_mismatch(void **state) {
+  (void)state;
+  fc_graph();
+  P->graph_hash ^= 1;
+  qllc_quant_opts o = opts(QLLC_ELEM_I8, QLLC_ELEM_I8);
+  assert_int_equal(qllc_quantize_graph(G, P, &o, &D), QLLC_ERR_MISMATCH);
+  assert_non_null(strstr(D.message, "another model"));
+  assert_int_equal(G->n_nodes, 1); /* untouched */
+  assert_null(G->nodes[0]->quant);
+}
+
+static void test_missing_value(void **state) {
+  (void)state;
+  qllc_value *x = val("x", 1, 4), *y = val("y", 1, 2);
+  qllc_graph_add_input(G, x);
+  node(QLLC_OP_FC, "fc1", x, cst("W", 2, 2, 4, W1), NULL, y);
+  qllc_graph_add_output(G, y);
+  range("x", -1, 3); /* no "y" */
+  seal();
+  qllc_quant_opts o = opts(QLLC_ELEM_I8, QLLC_ELEM_I8);
+  assert_int_equal(qllc_quantize_graph(G, P, &o, &D), QLLC_ERR_INVALID);
+  assert_non_null(strstr(D.message, "'y'"));
+  assert_non_null(strstr(D.message, "missing from the profile"));
+  assert_string_equal(D.node, "fc1");
+  assert_int_equal(G->outputs[0]->elem, QLLC_ELEM_F32);
+}
+
+static int no_i16(void *ctx, const qllc_node *n, qllc_elem in, qllc_elem w, qllc_elem out) {
+  (*(int *)ctx)++;
+  (void)n, (void)w, (void)out;
+  return in != QLLC_ELEM_I16;
+}
+
+static void test_unsupported(void **state) {
+  (void)state;
+  fc_graph();
+  int calls = 0;
+  qllc_quant_opts o = opts(QLLC_ELEM_I16, QLLC_ELEM_I16);
+  o.supports = no_i16;
+  o.supports_ctx = &calls;
+  assert_int_equal(qllc_quantize_graph(G, P, &o, &D), QLLC_ERR_UNSUPPORTED);
+  assert_int_equal(calls, 1);
+  assert_non_null(strstr(D.message, "'fc1'"));
+  assert_non_null(strstr(D.message, "FullyConnected"));
+  assert_non_null(strstr(D.message, "i16 x i16 -> i16"));
+  assert_string_equal(D.node, "fc1");
+  /* and never a quiet float fallback: the graph is untouched */
+  assert_int_equal(G->n_nodes, 1);
+  assert_false(G->nodes[0]->keep_float);
+  /* int8 is supported by the same callback */
+  o.act_elem = o.w_elem = QLLC_ELEM_I8;
+  assert_int_equal(qllc_quantize_graph(G, P, &o, &D), QLLC_OK);
+  assert_int_equal(calls, 2);
+}
+
+/* x -> fc1 -> h -> relu -> r -> fc2 -> y   (the Relu is a separate node) */
+static void chain_graph(void) {
+  qllc_value *x = val("x", 1, 4), *h = val("h", 1, 2), *r = val("r", 1, 2), *y = val("y", 1, 2);
+  qllc_graph_add_input(G, x);
+  node(QLLC_OP_FC, "fc1", x, cst("W", 2, 2, 4, W1), cst("b", 1, 2, 1, B1), h);
+  node(QLLC_OP_RELU, "relu", h, NULL, NULL, r);
+  static const float W2[4] = {1, -1, 0.5f, 2};
+  node(QLLC_OP_FC, "fc2", r, cst("W2", 2, 2, 2, W2), NULL, y);
+  qllc_graph_add_output(G, y);
+  range("x", -1, 3), range("h", -5, 5), range("r", 0, 4), range("y", -8, 8);
+  seal();
+}
+
+static void test_keep_float_op_type(void **state) {
+  (void)state;
+  chain_graph();
+  const char *keep[] = {"Relu"};
+  qllc_quant_opts o = opts(QLLC_ELEM_I8, QLLC_ELEM_I8);
+  o.keep_float = keep, o.n_keep_float = 1;
+  assert_int_equal(qllc_quantize_graph(G, P, &o, &D), QLLC_OK);
+  verify();
+  qllc_node *relu = find_node("relu"), *fc1 = find_node("fc1"), *fc2 = find_node("fc2");
+  assert_true(relu->keep_float);
+  assert_null(relu->quant);
+  assert_string_equal(relu->float_reason, "kept in float by --keep-float Relu");
+  /* fc1 -> DEQUANTIZE -> relu (float) -> QUANTIZE -> fc2 -> DEQUANTIZE -> y */
+  assert_int_equal(count_op(QLLC_OP_QUANTIZE), 2);
+  assert_int_equal(count_op(QLLC_OP_DEQUANTIZE), 2);
+  assert_int_equal(relu->in[0]->elem, QLLC_ELEM_F32);
+  assert_int_equal(relu->in[0]->producer->op, QLLC_OP_DEQUANTIZE);
+  assert_ptr_equal(relu->in[0]->producer->in[0], fc1->out[0]);
+  assert_string_equal(fc1->out[0]->name, "h");
+  /* z = round(-128 + 5 / s): 127.5 in reals, so the float scale's rounding decides the tie */
+  float sh = (float)(10.0 / 255);
+  expect_params(fc1->out[0], QLLC_ELEM_I8, sh, (int32_t)rint(-128.0 + 5.0 / (double)sh));
+  assert_int_equal(relu->out[0]->elem, QLLC_ELEM_F32);
+  assert_int_equal(fc2->in[0]->producer->op, QLLC_OP_QUANTIZE);
+  assert_ptr_equal(fc2->in[0]->producer->in[0], relu->out[0]);
+  expect_params(fc2->in[0], QLLC_ELEM_I8, (float)(4.0 / 255), -128);
+  assert_non_null(fc1->quant), assert_non_null(fc2->quant);
+  assert_int_equal(qllc_quant_report_print(G, fopen("/dev/null", "w"), ""), 1);
+}
+
+static void test_keep_float_node_name(void **state) {
+  (void)state;
+  chain_graph();
+  const char *keep[] = {"fc2"};
+  qllc_quant_opts o = opts(QLLC_ELEM_I8, QLLC_ELEM_I8);
+  o.keep_float = keep, o.n_keep_float = 1;
+  assert_int_equal(qllc_quantize_graph(G, P, &o, &D), QLLC_OK);
+  verify();
+  qllc_node *relu = find_node("relu"), *fc2 = find_node("fc2");
+  assert_true(fc2->keep_float);
+  assert_string_equal(fc2->float_reason, "kept in float by --keep-float fc2");
+  /* the Relu is a quantized clamp: output params = input params, clamp from z */
+  const qllc_qnode *q = relu->quant;
+  assert_int_equal(q->kind, QLLC_QK_SAME);
+  float sh = (float)(10.0 / 255);
+  int32_t zh = (int32_t)rint(-128.0 + 5.0 / (double)sh);
+  expect_params(relu->out[0], QLLC_ELEM_I8, sh, zh);
+  assert_int_equal(q->act_lo, zh), assert_int_equal(q->act_hi, 127);
+  assert_int_equal(fc2->in[0]->producer->op, QLLC_OP_DEQUANTIZE);
+  assert_ptr_equal(fc2->in[0]->producer->in[0], relu->out[0]);
+  /* the output is computed in float: no DEQUANTIZE after it */
+  assert_ptr_equal(G->outputs[0]->producer, fc2);
+  assert_int_equal(G->outputs[0]->elem, QLLC_ELEM_F32);
+  assert_int_equal(count_op(QLLC_OP_QUANTIZE), 1);
+  assert_int_equal(count_op(QLLC_OP_DEQUANTIZE), 1);
+  /* an FC also answers to the op type it came from */
+  teardown(NULL), setup(NULL);
+  chain_graph();
+  const char *keep2[] = {"Gemm"};
+  o.keep_float = keep2;
+  assert_int_equal(qllc_quantize_graph(G, P, &o, &D), QLLC_OK);
+  assert_true(find_node("fc1")->keep_float && find_node("fc2")->keep_float);
+  assert_false(find_node("relu")->keep_float);
+}
+
+static void test_keep_float_unknown(void **state) {
+  (void)state;
+  chain_graph();
+  const char *keep[] = {"fc3"};
+  qllc_quant_opts o = opts(QLLC_ELEM_I8, QLLC_ELEM_I8);
+  o.keep_float = keep, o.n_keep_float = 1;
+  assert_int_equal(qllc_quantize_graph(G, P, &o, &D), QLLC_ERR_INVALID);
+  assert_non_null(strstr(D.message, "fc3"));
+}
+
+static void test_strict(void **state) {
+  (void)state;
+  chain_graph();
+  const char *keep[] = {"Relu"};
+  qllc_quant_opts o = opts(QLLC_ELEM_I8, QLLC_ELEM_I8);
+  o.keep_float = keep, o.n_keep_float = 1;
+  o.strict = 1;
+  assert_int_equal(qllc_quantize_graph(G, P, &o, &D), QLLC_ERR_STRICT);
+  assert_string_equal(D.node, "relu");
+  assert_non_null(strstr(D.message, "--keep-float Relu"));
+  assert_int_equal(count_op(QLLC_OP_QUANTIZE), 0); /* nothing rewritten */
+  o.n_keep_float = 0;
+  memset(&D, 0, sizeof D);
+  assert_int_equal(qllc_quantize_graph(G, P, &o, &D), QLLC_OK); /* all quantized: boundary Q/DQ are fine */
+  assert_int_equal(count_op(QLLC_OP_QUANTIZE), 1);
+}
+
+/* A Div has no integer kernel: float with a reason, and a strict error naming it. */
+static void test_div_not_quantizable(void **state) {
+  (void)state;
+  for (int strict = 0; strict < 2; strict++) {
+    if (strict) teardown(NULL), setup(NULL);
+    qllc_value *x = val("x", 1, 4), *h = val("h", 1, 4), *y = val("y", 1, 4);
+    static const float two[1] = {2};
+    qllc_graph_add_input(G, x);
+    node(QLLC_OP_RELU, "relu", x, NULL, NULL, h);
+    node(QLLC_OP_DIV, "div", h, cst("two", 1, 1, 1, two), NULL, y);
+    qllc_graph_add_output(G, y);
+    range("x", -1, 1), range("h", 0, 1), range("y", 0, 0.5f);
+    seal();
+    qllc_quant_opts o = opts(QLLC_ELEM_I8, QLLC_ELEM_I8);
+    o.strict = strict;
+    qllc_status st = qllc_quantize_graph(G, P, &o, &D);
+    if (strict) {
+      assert_int_equal(st, QLLC_ERR_STRICT);
+      assert_string_equal(D.node, "div");
+      assert_non_null(strstr(D.message, "Div has no integer kernel"));
+    } else {
+      assert_int_equal(st, QLLC_OK);
+      verify();
+      qllc_node *div = find_node("div");
+      assert_true(div->keep_float);
+      assert_non_null(strstr(div->float_reason, "Div"));
+      assert_int_equal(div->in[0]->producer->op, QLLC_OP_DEQUANTIZE);
+      assert_int_equal(div->in[1]->elem, QLLC_ELEM_F32); /* the constant stays */
+    }
+  }
+}
+
+/* Residual: x -> fc1 -> a, x -> fc2 -> b, add(a, b) -> y. One shared QUANTIZE of x. */
+static void test_add_rescale(void **state) {
+  (void)state;
+  qllc_value *x = val("x", 1, 4), *a = val("a", 1, 2), *b = val("b", 1, 2), *y = val("y", 1, 2);
+  qllc_graph_add_input(G, x);
+  node(QLLC_OP_FC, "fc1", x, cst("W", 2, 2, 4, W1), NULL, a);
+  node(QLLC_OP_FC, "fc2", x, cst("W2", 2, 2, 4, W1), NULL, b);
+  qllc_node *add = node(QLLC_OP_ADD, "add", a, b, NULL, y);
+  qllc_graph_add_output(G, y);
+  range("x", -1, 3), range("a", -2, 2), range("b", -1, 1), range("y", -4, 4);
+  seal();
+  qllc_quant_opts o = opts(QLLC_ELEM_I8, QLLC_ELEM_I8);
+  o.schema = QLLC_SCHEMA_SYMMETRIC;
+  assert_int_equal(qllc_quantize_graph(G, P, &o, &D), QLLC_OK);
+  verify();
+  assert_int_equal(count_op(QLLC_OP_QUANTIZE), 1);
+  assert_ptr_equal(find_node("fc1")->in[0], find_node("fc2")->in[0]);
+  /* symmetric: s = max|r| / 127, z = 0 */
+  float sa = (float)(2.0 / 127), sb = (float)(1.0 / 127), sy = (float)(4.0 / 127);
+  expect_params(add->in[0], QLLC_ELEM_I8, sa, 0);
+  expect_params(add->in[1], QLLC_ELEM_I8, sb, 0);
+  expect_params(add->out[0], QLLC_ELEM_I8, sy, 0);
+  const qllc_qnode *q = add->quant;
+  assert_int_equal(q->kind, QLLC_QK_RESCALE);
+  assert_int_equal(q->n_inputs, 2);
+  /* M_a = sa / sy ~ 1/2, M_b ~ 1/4: the shift of the larger one (m in [2^30, 2^31)), shared */
+  double Ma = (double)sa / sy, Mb = (double)sb / sy;
+  int32_t n = q->shared_n;
+  assert_true(q->inputs[0].m >= (1 << 30));
+  assert_true(fabs(q->inputs[0].m - ldexp(Ma, n)) <= 0.5);
+  assert_true(fabs(q->inputs[1].m - ldexp(Mb, n)) <= 0.5);
+  assert_int_equal(q->inputs[1].n, n);
+}
+
+/* Views and max pool pass the input's parameters on, whatever the profile says of their output. */
+static void test_same_overrides_profile(void **state) {
+  (void)state;
+  qllc_value *x = val("x", 1, 4), *h = val("h", 1, 2);
+  int64_t d1[1] = {2};
+  qllc_value *y = qllc_value_new(G, "y", QLLC_ELEM_F32, 1, d1);
+  qllc_graph_add_input(G, x);
+  node(QLLC_OP_FC, "fc1", x, cst("W", 2, 2, 4, W1), NULL, h);
+  qllc_node *r = node(QLLC_OP_FLATTEN, "flat", h, NULL, NULL, y);
+  qllc_graph_add_output(G, y);
+  range("x", -1, 3), range("h", -2, 6), range("y", -100, 100);
+  seal();
+  qllc_quant_opts o = opts(QLLC_ELEM_I8, QLLC_ELEM_I8);
+  assert_int_equal(qllc_quantize_graph(G, P, &o, &D), QLLC_OK);
+  verify();
+  float sh = (float)(8.0 / 255); /* z = round(-128 + 2 / sh) = round(-64.25) = -64 */
+  expect_params(h, QLLC_ELEM_I8, sh, -64);
+  expect_params(r->out[0], QLLC_ELEM_I8, sh, -64);
+  assert_string_equal(r->out[0]->name, "y.q");
+  assert_int_equal(((const qllc_qnode *)r->quant)->kind, QLLC_QK_SAME);
+  assert_string_equal(G->outputs[0]->name, "y");
+}
+
+/* Softmax fixes its output parameters; Sigmoid gets a table. */
+static void test_softmax_and_table(void **state) {
+  (void)state;
+  qllc_value *x = val("x", 1, 4), *s = val("s", 1, 4), *y = val("y", 1, 4);
+  qllc_graph_add_input(G, x);
+  qllc_node *sg = node(QLLC_OP_SIGMOID, "sig", x, NULL, NULL, s);
+  qllc_node *sm = node(QLLC_OP_SOFTMAX, "sm", s, NULL, NULL, y);
+  qllc_graph_add_output(G, y);
+  range("x", -4, 4), range("s", 0, 1), range("y", 0, 1);
+  seal();
+  qllc_quant_opts o = opts(QLLC_ELEM_I8, QLLC_ELEM_I8);
+  assert_int_equal(qllc_quantize_graph(G, P, &o, &D), QLLC_OK);
+  verify();
+  expect_params(sm->out[0], QLLC_ELEM_I8, 1.0f / 256, -128);
+  const qllc_qnode *q = sm->quant;
+  assert_int_equal(q->kind, QLLC_QK_SOFTMAX);
+  assert_int_equal(q->softmax_recip, 256);
+  assert_int_equal(q->table_len, 256);
+  assert_int_equal(((const int32_t *)q->table)[0], 1 << 24); /* exp(0) * 2^24 */
+  q = sg->quant;
+  assert_int_equal(q->kind, QLLC_QK_TABLE);
+  assert_int_equal(q->table_len, 256);
+  /* entry for q = z_x (real 0): sigmoid(0) = 0.5 -> y: s = 1/255, z = -128 */
+  int32_t zx = sg->in[0]->zero_point;
+  float ss = (float)(1.0 / 255);
+  expect_params(sg->out[0], QLLC_ELEM_I8, ss, -128);
+  int8_t e = ((const int8_t *)q->table)[zx + 128];
+  assert_int_equal(e, (int)rint(0.5 / (double)ss) - 128);
+  /* the lowest input, -4 * (1 + tiny): sigmoid(-4) = 0.018 -> round(4.58) - 128 = -123 */
+  assert_int_equal(((const int8_t *)q->table)[0], (int)rint(1.0 / (1.0 + exp(-(double)sg->in[0]->scale * (-128 - zx))) / (double)ss) - 128);
+}
+
+/* symmetric_uint8: a non-negative class is uint8 with z = 0, a signed one symmetric int8. */
+static void test_symmetric_uint8(void **state) {
+  (void)state;
+  qllc_value *x = val("x", 1, 4), *h = val("h", 1, 2), *y = val("y", 1, 2);
+  qllc_graph_add_input(G, x);
+  qllc_node *fc = node(QLLC_OP_FC, "fc1", x, cst("W", 2, 2, 4, W1), NULL, h);
+  fc->act = QLLC_ACT_RELU, fc->act_lo = 0, fc->act_hi = INFINITY;
+  qllc_node *mp = node(QLLC_OP_IDENTITY, "id", h, NULL, NULL, y);
+  qllc_graph_add_output(G, y);
+  range("x", -1, 3), range("h", 0, 5.1f), range("y", 0, 5.1f);
+  seal();
+  qllc_quant_opts o = opts(QLLC_ELEM_I8, QLLC_ELEM_I8);
+  o.schema = QLLC_SCHEMA_SYMMETRIC_UINT8;
+  assert_int_equal(qllc_quantize_graph(G, P, &o, &D), QLLC_OK);
+  verify();
+  expect_params(fc->in[0], QLLC_ELEM_I8, (float)(3.0 / 127), 0);
+  expect_params(fc->out[0], QLLC_ELEM_U8, (float)(5.1f / 255.0), 0);
+  expect_params(mp->out[0], QLLC_ELEM_U8, (float)(5.1f / 255.0), 0);
+  assert_int_equal(((const qllc_qnode *)fc->quant)->out_elem, QLLC_ELEM_U8);
+}
+
+/* A ChannelAffine is a K = 1 fused layer: a as the weights, b as the bias. */
+static void test_channel_affine(void **state) {
+  (void)state;
+  int64_t d[4] = {1, 2, 2, 2};
+  qllc_value *x = qllc_value_new(G, "x", QLLC_ELEM_F32, 4, d), *y = qllc_value_new(G, "y", QLLC_ELEM_F32, 4, d);
+  qllc_graph_add_input(G, x);
+  static const float A[2] = {0.5f, -2.0f}, Bc[2] = {0.25f, 1.0f};
+  qllc_node *ca = node(QLLC_OP_CHANNEL_AFFINE, "bn", x, cst("a", 1, 2, 1, A), cst("bb", 1, 2, 1, Bc), y);
+  qllc_graph_add_output(G, y);
+  range("x", -1, 1), range("y", -3, 3);
+  seal();
+  qllc_quant_opts o = opts(QLLC_ELEM_I16, QLLC_ELEM_I16);
+  o.schema = QLLC_SCHEMA_SYMMETRIC;
+  assert_int_equal(qllc_quantize_graph(G, P, &o, &D), QLLC_OK);
+  verify();
+  const qllc_qnode *q = ca->quant;
+  assert_int_equal(q->kind, QLLC_QK_FUSED);
+  assert_int_equal(q->channels, 2);
+  /* symmetric i16, z = 0: a quantizes to +-32767 with s_w = |a| / 32767 */
+  const int16_t *qa = q->w_packed;
+  assert_int_equal(qa[0], 32767), assert_int_equal(qa[1], -32767);
+  float sx = (float)(1.0 / 32767);
+  for (int c = 0; c < 2; c++) {
+    float sw = (float)(fabs(A[c]) / 32767);
+    assert_int_equal(q->qbias[c], (int32_t)rint(Bc[c] / ((double)sx * sw)));
+  }
+}
+
+/* Concat of inputs with different parameters rescales each; with equal ones, the output takes them. */
+static void test_concat(void **state) {
+  (void)state;
+  qllc_value *x = val("x", 1, 4), *a = val("a", 1, 2), *b = val("b", 1, 2), *y = val("y", 1, 4);
+  qllc_graph_add_input(G, x);
+  node(QLLC_OP_FC, "fc1", x, cst("W", 2, 2, 4, W1), NULL, a);
+  node(QLLC_OP_FC, "fc2", x, cst("W2", 2, 2, 4, W1), NULL, b);
+  qllc_node *cc = node(QLLC_OP_CONCAT, "cat", a, b, NULL, y);
+  qllc_node_set_attr_int(G, cc, "axis", 1);
+  qllc_graph_add_output(G, y);
+  range("x", -1, 3), range("a", -1, 1), range("b", -2, 2), range("y", -2, 2);
+  seal();
+  qllc_quant_opts o = opts(QLLC_ELEM_I8, QLLC_ELEM_I8);
+  o.schema = QLLC_SCHEMA_SYMMETRIC;
+  assert_int_equal(qllc_quantize_graph(G, P, &o, &D), QLLC_OK);
+  verify();
+  const qllc_qnode *q = cc->quant;
+  assert_int_equal(q->kind, QLLC_QK_RESCALE);
+  /* a: s = 1/127 into y: s = 2/127 -> M = 1/2: m = 2^30, n = 31; b: M = 1 -> m = 2^30, n = 30 */
+  assert_int_equal(q->inputs[0].m, 1 << 30), assert_int_equal(q->inputs[0].n, 31);
+  assert_int_equal(q->inputs[1].m, 1 << 30), assert_int_equal(q->inputs[1].n, 30);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_fc_int8, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fc_int8_pinned, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_int16_and_16x8, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_quantized_io, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_hash_mismatch, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_missing_value, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unsupported, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_keep_float_op_type, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_keep_float_node_name, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_keep_float_unknown, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_strict, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_div_not_quantizable, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_add_rescale, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_same_overrides_profile, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_softmax_and_table, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_symmetric_uint8, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_channel_affine, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_concat, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
