@@ -1,0 +1,687 @@
+/* tests/lower/lower_q_test.c: src/lower/lower_q.c on hand-quantized graphs.
+ *
+ * The graphs are quantized BY HAND here (value elem/scale/zero point set directly, records built with
+ * src/quant's helpers qllc_qnode_fused, qllc_quant_table, qllc_quant_softmax, qllc_requant_make), so
+ * these tests do not depend on the graph quantizer. Expected arguments follow libjit/bitcode/
+ * kernels_q.h, written out per test. The end-to-end tests JIT-compile the lowered program with the
+ * real quantized kernels and compare bit-for-bit with a reference computed here from the numerics
+ * contract (qllc_requant_apply, qllc_quantize_one), not from the kernels. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "llvmgen/llvmgen.h"
+#include "lower/lower.h"
+#include "quant/quant.h"
+
+#define D(...) ((const int64_t[]){__VA_ARGS__})
+#define IN(...) ((qllc_value *[]){__VA_ARGS__})
+
+/* An integer activation with scale and zero point. */
+static qllc_value *qval(qllc_graph *g, const char *name, qllc_elem e, float s, int32_t z, int rank, const int64_t *dims) {
+  qllc_value *v = qllc_value_new(g, name, e, rank, dims);
+  assert_non_null(v);
+  v->scale = s;
+  v->zero_point = z;
+  v->q_axis = -1;
+  return v;
+}
+
+static qllc_value *fval(qllc_graph *g, const char *name, int rank, const int64_t *dims) {
+  qllc_value *v = qllc_value_new(g, name, QLLC_ELEM_F32, rank, dims);
+  assert_non_null(v);
+  return v;
+}
+
+static qllc_node *node(qllc_graph *g, qllc_op op, const char *name, int n_in, qllc_value **in, qllc_value *out) {
+  qllc_node *n = qllc_node_new(g, op, name, n_in, 1);
+  assert_non_null(n);
+  for (int i = 0; i < n_in; i++) n->in[i] = in[i];
+  n->out[0] = out;
+  return n;
+}
+
+static qllc_qparams qp(const qllc_value *v) { return (qllc_qparams){v->scale, v->zero_point, v->elem}; }
+
+static qllc_program *lower_ok(qllc_graph *g) {
+  qllc_program *p = NULL;
+  qllc_diag d;
+  memset(&d, 0, sizeof d);
+  qllc_status st = qllc_lower(g, &p, &d);
+  if (st != QLLC_OK) fail_msg("qllc_lower: %s", d.message);
+  assert_non_null(p);
+  if (getenv("QLLC_TEST_VERBOSE")) qllc_program_print(p, stderr);
+  return p;
+}
+
+/* Lowering fails with `st`; the message names the node and contains `needle`. */
+static void expect_fail(qllc_graph *g, qllc_status st, const char *node_name, const char *needle) {
+  qllc_program *p = NULL;
+  qllc_diag d;
+  memset(&d, 0, sizeof d);
+  assert_int_equal(qllc_lower(g, &p, &d), st);
+  assert_null(p);
+  assert_non_null(d.node);
+  assert_string_equal(d.node, node_name);
+  if (!strstr(d.message, needle)) fail_msg("message '%s' does not contain '%s'", d.message, needle);
+}
+
+static const qllc_arg *arg(const qllc_program *p, int instr, int k) {
+  assert_true(instr < p->n_instrs);
+  assert_true(k < p->instrs[instr].n_args);
+  return &p->instrs[instr].args[k];
+}
+
+static void check_ints(const qllc_program *p, int instr, int first, int count, const int64_t *want) {
+  for (int k = 0; k < count; k++) {
+    const qllc_arg *a = arg(p, instr, first + k);
+    if (a->kind != QLLC_ARG_INT) fail_msg("instr %d arg %d: kind %d, want INT", instr, first + k, (int)a->kind);
+    if (a->i != want[k])
+      fail_msg("instr %d arg %d: %lld, want %lld", instr, first + k, (long long)a->i, (long long)want[k]);
+  }
+}
+
+/* A CONST buffer argument with exactly these bytes and element kind. */
+static void check_const(const qllc_program *p, int instr, int k, qllc_elem e, const void *bytes, size_t size) {
+  const qllc_arg *a = arg(p, instr, k);
+  assert_int_equal(a->kind, QLLC_ARG_BUF);
+  assert_int_equal(a->byte_offset, 0);
+  assert_int_equal(a->buf->region, QLLC_REGION_CONST);
+  assert_int_equal(a->buf->elem, e);
+  assert_int_equal(a->buf->size, size);
+  assert_non_null(a->buf->data);
+  assert_memory_equal(a->buf->data, bytes, size);
+}
+
+/* No CONST buffer of the program holds these float constants (or any f32 data at all). */
+static void check_no_float_consts(const qllc_program *p, const qllc_value *w, const qllc_value *b) {
+  for (int i = 0; i < p->n_buffers; i++) {
+    const qllc_buffer *bf = p->buffers[i];
+    if (bf->region != QLLC_REGION_CONST) continue;
+    assert_int_not_equal(bf->elem, QLLC_ELEM_F32);
+    assert_ptr_not_equal(bf->data, w->data);
+    if (b) assert_ptr_not_equal(bf->data, b->data);
+  }
+}
+
+static const qllc_instr *instr(const qllc_program *p, int i, const char *kernel, int n_args) {
+  assert_true(i < p->n_instrs);
+  const qllc_instr *in = &p->instrs[i];
+  assert_string_equal(in->kernel, kernel);
+  assert_int_equal(in->n_args, n_args);
+  return in;
+}
+
+/* ---- fused FC: the layer of the issue (int8, bias in the accumulator, Relu fused) ------------------ */
+
+static const float fc_w[4 * 6] = {0.5f,  -0.25f, 0.125f, 1.0f,  -1.0f, 0.75f, /* channel 0 */
+                                  -0.3f, 0.2f,   0.1f,   -0.6f, 0.9f,  -0.45f,
+                                  0.05f, 0.04f,  -0.02f, 0.01f, 0.0f,  -0.03f,
+                                  2.0f,  -1.5f,  1.0f,   -0.5f, 0.25f, 3.0f};
+static const float fc_b[4] = {0.7f, -12.5f, 0.01f, 40.0f}; /* large next to W x: the fused-bias case */
+
+/* x i8[s=0.05 z=-3]<2 x 6> -> FC(relu) -> y i8[s=0.1 z=5]<2 x 4>. */
+static qllc_graph *fc_graph(qllc_elem in_e, qllc_elem w_e, qllc_value **wv, qllc_value **bv, qllc_node **nv) {
+  qllc_graph *g = qllc_graph_new("fc.onnx");
+  int i16 = in_e == QLLC_ELEM_I16;
+  qllc_value *x = qval(g, "x", in_e, i16 ? 0.0005f : 0.05f, i16 ? 7 : -3, 2, D(2, 6));
+  qllc_value *w = qllc_const_new(g, "fc.weight", QLLC_ELEM_F32, 2, D(4, 6), fc_w);
+  qllc_value *b = qllc_const_new(g, "fc.bias", QLLC_ELEM_F32, 1, D(4), fc_b);
+  qllc_value *y = qval(g, "y", in_e, i16 ? 0.002f : 0.1f, i16 ? -11 : 5, 2, D(2, 4));
+  qllc_graph_add_input(g, x);
+  qllc_graph_add_output(g, y);
+  qllc_node *n = node(g, QLLC_OP_FC, "fc", 3, IN(x, w, b), y);
+  n->act = QLLC_ACT_RELU;
+  n->act_lo = 0;
+  n->act_hi = INFINITY;
+  qllc_qparams xp = qp(x), yp = qp(y);
+  qllc_qnode *q = NULL;
+  qllc_diag d = {0};
+  if (qllc_qnode_fused(g->arena, "fc", &xp, &yp, fc_w, 4, 6, fc_b, w_e, 0, 0, 0, 0.0f, INFINITY, &q, &d))
+    fail_msg("qllc_qnode_fused: %s", d.message);
+  n->quant = q;
+  *wv = w, *bv = b, *nv = n;
+  return g;
+}
+
+static void test_fused_fc_i8(void **state) {
+  (void)state;
+  qllc_value *w, *b;
+  qllc_node *n;
+  qllc_graph *g = fc_graph(QLLC_ELEM_I8, QLLC_ELEM_I8, &w, &b, &n);
+  const qllc_qnode *q = n->quant;
+  qllc_program *p = lower_ok(g);
+  assert_int_equal(p->n_instrs, 1);
+  const qllc_instr *in = instr(p, 0, "qllc_k_fc_i8_i8_i8", 13);
+  assert_ptr_equal(in->node, n);
+  /* y, x, w[N][K] (the node's W as is, not the float kernel's [K][N]), bias int32, m, n */
+  assert_ptr_equal(arg(p, 0, 0)->buf, p->outputs[0].buf);
+  assert_ptr_equal(arg(p, 0, 1)->buf, p->inputs[0].buf);
+  check_const(p, 0, 2, QLLC_ELEM_I8, q->w_packed, 24);
+  check_const(p, 0, 3, QLLC_ELEM_I32, q->bias, 16);
+  check_const(p, 0, 4, QLLC_ELEM_I32, q->m, 16);
+  check_const(p, 0, 5, QLLC_ELEM_I32, q->n, 16);
+  /* The record's weights are row-major [N][K]: channel 0's largest |w| (1.0) is the per-channel
+   * symmetric maximum 127, and w[0][4] = -1.0 is -127. */
+  const int8_t *wq = arg(p, 0, 2)->buf->data;
+  assert_int_equal(wq[3], 127);
+  assert_int_equal(wq[4], -127);
+  assert_int_equal(wq[3 * 6 + 5], 127); /* channel 3: 3.0 is its maximum */
+  /* The bias buffer holds q_b[c] - z_x * sum_k q_w[c][k] (DESIGN.md section 2), recomputed here. */
+  const int32_t *bias = arg(p, 0, 3)->buf->data;
+  for (int c = 0; c < 4; c++) {
+    int32_t sum = 0;
+    for (int k = 0; k < 6; k++) sum += wq[c * 6 + k];
+    double sb = (double)0.05f * (double)q->w_scales[c];
+    int32_t qb = (int32_t)nearbyint((double)fc_b[c] / sb);
+    assert_int_equal(bias[c], qb - (-3) * sum);
+  }
+  /* M N K z_x z_y act_lo act_hi: Relu fused gives act_lo = z_y exactly. */
+  check_ints(p, 0, 6, 7, D(2, 4, 6, -3, 5, 5, 127));
+  /* The float weights and bias got no buffer. */
+  check_no_float_consts(p, w, b);
+  /* Buffer names: the weight and bias under their ONNX names, with their integer kinds. */
+  assert_string_equal(arg(p, 0, 2)->buf->name, "fc.weight");
+  assert_string_equal(arg(p, 0, 3)->buf->name, "fc.bias");
+  /* The printer shows quantized values' types. */
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  qllc_program_print(p, f);
+  fclose(f);
+  if (!strstr(text, "i8[s=0.05 z=-3]<2 x 6>") || !strstr(text, "i8[s=0.1 z=5]<2 x 4>"))
+    fail_msg("program print lacks quantized types:\n%s", text);
+  free(text);
+  qllc_program_free(p);
+  qllc_graph_free(g);
+}
+
+/* int16 activations, int8 weights (16x8): int64 bias buffer, kernel qllc_k_fc_i16_i8_i16. */
+static void test_fused_fc_16x8(void **state) {
+  (void)state;
+  qllc_value *w, *b;
+  qllc_node *n;
+  qllc_graph *g = fc_graph(QLLC_ELEM_I16, QLLC_ELEM_I8, &w, &b, &n);
+  const qllc_qnode *q = n->quant;
+  assert_int_equal(q->acc_elem, QLLC_ELEM_I64);
+  qllc_program *p = lower_ok(g);
+  instr(p, 0, "qllc_k_fc_i16_i8_i16", 13);
+  check_const(p, 0, 2, QLLC_ELEM_I8, q->w_packed, 24);
+  check_const(p, 0, 3, QLLC_ELEM_I64, q->bias, 32);
+  check_ints(p, 0, 6, 7, D(2, 4, 6, 7, -11, -11, 32767));
+  check_no_float_consts(p, w, b);
+  qllc_program_free(p);
+  qllc_graph_free(g);
+}
+
+/* ---- fused Conv, int16 x int16 --------------------------------------------------------------------- */
+
+static void test_fused_conv_i16(void **state) {
+  (void)state;
+  qllc_graph *g = qllc_graph_new(NULL);
+  qllc_value *x = qval(g, "x", QLLC_ELEM_I16, 0.001f, 0, 4, D(1, 4, 5, 5));
+  float wf[6 * 2 * 3 * 3];
+  for (int i = 0; i < 6 * 18; i++) wf[i] = (float)((i * 37) % 11 - 5) * 0.1f;
+  qllc_value *w = qllc_const_new(g, "conv.w", QLLC_ELEM_F32, 4, D(6, 2, 3, 3), wf);
+  qllc_value *y = qval(g, "y", QLLC_ELEM_I16, 0.004f, 0, 4, D(1, 6, 3, 5));
+  qllc_graph_add_input(g, x);
+  qllc_graph_add_output(g, y);
+  qllc_node *n = node(g, QLLC_OP_CONV, "conv", 2, IN(x, w), y);
+  qllc_node_set_attr_int(g, n, "group", 2);
+  qllc_node_set_attr_ints(g, n, "strides", 2, D(2, 1));
+  qllc_node_set_attr_ints(g, n, "pads", 4, D(1, 1, 1, 1));
+  qllc_node_set_attr_ints(g, n, "dilations", 2, D(1, 1));
+  qllc_qparams xp = qp(x), yp = qp(y);
+  qllc_qnode *q = NULL;
+  qllc_diag d = {0};
+  if (qllc_qnode_fused(g->arena, "conv", &xp, &yp, wf, 6, 18, NULL, QLLC_ELEM_I16, 0, 0, 0, -1.0f, 1.0f, &q, &d))
+    fail_msg("%s", d.message);
+  n->quant = q;
+  qllc_program *p = lower_ok(g);
+  assert_int_equal(p->n_instrs, 1);
+  instr(p, 0, "qllc_k_conv2d_i16_i16_i16", 26);
+  check_const(p, 0, 2, QLLC_ELEM_I16, q->w_packed, 6 * 18 * 2);
+  check_const(p, 0, 3, QLLC_ELEM_I64, q->bias, 6 * 8); /* no bias in the model: zeros (z_x = 0) */
+  for (int c = 0; c < 6; c++) assert_int_equal(((const int64_t *)q->bias)[c], 0);
+  check_const(p, 0, 4, QLLC_ELEM_I32, q->m, 24);
+  check_const(p, 0, 5, QLLC_ELEM_I32, q->n, 24);
+  /* N C H W M OH OW KH KW sh sw pt pl dh dw group z_x z_y; Clip(-1, 1) at s_y = 0.004: +-250 */
+  check_ints(p, 0, 6, 20, D(1, 4, 5, 5, 6, 3, 5, 3, 3, 2, 1, 1, 1, 1, 1, 2, 0, 0, -250, 250));
+  check_no_float_consts(p, w, w);
+  qllc_program_free(p);
+  qllc_graph_free(g);
+}
+
+/* ---- the boundary: QuantizeLinear / DequantizeLinear --------------------------------------------- */
+
+static void test_quantize_dequantize(void **state) {
+  (void)state;
+  qllc_graph *g = qllc_graph_new(NULL);
+  qllc_value *x = fval(g, "x", 2, D(3, 5));
+  qllc_value *xq = qval(g, "xq", QLLC_ELEM_U8, 0.02f, 10, 2, D(3, 5));
+  qllc_value *y = fval(g, "y", 2, D(3, 5));
+  qllc_graph_add_input(g, x);
+  qllc_graph_add_output(g, y);
+  qllc_node *nq = node(g, QLLC_OP_QUANTIZE, "q", 1, IN(x), xq);
+  qllc_node *nd = node(g, QLLC_OP_DEQUANTIZE, "dq", 1, IN(xq), y);
+  qllc_program *p = lower_ok(g);
+  assert_int_equal(p->n_instrs, 2);
+  assert_ptr_equal(instr(p, 0, "qllc_k_quantize_f32_u8", 5)->node, nq);
+  assert_ptr_equal(instr(p, 1, "qllc_k_dequantize_u8_f32", 5)->node, nd);
+  qllc_buffer *mid = arg(p, 0, 0)->buf;
+  assert_int_equal(mid->region, QLLC_REGION_ACT);
+  assert_int_equal(mid->elem, QLLC_ELEM_U8);
+  assert_int_equal(mid->size, 15);
+  assert_ptr_equal(arg(p, 0, 1)->buf, p->inputs[0].buf);
+  assert_ptr_equal(arg(p, 1, 1)->buf, mid);
+  assert_ptr_equal(arg(p, 1, 0)->buf, p->outputs[0].buf);
+  for (int i = 0; i < 2; i++) {
+    check_ints(p, i, 2, 1, D(15));
+    assert_int_equal(arg(p, i, 3)->kind, QLLC_ARG_FLOAT);
+    assert_true(arg(p, i, 3)->f == (double)0.02f);
+    check_ints(p, i, 4, 1, D(10));
+  }
+  qllc_program_free(p);
+  qllc_graph_free(g);
+}
+
+/* ---- Concat: one input with the output's parameters (copied), one with others (requantized) ------ */
+
+static void test_concat_requantize_and_copy(void **state) {
+  (void)state;
+  qllc_graph *g = qllc_graph_new(NULL);
+  qllc_value *a = qval(g, "a", QLLC_ELEM_I8, 0.1f, 0, 3, D(2, 2, 3));
+  qllc_value *b = qval(g, "b", QLLC_ELEM_I8, 0.2f, 4, 3, D(2, 3, 3));
+  qllc_value *y = qval(g, "y", QLLC_ELEM_I8, 0.1f, 0, 3, D(2, 5, 3));
+  qllc_graph_add_input(g, a);
+  qllc_graph_add_input(g, b);
+  qllc_graph_add_output(g, y);
+  qllc_node *n = node(g, QLLC_OP_CONCAT, "cat", 2, IN(a, b), y);
+  qllc_node_set_attr_int(g, n, "axis", 1);
+  qllc_qnode *q = qllc_arena_alloc(g->arena, sizeof *q);
+  q->kind = QLLC_QK_RESCALE;
+  q->in_elem = q->out_elem = QLLC_ELEM_I8;
+  q->z_y = 0;
+  q->act_lo = -128, q->act_hi = 127;
+  q->n_inputs = 2;
+  q->inputs = qllc_arena_alloc(g->arena, 2 * sizeof *q->inputs);
+  qllc_requant r;
+  assert_int_equal(qllc_requant_make(0.2 / 0.1, &r, NULL), QLLC_OK);
+  q->inputs[0] = (qllc_qinput){1 << 30, 30, 0};
+  q->inputs[1] = (qllc_qinput){r.m, r.n, 4};
+  n->quant = q;
+  qllc_program *p = lower_ok(g);
+  assert_int_equal(p->n_instrs, 2);
+  qllc_buffer *yb = p->outputs[0].buf;
+  /* a: rows = 2 (outer), cols = 2 * 3, y row stride 15, x row stride 6, at byte 0 */
+  instr(p, 0, "qllc_k_copy2d_i8_i8", 6);
+  assert_ptr_equal(arg(p, 0, 0)->buf, yb);
+  assert_int_equal(arg(p, 0, 0)->byte_offset, 0);
+  assert_ptr_equal(arg(p, 0, 1)->buf, p->inputs[0].buf);
+  check_ints(p, 0, 2, 4, D(2, 6, 15, 6));
+  /* b: at byte 6 (i8), z_x = 4, m/n of 2.0, z_y = 0, full range */
+  instr(p, 1, "qllc_k_requantize_i8_i8", 12);
+  assert_ptr_equal(arg(p, 1, 0)->buf, yb);
+  assert_int_equal(arg(p, 1, 0)->byte_offset, 6);
+  assert_ptr_equal(arg(p, 1, 1)->buf, p->inputs[1].buf);
+  check_ints(p, 1, 2, 10, D(2, 9, 15, 9, 4, r.m, r.n, 0, -128, 127));
+  assert_int_equal(r.m, 1 << 30); /* 2.0 = 2^30 * 2^-29 */
+  assert_int_equal(r.n, 29);
+  qllc_program_free(p);
+  qllc_graph_free(g);
+}
+
+/* ---- elementwise, tables, pools, softmax, clamp ---------------------------------------------------- */
+
+static qllc_qnode *rescale(qllc_graph *g, int n_inputs, int32_t z_y, int32_t lo, int32_t hi) {
+  qllc_qnode *q = qllc_arena_alloc(g->arena, sizeof *q);
+  q->kind = QLLC_QK_RESCALE;
+  q->z_y = z_y;
+  q->act_lo = lo, q->act_hi = hi;
+  q->n_inputs = n_inputs;
+  q->inputs = qllc_arena_alloc(g->arena, (size_t)(n_inputs ? n_inputs : 1) * sizeof *q->inputs);
+  return q;
+}
+
+static void test_add_mul(void **state) {
+  (void)state;
+  qllc_graph *g = qllc_graph_new(NULL);
+  qllc_value *a = qval(g, "a", QLLC_ELEM_U8, 0.1f, 3, 2, D(4, 5));
+  qllc_value *b = qval(g, "b", QLLC_ELEM_U8, 0.3f, 7, 1, D(5));
+  qllc_value *s = qval(g, "s", QLLC_ELEM_U8, 0.25f, 9, 2, D(4, 5));
+  qllc_value *y = qval(g, "y", QLLC_ELEM_U8, 0.5f, 11, 2, D(4, 5));
+  qllc_graph_add_input(g, a);
+  qllc_graph_add_input(g, b);
+  qllc_graph_add_output(g, y);
+  qllc_node *na = node(g, QLLC_OP_ADD, "add", 2, IN(a, b), s);
+  qllc_qnode *qa = rescale(g, 2, 9, 9, 255); /* a fused Relu: lo = z_y */
+  qa->inputs[0] = (qllc_qinput){1234567890, 0, 3};
+  qa->inputs[1] = (qllc_qinput){2000000000, 0, 7};
+  qa->shared_n = 33;
+  na->quant = qa;
+  qllc_node *nm = node(g, QLLC_OP_MUL, "mul", 2, IN(s, a), y);
+  qllc_qnode *qm = rescale(g, 2, 11, 0, 255);
+  qm->inputs[0] = (qllc_qinput){0, 0, 9};
+  qm->inputs[1] = (qllc_qinput){0, 0, 3};
+  qm->m = qllc_arena_alloc(g->arena, 4);
+  qm->n = qllc_arena_alloc(g->arena, 4);
+  qm->m[0] = 1717986918, qm->n[0] = 32;
+  nm->quant = qm;
+  qllc_program *p = lower_ok(g);
+  assert_int_equal(p->n_instrs, 2);
+  /* add(y, a, b, rank, dims, a_strides, b_strides, z_a, m_a, z_b, m_b, n, z_y, lo, hi) */
+  instr(p, 0, "qllc_k_add_u8_u8_u8", 15);
+  check_ints(p, 0, 3, 1, D(2));
+  check_ints(p, 0, 7, 8, D(3, 1234567890, 7, 2000000000, 33, 9, 9, 255));
+  const int64_t *bs = arg(p, 0, 6)->buf->data;
+  assert_int_equal(bs[0], 0); /* b broadcasts along the rows */
+  assert_int_equal(bs[1], 1);
+  /* mul(y, a, b, rank, dims, a_strides, b_strides, z_a, z_b, m, n, z_y, lo, hi) */
+  instr(p, 1, "qllc_k_mul_u8_u8_u8", 14);
+  check_ints(p, 1, 3, 1, D(1)); /* same shapes collapse to one dim */
+  check_ints(p, 1, 7, 7, D(9, 3, 1717986918, 32, 11, 0, 255));
+  qllc_program_free(p);
+  qllc_graph_free(g);
+}
+
+static void test_table_softmax(void **state) {
+  (void)state;
+  qllc_graph *g = qllc_graph_new(NULL);
+  qllc_value *x = qval(g, "x", QLLC_ELEM_I8, 0.05f, -10, 2, D(3, 7));
+  qllc_value *s = qval(g, "s", QLLC_ELEM_I8, 1.0f / 256, -128, 2, D(3, 7));
+  qllc_value *y = qval(g, "y", QLLC_ELEM_I8, 1.0f / 256, -128, 2, D(3, 7));
+  qllc_graph_add_input(g, x);
+  qllc_graph_add_output(g, y);
+  qllc_node *ns = node(g, QLLC_OP_SIGMOID, "sig", 1, IN(x), s);
+  qllc_qnode *qs = qllc_arena_alloc(g->arena, sizeof *qs);
+  qs->kind = QLLC_QK_TABLE;
+  qs->table = qllc_arena_alloc(g->arena, 513 * 2);
+  qllc_qparams xp = qp(x), sp = qp(s), yp;
+  assert_int_equal(qllc_quant_table(QLLC_QF_SIGMOID, 0, &xp, &sp, qs->table, &qs->table_len, NULL), QLLC_OK);
+  assert_int_equal(qs->table_len, 256);
+  ns->quant = qs;
+  qllc_node *nx = node(g, QLLC_OP_SOFTMAX, "smax", 1, IN(s), y);
+  qllc_node_set_attr_int(g, nx, "axis", 1);
+  qllc_qnode *qx = qllc_arena_alloc(g->arena, sizeof *qx);
+  qx->kind = QLLC_QK_SOFTMAX;
+  qx->table = qllc_arena_alloc(g->arena, 513 * 4);
+  assert_int_equal(qllc_quant_softmax(&sp, &yp, &qx->softmax_recip, qx->table, &qx->table_len, NULL), QLLC_OK);
+  assert_true(yp.scale == y->scale && yp.zero_point == y->zero_point);
+  qx->z_y = -128;
+  qx->act_lo = -128, qx->act_hi = 127;
+  nx->quant = qx;
+  qllc_program *p = lower_ok(g);
+  assert_int_equal(p->n_instrs, 2);
+  instr(p, 0, "qllc_k_lut_i8_i8", 4);
+  check_const(p, 0, 2, QLLC_ELEM_I8, qs->table, 256);
+  check_ints(p, 0, 3, 1, D(21));
+  /* softmax(y, x, exp_table, outer, axis_len, inner, recip, z_y, lo, hi) */
+  instr(p, 1, "qllc_k_softmax_i8_i8", 10);
+  check_const(p, 1, 2, QLLC_ELEM_I32, qx->table, 256 * 4);
+  check_ints(p, 1, 3, 7, D(3, 7, 1, 256, -128, -128, 127));
+  qllc_program_free(p);
+  qllc_graph_free(g);
+}
+
+static void test_pools_relu(void **state) {
+  (void)state;
+  qllc_graph *g = qllc_graph_new(NULL);
+  qllc_value *x = qval(g, "x", QLLC_ELEM_I8, 0.1f, -5, 4, D(1, 2, 4, 4));
+  qllc_value *mp = qval(g, "mp", QLLC_ELEM_I8, 0.1f, -5, 4, D(1, 2, 2, 2));
+  qllc_value *ap = qval(g, "ap", QLLC_ELEM_I8, 0.05f, 1, 4, D(1, 2, 2, 2));
+  qllc_value *gp = qval(g, "gp", QLLC_ELEM_I8, 0.02f, 2, 4, D(1, 2, 1, 1));
+  qllc_value *r = qval(g, "r", QLLC_ELEM_I8, 0.02f, 2, 4, D(1, 2, 1, 1));
+  qllc_graph_add_input(g, x);
+  qllc_graph_add_output(g, mp);
+  qllc_graph_add_output(g, r);
+  qllc_node *nm = node(g, QLLC_OP_MAXPOOL, "maxp", 1, IN(x), mp);
+  qllc_node_set_attr_ints(g, nm, "kernel_shape", 2, D(2, 2));
+  qllc_node_set_attr_ints(g, nm, "strides", 2, D(2, 2));
+  qllc_node *na = node(g, QLLC_OP_AVGPOOL, "avgp", 1, IN(mp), ap);
+  qllc_node_set_attr_ints(g, na, "kernel_shape", 2, D(3, 3));
+  qllc_node_set_attr_ints(g, na, "pads", 4, D(1, 1, 1, 1));
+  qllc_qnode *qa = rescale(g, 1, 1, -128, 127);
+  qa->inputs[0] = (qllc_qinput){0, 0, -5};
+  qa->pool_m = qllc_arena_alloc(g->arena, 10 * 4);
+  qa->pool_n = qllc_arena_alloc(g->arena, 10 * 4);
+  assert_int_equal(qllc_quant_pool_multipliers(0.1f, 0.05f, 9, qa->pool_m, qa->pool_n, NULL), QLLC_OK);
+  na->quant = qa;
+  qllc_node *ng = node(g, QLLC_OP_GLOBAL_AVGPOOL, "gap", 1, IN(ap), gp);
+  qllc_qnode *qg = rescale(g, 1, 2, -128, 127);
+  qg->inputs[0] = (qllc_qinput){1431655765, 32, 1};
+  ng->quant = qg;
+  qllc_node *nr = node(g, QLLC_OP_RELU, "relu", 1, IN(gp), r);
+  qllc_qnode *qr = qllc_arena_alloc(g->arena, sizeof *qr);
+  qr->kind = QLLC_QK_SAME;
+  qr->z_y = 2;
+  qr->act_lo = 2, qr->act_hi = 127;
+  nr->quant = qr;
+  qllc_program *p = lower_ok(g);
+  assert_int_equal(p->n_instrs, 4);
+  /* maxpool: the float arguments (NC H W OH OW KH KW sh sw pt pl pb pr dh dw) */
+  instr(p, 0, "qllc_k_maxpool2d_i8_i8", 17);
+  check_ints(p, 0, 2, 15, D(2, 4, 4, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1));
+  /* avgpool(y, x, m[10], n[10], NC H W OH OW KH KW sh sw pt pl pb pr cip, z_x, z_y, lo, hi) */
+  instr(p, 1, "qllc_k_avgpool2d_i8_i8", 22);
+  check_const(p, 1, 2, QLLC_ELEM_I32, qa->pool_m, 40);
+  check_const(p, 1, 3, QLLC_ELEM_I32, qa->pool_n, 40);
+  check_ints(p, 1, 4, 18, D(2, 2, 2, 2, 2, 3, 3, 1, 1, 1, 1, 1, 1, 0, -5, 1, -128, 127));
+  /* global_avgpool(y, x, NC, HW, z_x, m, n, z_y, lo, hi) */
+  instr(p, 2, "qllc_k_global_avgpool_i8_i8", 10);
+  check_ints(p, 2, 2, 8, D(2, 4, 1, 1431655765, 32, 2, -128, 127));
+  /* Relu that could not fuse: clamp(y, x, count, lo, hi) */
+  instr(p, 3, "qllc_k_clamp_i8_i8", 5);
+  check_ints(p, 3, 2, 3, D(2, 2, 127));
+  qllc_program_free(p);
+  qllc_graph_free(g);
+}
+
+/* ---- errors ------------------------------------------------------------------------------------- */
+
+static void test_errors(void **state) {
+  (void)state;
+  qllc_value *w, *b;
+  qllc_node *n;
+  /* A fused layer without its record. */
+  qllc_graph *g = fc_graph(QLLC_ELEM_I8, QLLC_ELEM_I8, &w, &b, &n);
+  n->quant = NULL;
+  expect_fail(g, QLLC_ERR_UNSUPPORTED, "fc", "no quantization record");
+  qllc_graph_free(g);
+  /* A record whose input zero point disagrees with the value it reads (the folded bias would be wrong). */
+  g = fc_graph(QLLC_ELEM_I8, QLLC_ELEM_I8, &w, &b, &n);
+  n->in[0]->zero_point = 0;
+  expect_fail(g, QLLC_ERR_INVALID, "fc", "z_x (-3) differs from value 'x' zero point (0)");
+  qllc_graph_free(g);
+  /* An element combination libjit has no kernel for: i8 + u8. */
+  g = qllc_graph_new(NULL);
+  qllc_value *a = qval(g, "a", QLLC_ELEM_I8, 0.1f, 0, 1, D(4));
+  qllc_value *c = qval(g, "c", QLLC_ELEM_U8, 0.1f, 0, 1, D(4));
+  qllc_value *y = qval(g, "y", QLLC_ELEM_I8, 0.1f, 0, 1, D(4));
+  qllc_graph_add_input(g, a);
+  qllc_graph_add_input(g, c);
+  qllc_graph_add_output(g, y);
+  qllc_node *na = node(g, QLLC_OP_ADD, "mixed", 2, IN(a, c), y);
+  qllc_qnode *q = rescale(g, 2, 0, -128, 127);
+  q->inputs[0] = (qllc_qinput){1 << 30, 30, 0};
+  q->inputs[1] = (qllc_qinput){1 << 30, 30, 0};
+  na->quant = q;
+  expect_fail(g, QLLC_ERR_UNSUPPORTED, "mixed", "qllc_k_add_i8_u8_i8");
+  qllc_graph_free(g);
+  /* Div has no quantized lowering: named with the kernel it would need. */
+  g = qllc_graph_new(NULL);
+  a = qval(g, "a", QLLC_ELEM_I8, 0.1f, 0, 1, D(4));
+  y = qval(g, "y", QLLC_ELEM_I8, 0.1f, 0, 1, D(4));
+  qllc_graph_add_input(g, a);
+  qllc_graph_add_output(g, y);
+  node(g, QLLC_OP_DIV, "div", 2, IN(a, a), y);
+  expect_fail(g, QLLC_ERR_UNSUPPORTED, "div", "qllc_k_div_i8_i8");
+  qllc_graph_free(g);
+  /* A view that would change parameters. */
+  g = qllc_graph_new(NULL);
+  a = qval(g, "a", QLLC_ELEM_I8, 0.1f, 0, 2, D(2, 2));
+  qllc_value *r = qval(g, "r", QLLC_ELEM_I8, 0.2f, 0, 1, D(4));
+  y = qval(g, "y", QLLC_ELEM_I8, 0.2f, 0, 1, D(4));
+  qllc_graph_add_input(g, a);
+  qllc_graph_add_output(g, y);
+  node(g, QLLC_OP_FLATTEN, "flat", 1, IN(a), r);
+  node(g, QLLC_OP_TRANSPOSE, "tr", 1, IN(r), y);
+  expect_fail(g, QLLC_ERR_INVALID, "flat", "moves data without arithmetic");
+  qllc_graph_free(g);
+}
+
+/* ---- end to end: JIT with the real kernels ------------------------------------------------------ */
+
+typedef struct jit_run {
+  qllc_jit_code *code;
+  qllc_entry_fn fn;
+  uint8_t *mut, *act;
+} jit_run;
+
+static void jit(const qllc_program *p, jit_run *j) {
+  qllc_options o;
+  qllc_options_init(&o);
+  qllc_codegen_opts cg;
+  qllc_diag d = {0};
+  if (qllc_codegen_resolve(&o, 1, &cg, &d) != QLLC_OK) fail_msg("resolve: %s", d.message);
+  cg.entry_name = "qnet";
+  cg.weights_in_object = 1;
+  if (qllc_codegen_jit(p, &cg, &j->code, &j->fn, &d) != QLLC_OK) fail_msg("jit: %s", d.message);
+  j->mut = aligned_alloc(64, p->mutable_size + 64);
+  j->act = aligned_alloc(64, p->act_size + 64);
+  memset(j->mut, 0x5A, p->mutable_size + 64);
+}
+
+static void jit_free(jit_run *j) {
+  qllc_jit_code_free(j->code);
+  free(j->mut);
+  free(j->act);
+}
+
+/* Reference of the fused FC from the numerics contract (DESIGN.md section 2) and the record. */
+static int32_t ref_fc(const qllc_qnode *q, const int32_t *x, int64_t row, int64_t c, int64_t K) {
+  int64_t acc = q->acc_elem == QLLC_ELEM_I64 ? ((const int64_t *)q->bias)[c] : ((const int32_t *)q->bias)[c];
+  for (int64_t k = 0; k < K; k++) {
+    int32_t w = q->w_elem == QLLC_ELEM_I8 ? ((const int8_t *)q->w_packed)[c * K + k]
+                                          : ((const int16_t *)q->w_packed)[c * K + k];
+    acc += (int64_t)x[row * K + k] * w;
+  }
+  int64_t y = (int64_t)qllc_requant_apply(acc, q->m[c], q->n[c]) + q->z_y;
+  return (int32_t)(y < q->act_lo ? q->act_lo : y > q->act_hi ? q->act_hi : y);
+}
+
+/* Integer in, integer out (--quantized-io): every extreme input of the type included. */
+static void e2e_fc_int(qllc_elem in_e, qllc_elem w_e) {
+  qllc_value *w, *b;
+  qllc_node *n;
+  qllc_graph *g = fc_graph(in_e, w_e, &w, &b, &n);
+  const qllc_qnode *q = n->quant;
+  qllc_program *p = lower_ok(g);
+  jit_run j;
+  jit(p, &j);
+  int32_t qmin, qmax;
+  qllc_quant_range(in_e, 0, &qmin, &qmax);
+  int32_t xs[12];
+  for (int trial = 0; trial < 4; trial++) {
+    for (int i = 0; i < 12; i++) {
+      int32_t v = trial == 0 ? qmin : trial == 1 ? qmax : (int32_t)((i * 7919 + trial * 104729) % (qmax - qmin + 1)) + qmin;
+      if (trial == 3) v = i % 2 ? qmin : qmax;
+      xs[i] = v;
+      if (in_e == QLLC_ELEM_I8) ((int8_t *)(j.mut + p->inputs[0].buf->offset))[i] = (int8_t)v;
+      else ((int16_t *)(j.mut + p->inputs[0].buf->offset))[i] = (int16_t)v;
+    }
+    assert_int_equal(j.fn(NULL, j.mut, j.act), 0);
+    for (int r = 0; r < 2; r++)
+      for (int c = 0; c < 4; c++) {
+        int32_t want = ref_fc(q, xs, r, c, 6);
+        const uint8_t *yo = j.mut + p->outputs[0].buf->offset;
+        int32_t got = in_e == QLLC_ELEM_I8 ? ((const int8_t *)yo)[r * 4 + c] : ((const int16_t *)yo)[r * 4 + c];
+        if (got != want) fail_msg("%s trial %d y[%d][%d] = %d, want %d", qllc_elem_name((qllc_elem_kind)in_e), trial, r, c, got, want);
+      }
+  }
+  jit_free(&j);
+  qllc_program_free(p);
+  qllc_graph_free(g);
+}
+
+static void test_e2e_fc_i8(void **state) {
+  (void)state;
+  e2e_fc_int(QLLC_ELEM_I8, QLLC_ELEM_I8);
+}
+static void test_e2e_fc_i16(void **state) {
+  (void)state;
+  e2e_fc_int(QLLC_ELEM_I16, QLLC_ELEM_I16);
+}
+static void test_e2e_fc_16x8(void **state) {
+  (void)state;
+  e2e_fc_int(QLLC_ELEM_I16, QLLC_ELEM_I8);
+}
+
+/* Float at the boundary: f32 -> QuantizeLinear -> FC (i8) -> DequantizeLinear -> f32, bit-for-bit. */
+static void test_e2e_fc_float_boundary(void **state) {
+  (void)state;
+  qllc_value *w, *b;
+  qllc_node *n;
+  qllc_graph *g = fc_graph(QLLC_ELEM_I8, QLLC_ELEM_I8, &w, &b, &n);
+  const qllc_qnode *q = n->quant;
+  qllc_value *xq = g->inputs[0], *yq = g->outputs[0];
+  xq->is_input = 0;
+  yq->is_output = 0;
+  qllc_value *xf = fval(g, "xf", 2, D(2, 6)), *yf = fval(g, "yf", 2, D(2, 4));
+  g->inputs[0] = xf, xf->is_input = 1;
+  g->outputs[0] = yf, yf->is_output = 1;
+  qllc_node *nq = node(g, QLLC_OP_QUANTIZE, "quant_x", 1, IN(xf), xq);
+  qllc_graph_insert_before(g, nq, n);
+  node(g, QLLC_OP_DEQUANTIZE, "dequant_y", 1, IN(yq), yf);
+  qllc_program *p = lower_ok(g);
+  assert_int_equal(p->n_instrs, 3);
+  assert_string_equal(p->instrs[0].kernel, "qllc_k_quantize_f32_i8");
+  assert_string_equal(p->instrs[1].kernel, "qllc_k_fc_i8_i8_i8");
+  assert_string_equal(p->instrs[2].kernel, "qllc_k_dequantize_i8_f32");
+  jit_run j;
+  jit(p, &j);
+  /* Ties of x / s (0.025 / 0.05 = 0.5 in float) round to even; values beyond the range saturate. */
+  float x[12] = {0.025f, -0.075f, 1.0f, -100.0f, 100.0f, 0.3f, -0.125f, 0.0f, 2.5f, -1.7f, 0.07f, 6.2f};
+  memcpy(j.mut + p->inputs[0].buf->offset, x, sizeof x);
+  assert_int_equal(j.fn(NULL, j.mut, j.act), 0);
+  int32_t xs[12];
+  for (int i = 0; i < 12; i++) xs[i] = qllc_quantize_one(x[i], 0.05f, -3, -128, 127);
+  assert_int_equal(xs[0], -3 + 0);  /* 0.5 -> 0 (even) */
+  assert_int_equal(xs[1], -3 - 2);  /* -1.5 -> -2 (even) */
+  assert_int_equal(xs[3], -128);
+  for (int r = 0; r < 2; r++)
+    for (int c = 0; c < 4; c++) {
+      float want = (float)(ref_fc(q, xs, r, c, 6) - 5) * 0.1f;
+      float got;
+      memcpy(&got, j.mut + p->outputs[0].buf->offset + (size_t)(r * 4 + c) * 4, 4);
+      if (memcmp(&got, &want, 4)) fail_msg("y[%d][%d] = %.9g, want %.9g", r, c, (double)got, (double)want);
+    }
+  jit_free(&j);
+  qllc_program_free(p);
+  qllc_graph_free(g);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_fused_fc_i8),
+      cmocka_unit_test(test_fused_fc_16x8),
+      cmocka_unit_test(test_fused_conv_i16),
+      cmocka_unit_test(test_quantize_dequantize),
+      cmocka_unit_test(test_concat_requantize_and_copy),
+      cmocka_unit_test(test_add_mul),
+      cmocka_unit_test(test_table_softmax),
+      cmocka_unit_test(test_pools_relu),
+      cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_e2e_fc_i8),
+      cmocka_unit_test(test_e2e_fc_i16),
+      cmocka_unit_test(test_e2e_fc_16x8),
+      cmocka_unit_test(test_e2e_fc_float_boundary),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
