@@ -342,7 +342,9 @@ static void test_keep_float_op_type(void **state) {
   assert_ptr_equal(fc2->in[0]->producer->in[0], relu->out[0]);
   expect_params(fc2->in[0], QLLC_ELEM_I8, (float)(4.0 / 255), -128);
   assert_non_null(fc1->quant), assert_non_null(fc2->quant);
-  assert_int_equal(qllc_quant_report_print(G, fopen("/dev/null", "w"), ""), 1);
+  FILE *devnull = fopen("/dev/null", "w");
+  assert_int_equal(qllc_quant_report_print(G, devnull, ""), 1);
+  fclose(devnull);
 }
 
 static void test_keep_float_node_name(void **state) {
@@ -600,6 +602,154 @@ static void test_concat(void **state) {
   assert_int_equal(q->inputs[1].m, 1 << 30), assert_int_equal(q->inputs[1].n, 30);
 }
 
+
+/* issue 4's model after the float passes: Conv (+Relu) -> ChannelAffine (BatchNorm after the Relu) ->
+ * Reshape. At int16 in every schema: every activation int16, the weights int16, int64 accumulators,
+ * float only at the boundary, and none with quantized_io. */
+static void test_issue4_model(void **state) {
+  (void)state;
+  qllc_schema schemas[4] = {QLLC_SCHEMA_ASYMMETRIC, QLLC_SCHEMA_SYMMETRIC, QLLC_SCHEMA_SYMMETRIC_UINT8, QLLC_SCHEMA_POWER2};
+  for (int run = 0; run < 8; run++) {
+    if (run) teardown(NULL), setup(NULL);
+    int64_t dx[4] = {1, 2, 8, 8}, dh[4] = {1, 16, 8, 8}, dw[4] = {16, 2, 3, 3}, dy[2] = {1, 1024}, d16[1] = {16};
+    float w[16 * 18], b[16], a[16], c[16];
+    for (int i = 0; i < 16 * 18; i++) w[i] = (float)((i * 37 % 101) - 50) / 100.0f;
+    for (int i = 0; i < 16; i++) b[i] = 0.01f * i, a[i] = 0.5f + 0.1f * i, c[i] = -0.2f + 0.03f * i;
+    qllc_value *x = qllc_value_new(G, "input", QLLC_ELEM_F32, 4, dx);
+    qllc_value *h = qllc_value_new(G, "h", QLLC_ELEM_F32, 4, dh), *h2 = qllc_value_new(G, "h2", QLLC_ELEM_F32, 4, dh);
+    qllc_value *y = qllc_value_new(G, "output", QLLC_ELEM_F32, 2, dy);
+    qllc_graph_add_input(G, x);
+    qllc_node *conv = node(QLLC_OP_CONV, "conv1", x, qllc_const_new(G, "w", QLLC_ELEM_F32, 4, dw, w),
+                           qllc_const_new(G, "b", QLLC_ELEM_F32, 1, d16, b), h);
+    conv->act = QLLC_ACT_RELU, conv->act_lo = 0, conv->act_hi = INFINITY;
+    qllc_node *bn = node(QLLC_OP_CHANNEL_AFFINE, "bn1", h, qllc_const_new(G, "a", QLLC_ELEM_F32, 1, d16, a),
+                         qllc_const_new(G, "c", QLLC_ELEM_F32, 1, d16, c), h2);
+    qllc_node *rs = node(QLLC_OP_RESHAPE, "reshape", h2, NULL, NULL, y);
+    qllc_graph_add_output(G, y);
+    range("input", 0, 1), range("h", 0, 3), range("h2", -0.2f, 5), range("output", -0.2f, 5);
+    seal();
+    qllc_quant_opts o = opts(QLLC_ELEM_I16, QLLC_ELEM_I16);
+    o.schema = schemas[run % 4];
+    o.quantized_io = run >= 4;
+    o.strict = 1;
+    if (qllc_quantize_graph(G, P, &o, &D) != QLLC_OK) fail_msg("run %d: %s", run, D.message);
+    verify();
+    for (int i = 0; i < G->n_nodes; i++) {
+      qllc_node *n = G->nodes[i];
+      assert_false(n->keep_float);
+      for (int k = 0; k < n->n_out; k++)
+        if (n->op != QLLC_OP_DEQUANTIZE) assert_int_equal(n->out[k]->elem, QLLC_ELEM_I16);
+    }
+    assert_int_equal(count_op(QLLC_OP_QUANTIZE) + count_op(QLLC_OP_DEQUANTIZE), o.quantized_io ? 0 : 2);
+    assert_int_equal(G->inputs[0]->elem, o.quantized_io ? QLLC_ELEM_I16 : QLLC_ELEM_F32);
+    assert_int_equal(G->outputs[0]->elem, o.quantized_io ? QLLC_ELEM_I16 : QLLC_ELEM_F32);
+    assert_string_equal(G->outputs[0]->name, "output");
+    const qllc_qnode *qc = conv->quant, *qb = bn->quant;
+    assert_int_equal(qc->acc_elem, QLLC_ELEM_I64), assert_int_equal(qc->w_elem, QLLC_ELEM_I16);
+    assert_int_equal(qc->channels, 16);
+    assert_int_equal(qb->kind, QLLC_QK_FUSED), assert_int_equal(qb->acc_elem, QLLC_ELEM_I64);
+    assert_int_equal(((const qllc_qnode *)rs->quant)->kind, QLLC_QK_SAME);
+    if (o.schema == QLLC_SCHEMA_POWER2) { /* scales are powers of two */
+      int e;
+      assert_true(frexpf(h->scale, &e) == 0.5f);
+      assert_true(frexpf(qc->w_scales[3], &e) == 0.5f);
+    }
+  }
+}
+
+/* A quantized graph output that another quantized node also reads: the reader takes "<name>.q". */
+static void test_output_also_consumed(void **state) {
+  (void)state;
+  qllc_value *x = val("x", 1, 4), *h = val("h", 1, 2), *y = val("y", 1, 2);
+  qllc_graph_add_input(G, x);
+  qllc_node *fc = node(QLLC_OP_FC, "fc1", x, cst("W", 2, 2, 4, W1), NULL, h);
+  qllc_node *relu = node(QLLC_OP_RELU, "relu", h, NULL, NULL, y);
+  qllc_graph_add_output(G, h);
+  qllc_graph_add_output(G, y);
+  range("x", -1, 3), range("h", -2, 2), range("y", 0, 2);
+  seal();
+  qllc_quant_opts o = opts(QLLC_ELEM_I8, QLLC_ELEM_I8);
+  assert_int_equal(qllc_quantize_graph(G, P, &o, &D), QLLC_OK);
+  verify();
+  assert_string_equal(fc->out[0]->name, "h.q");
+  assert_ptr_equal(relu->in[0], fc->out[0]);
+  assert_ptr_equal(G->outputs[0], h);
+  assert_int_equal(h->elem, QLLC_ELEM_F32);
+  assert_int_equal(h->producer->op, QLLC_OP_DEQUANTIZE);
+  assert_int_equal(y->elem, QLLC_ELEM_F32);
+  assert_int_equal(count_op(QLLC_OP_DEQUANTIZE), 2);
+}
+
+/* An Add of a constant: the constant becomes an integer constant with its own exact range. */
+static void test_const_operand(void **state) {
+  (void)state;
+  qllc_value *x = val("x", 1, 4), *h = val("h", 1, 2), *y = val("y", 1, 2);
+  static const float C[2] = {-0.5f, 1.5f};
+  qllc_graph_add_input(G, x);
+  node(QLLC_OP_FC, "fc1", x, cst("W", 2, 2, 4, W1), NULL, h);
+  qllc_node *add = node(QLLC_OP_ADD, "add", h, cst("c", 2, 1, 2, C), NULL, y);
+  qllc_graph_add_output(G, y);
+  range("x", -1, 3), range("h", -2, 2), range("y", -2, 4);
+  seal();
+  qllc_quant_opts o = opts(QLLC_ELEM_I8, QLLC_ELEM_I8);
+  o.schema = QLLC_SCHEMA_SYMMETRIC;
+  assert_int_equal(qllc_quantize_graph(G, P, &o, &D), QLLC_OK);
+  verify();
+  qllc_value *cq = add->in[1];
+  assert_string_equal(cq->name, "c.q");
+  assert_non_null(cq->data);
+  expect_params(cq, QLLC_ELEM_I8, (float)(1.5 / 127), 0);
+  const int8_t *d = cq->data;
+  assert_int_equal(d[0], (int)rint(-0.5 / (double)(float)(1.5 / 127)));
+  assert_int_equal(d[1], 127);
+}
+
+/* MatMul of two activations: one multiplier s_a * s_b / s_y and both zero points. */
+static void test_matmul(void **state) {
+  (void)state;
+  qllc_value *a = val("a", 2, 3), *b = val("b", 3, 2), *y = val("y", 2, 2);
+  qllc_graph_add_input(G, a), qllc_graph_add_input(G, b);
+  qllc_node *mm = node(QLLC_OP_MATMUL, "mm", a, b, NULL, y);
+  qllc_graph_add_output(G, y);
+  range("a", -1, 3), range("b", 0, 2), range("y", -6, 18);
+  seal();
+  qllc_quant_opts o = opts(QLLC_ELEM_I8, QLLC_ELEM_I8);
+  assert_int_equal(qllc_quantize_graph(G, P, &o, &D), QLLC_OK);
+  verify();
+  const qllc_qnode *q = mm->quant;
+  assert_int_equal(q->kind, QLLC_QK_MATMUL);
+  float sa = (float)(4.0 / 255), sb = (float)(2.0 / 255), sy = (float)(24.0 / 255);
+  assert_int_equal(q->z_x, -64), assert_int_equal(q->z_w, -128);
+  assert_int_equal(q->z_y, (int32_t)rint(-128.0 + 6.0 / (double)sy));
+  qllc_requant r;
+  qllc_requant_make((double)sa * sb / sy, &r, NULL);
+  assert_int_equal(q->m[0], r.m), assert_int_equal(q->n[0], r.n);
+  assert_int_equal(count_op(QLLC_OP_QUANTIZE), 2);
+}
+
+/* AveragePool: one multiplier per window count. */
+static void test_avgpool(void **state) {
+  (void)state;
+  int64_t dx[4] = {1, 1, 4, 4}, dy[4] = {1, 1, 2, 2};
+  qllc_value *x = qllc_value_new(G, "x", QLLC_ELEM_F32, 4, dx), *y = qllc_value_new(G, "y", QLLC_ELEM_F32, 4, dy);
+  qllc_graph_add_input(G, x);
+  qllc_node *ap = node(QLLC_OP_AVGPOOL, "ap", x, NULL, NULL, y);
+  int64_t ks[2] = {2, 2};
+  qllc_node_set_attr_ints(G, ap, "kernel_shape", 2, ks);
+  qllc_graph_add_output(G, y);
+  range("x", -2, 2), range("y", -1, 1);
+  seal();
+  qllc_quant_opts o = opts(QLLC_ELEM_I8, QLLC_ELEM_I8);
+  o.schema = QLLC_SCHEMA_SYMMETRIC;
+  assert_int_equal(qllc_quantize_graph(G, P, &o, &D), QLLC_OK);
+  const qllc_qnode *q = ap->quant;
+  assert_int_equal(q->kind, QLLC_QK_RESCALE);
+  /* s_x / s_y = 2: count c -> M = 2 / c: c = 1: m = 2^30, n = 29; c = 2: n = 30; c = 4: n = 31 */
+  assert_int_equal(q->pool_m[1], 1 << 30), assert_int_equal(q->pool_n[1], 29);
+  assert_int_equal(q->pool_m[2], 1 << 30), assert_int_equal(q->pool_n[2], 30);
+  assert_int_equal(q->pool_m[4], 1 << 30), assert_int_equal(q->pool_n[4], 31);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_fc_int8, setup, teardown),
@@ -620,6 +770,11 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_symmetric_uint8, setup, teardown),
       cmocka_unit_test_setup_teardown(test_channel_affine, setup, teardown),
       cmocka_unit_test_setup_teardown(test_concat, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_issue4_model, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_output_also_consumed, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_const_operand, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_matmul, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_avgpool, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
