@@ -129,13 +129,43 @@ qllc_status qllc_model_load(const char *path, qllc_model **out, qllc_diag *diag)
 void qllc_model_free(qllc_model *m);
 
 /* Writes a human-readable description of the model as it will be compiled with `opts`: the graph,
- * every value's type, the precision report and the memory plan. `stream` is a FILE *. */
+ * every value's type, the precision report and the memory plan. `stream` is a FILE *.
+ * With opts->precision int8 or int16, opts->profile_path must name a profile of this model (from
+ * qllc_profile_dataset); the same holds for qllc_compile_bundle and qllc_jit_compile. */
 qllc_status qllc_model_describe(qllc_model *m, const qllc_options *opts, void *stream, qllc_diag *diag);
 
 /* Writes DIR/NAME.o and DIR/NAME.h (and DIR/NAME.weights.bin with opts->weights_file). On failure
  * nothing is left behind in DIR. */
 qllc_status qllc_compile_bundle(qllc_model *m, const qllc_options *opts, const char *dir, const char *name,
                                 qllc_diag *diag);
+
+/* ---- Profiling (calibration) ------------------------------------------------------------------ */
+
+/* Called after each sample with the number done and the total. */
+typedef void (*qllc_progress_fn)(void *ctx, int64_t done, int64_t total);
+
+/* What a profiling run recorded. */
+typedef struct qllc_profile_summary {
+  int64_t samples;   /* samples run */
+  int values;        /* values recorded (every non-constant float value of the optimized graph) */
+} qllc_profile_summary;
+
+/* Runs the model's float code on every sample of a data set, instrumented, and writes the profile
+ * (DESIGN.md section 3: per value min, max and a histogram of `bins` bins, 0 = the default 2048; keyed
+ * by value name, with the graph's hash) to `out_yaml` (written under a temporary name, renamed at the
+ * end: a failure leaves no file). The model itself is not changed.
+ *
+ * A dataset spec is one of
+ *   FILE.npy (or .pb)  the samples along the leading axis: for an input of shape [1, ...] a tensor of
+ *                      shape [S, ...] or [S, 1, ...]; for an input of shape D, [S, D...]; a tensor of
+ *                      exactly the input's shape is one sample
+ *   DIR                one sample per .npy / .pb file in DIR, in file name order
+ *   NAME=SPEC          the same for the input called NAME
+ * Specs without a name fill the inputs not named, in model order. Every input needs a spec, and every
+ * spec must give the same number of samples. `progress` may be NULL; `summary` may be NULL. */
+qllc_status qllc_profile_dataset(qllc_model *m, const char *const *dataset_specs, int n_specs, int bins,
+                                 const char *out_yaml, qllc_progress_fn progress, void *progress_ctx,
+                                 qllc_profile_summary *summary, qllc_diag *diag);
 
 /* ---- JIT -------------------------------------------------------------------------------------- */
 

@@ -1,8 +1,14 @@
 /* src/qllc.c: the public API (include/qllc.h) on top of the modules.
  *
- * This file only glues: import + graph passes (src/ir), lowering (src/lower), code generation
- * (src/llvmgen). It owns the handles' lifetimes, the bundle's all-or-nothing file writing, and the JIT's
- * input checking and buffers. It never prints; errors go to the caller's qllc_diag.
+ * This file only glues: import + graph passes (src/ir), profiling and quantization (src/quant),
+ * lowering (src/lower), code generation (src/llvmgen). It owns the handles' lifetimes, the bundle's
+ * all-or-nothing file writing, and the JIT's input checking and buffers. It never prints; errors go to
+ * the caller's qllc_diag.
+ *
+ * Quantization: the model keeps its optimized FLOAT graph. A compile with precision int8/int16 loads
+ * the model file again, optimizes it the same way (so its hash equals the profile's), and quantizes
+ * that private copy; profiling likewise instruments a private copy (every float value made a graph
+ * output), hashed before the extra outputs are added.
  *
  * Lifetimes: a qllc_model holds the optimized float graph. A qllc_jit borrows the model's graph (its
  * program points into it), so the model is reference-counted: qllc_model_free on a model that still has
@@ -11,6 +17,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "qllc.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +28,7 @@
 #include "ir/ir.h"
 #include "llvmgen/llvmgen.h"
 #include "lower/lower.h"
+#include "quant/quant.h"
 
 struct qllc_model {
   char *path;
@@ -60,6 +68,7 @@ static void *aligned_buffer(uint64_t size) {
 static const char *const graph_passes[] = {
     /* the order of qllc_graph_optimize (src/ir/pipeline.c); "import" is the graph as loaded */
     "import", "fold_constants", "fold_batchnorm", "gemm_to_fc", "fuse_activation", "eliminate_identity",
+    "quantize", /* only with --precision int8/int16 */
 };
 static const char *const program_passes[] = {"lower", "memory_plan"};
 
@@ -84,42 +93,227 @@ static qllc_status check_dump_after(const char *pass, qllc_diag *diag) {
   return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "unknown pass '%s' for --dump-after (passes: %s)", pass, list);
 }
 
-/* Quantization is issue 3: until src/quant lands, only float compiles. */
-static qllc_status check_precision(const qllc_options *o, qllc_diag *diag) {
-  if (o->precision != QLLC_PREC_FLOAT ||
-      (o->weight_precision != QLLC_PREC_FLOAT && o->weight_precision != o->precision))
-    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL, "quantization is not implemented yet");
-  return QLLC_OK;
+static const char *host_target(void) {
+#if defined(__x86_64__)
+  return "x86_64";
+#elif defined(__aarch64__)
+  return "aarch64";
+#else
+  return "";
+#endif
 }
 
 static FILE *dump_stream(const qllc_options *o) { return o->dump_stream ? (FILE *)o->dump_stream : stderr; }
 
-/* The graph a compile starts from. Without --dump-after it is the model's own (already optimized at
- * load); with it, the model file is loaded again and optimized with the dump so the user sees every
- * pass. *owned tells the caller to free the graph. This is also where the quantizer will go: it must
- * quantize a fresh (owned) graph so the model's float graph stays reusable for other options. */
+/* ---- quantization ------------------------------------------------------------------------------ */
+
+/* The element kinds the options ask for: activations and weights. */
+static qllc_status quant_elems(const qllc_options *o, qllc_elem *act, qllc_elem *w, qllc_diag *diag) {
+  if (o->precision != QLLC_PREC_INT8 && o->precision != QLLC_PREC_INT16)
+    return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "unknown precision %d", (int)o->precision);
+  *act = o->precision == QLLC_PREC_INT8 ? QLLC_ELEM_I8 : QLLC_ELEM_I16;
+  qllc_precision wp = o->weight_precision == QLLC_PREC_FLOAT ? o->precision : o->weight_precision;
+  if (wp != QLLC_PREC_INT8 && wp != QLLC_PREC_INT16)
+    return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "unknown weight precision %d", (int)wp);
+  *w = wp == QLLC_PREC_INT8 ? QLLC_ELEM_I8 : QLLC_ELEM_I16;
+  if (*act == QLLC_ELEM_I8 && *w == QLLC_ELEM_I16)
+    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL,
+                     "int8 activations with int16 weights are not supported (16x8 is --precision int16 "
+                     "--weight-precision int8)");
+  return QLLC_OK;
+}
+
+static qllc_status check_precision(const qllc_options *o, qllc_diag *diag) {
+  if (o->precision == QLLC_PREC_FLOAT) {
+    if (o->weight_precision != QLLC_PREC_FLOAT)
+      return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "--weight-precision needs --precision int8 or int16");
+    return QLLC_OK;
+  }
+  qllc_elem a, w;
+  qllc_status st = quant_elems(o, &a, &w, diag);
+  if (st != QLLC_OK) return st;
+  if (!o->profile_path || !*o->profile_path)
+    return qllc_fail(diag, QLLC_ERR_INVALID, NULL,
+                     "--precision %s needs a profile: run 'qllc profile MODEL --dataset DATA -o profile.yaml' "
+                     "and pass --profile profile.yaml",
+                     o->precision == QLLC_PREC_INT8 ? "int8" : "int16");
+  if ((unsigned)o->schema > QLLC_SCHEMA_POWER2)
+    return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "unknown schema %d", (int)o->schema);
+  if ((unsigned)o->calibration > QLLC_CAL_KL)
+    return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "unknown calibration %d", (int)o->calibration);
+  return QLLC_OK;
+}
+
+/* The kernel-name stem of an op, as the lowering spells it ("MaxPool" -> "max_pool" is NOT what
+ * libjit says, so the quantized ops are listed; anything else falls back to the lowering's grammar). */
+static const char *kernel_stem(const qllc_node *n, int *arity) {
+  *arity = 2; /* <stem>_<in>_<out> */
+  switch (n->op) {
+  case QLLC_OP_CONV: *arity = 3; return "conv2d";
+  case QLLC_OP_GEMM:
+  case QLLC_OP_FC: *arity = 3; return "fc";
+  case QLLC_OP_MATMUL:
+    *arity = 3;
+    return n->n_in > 1 && n->in[1] && qllc_value_is_const(n->in[1]) ? "fc" : "matmul";
+  case QLLC_OP_CHANNEL_AFFINE: *arity = 3; return "channel_affine";
+  case QLLC_OP_ADD: *arity = 3; return "add";
+  case QLLC_OP_SUB: *arity = 3; return "sub";
+  case QLLC_OP_MUL: *arity = 3; return "mul";
+  case QLLC_OP_DIV: *arity = 3; return "div";
+  case QLLC_OP_RELU:
+  case QLLC_OP_CLIP: return "clamp";
+  case QLLC_OP_SIGMOID:
+  case QLLC_OP_TANH:
+  case QLLC_OP_LEAKY_RELU: return "lut";
+  case QLLC_OP_MAXPOOL: return "maxpool2d";
+  case QLLC_OP_AVGPOOL: return "avgpool2d";
+  case QLLC_OP_GLOBAL_AVGPOOL: return "global_avgpool";
+  case QLLC_OP_SOFTMAX: return "softmax";
+  case QLLC_OP_CONCAT: return "requantize";
+  case QLLC_OP_TRANSPOSE: return "transpose";
+  case QLLC_OP_PAD: return "pad";
+  case QLLC_OP_RESHAPE:
+  case QLLC_OP_FLATTEN:
+  case QLLC_OP_SQUEEZE:
+  case QLLC_OP_UNSQUEEZE:
+  case QLLC_OP_IDENTITY:
+  case QLLC_OP_DROPOUT: return "copy";
+  case QLLC_OP_QUANTIZE: return "quantize";
+  case QLLC_OP_DEQUANTIZE: return "dequantize";
+  default: return NULL;
+  }
+}
+
+/* qllc_kernel_query for the quantizer: is there a kernel qllc_k_<stem>_<in>[_<w>]_<out> in the target's
+ * library? ctx is the qllc_target_desc. */
+static int target_supports(void *ctx, const qllc_node *n, qllc_elem in, qllc_elem w, qllc_elem out) {
+  const qllc_target_desc *t = ctx;
+  int arity = 2;
+  const char *stem = kernel_stem(n, &arity);
+  char name[160], fallback[64];
+  if (!stem) {
+    /* the lowering's grammar: "LeakyRelu" -> "leaky_relu", "qllc.Foo" -> "foo" */
+    const char *on = qllc_op_name(n->op);
+    size_t k = 0;
+    for (const char *c = on; *c && k + 2 < sizeof fallback; c++) {
+      if (*c == '.') {
+        k = 0;
+        continue;
+      }
+      if (*c >= 'A' && *c <= 'Z' && k > 0 && c[-1] >= 'a' && c[-1] <= 'z') fallback[k++] = '_';
+      fallback[k++] = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+    }
+    fallback[k] = '\0';
+    stem = fallback;
+  }
+  const char *ei = qllc_elem_name((qllc_elem_kind)in), *eo = qllc_elem_name((qllc_elem_kind)out);
+  if (arity == 3) {
+    /* fused layers: the weight kind; two-input ops: the second input's kind (the same as the first for
+       every integer kernel libjit has) */
+    qllc_elem we = w == QLLC_ELEM_COUNT ? in : w;
+    snprintf(name, sizeof name, "qllc_k_%s_%s_%s_%s", stem, ei, qllc_elem_name((qllc_elem_kind)we), eo);
+  } else {
+    snprintf(name, sizeof name, "qllc_k_%s_%s_%s", stem, ei, eo);
+  }
+  return qllc_codegen_has_kernel(t, name);
+}
+
+/* Quantizes a private copy of the optimized graph in place, as the options ask. */
+static qllc_status quantize(qllc_graph *g, const qllc_options *o, qllc_diag *diag) {
+  qllc_quant_opts qo;
+  memset(&qo, 0, sizeof qo);
+  qllc_status st = quant_elems(o, &qo.act_elem, &qo.w_elem, diag);
+  if (st != QLLC_OK) return st;
+  const qllc_target_desc *t = qllc_target_lookup(o->target ? o->target : host_target());
+  if (!t) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "unknown target '%s'", o->target ? o->target : "");
+  qo.schema = o->schema;
+  qo.calib.method = o->calibration;
+  qo.per_tensor = o->per_tensor;
+  qo.keep_float = o->keep_float;
+  qo.n_keep_float = o->n_keep_float;
+  qo.quantized_io = o->quantized_io;
+  qo.strict = o->strict;
+  qo.widen_for_bias = 1;
+  qo.supports = target_supports;
+  qo.supports_ctx = (void *)t;
+
+  qllc_profile *prof = NULL;
+  st = qllc_profile_read(o->profile_path, &prof, diag);
+  if (st != QLLC_OK) {
+    qllc_diag_set_file(diag, o->profile_path);
+    return st;
+  }
+  st = qllc_quantize_graph(g, prof, &qo, diag);
+  qllc_profile_free(prof);
+  return st;
+}
+
+/* Loads the model file again and runs the float pipeline on it (dumping after a graph pass when asked):
+ * a private graph equal to the model's, which the caller may change and must free. */
+static qllc_status reload(qllc_model *m, const char *dump_after, FILE *dump, qllc_graph **out, qllc_diag *diag) {
+  qllc_graph *fresh = NULL;
+  *out = NULL;
+  qllc_status st = qllc_onnx_load(m->path, &fresh, diag);
+  if (st == QLLC_OK && dump_after && strcmp(dump_after, "import") == 0) {
+    fprintf(dump, "# after import\n");
+    qllc_graph_print(fresh, dump);
+  }
+  if (st == QLLC_OK) st = qllc_graph_optimize(fresh, dump_after, dump, diag);
+  if (st != QLLC_OK) {
+    if (fresh) qllc_graph_free(fresh);
+    qllc_diag_set_file(diag, m->path);
+    return st;
+  }
+  *out = fresh;
+  return QLLC_OK;
+}
+
+/* The graph a compile starts from. A float compile without --dump-after uses the model's own graph
+ * (optimized at load). Otherwise the model file is loaded again and optimized (with the dump, so the
+ * user sees every pass), then quantized when a precision is asked for: the model's float graph stays
+ * reusable for other options. *owned tells the caller to free the graph. */
 static qllc_status graph_for(qllc_model *m, const qllc_options *o, qllc_graph **g, int *owned, qllc_diag *diag) {
   qllc_status st = check_precision(o, diag);
   if (st == QLLC_OK) st = check_dump_after(o->dump_after, diag);
   if (st != QLLC_OK) return st;
   *owned = 0;
   *g = m->graph;
-  if (!o->dump_after || in_list(o->dump_after, program_passes, COUNT(program_passes))) return QLLC_OK;
+  int quant = o->precision != QLLC_PREC_FLOAT;
+  if (!quant && o->dump_after && strcmp(o->dump_after, "quantize") == 0)
+    return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "--dump-after quantize needs --precision int8 or int16");
+  int graph_dump = o->dump_after && !in_list(o->dump_after, program_passes, COUNT(program_passes)) &&
+                   strcmp(o->dump_after, "quantize") != 0;
+  if (!quant && !graph_dump) return QLLC_OK;
   qllc_graph *fresh = NULL;
-  st = qllc_onnx_load(m->path, &fresh, diag);
-  if (st == QLLC_OK && strcmp(o->dump_after, "import") == 0) {
-    fprintf(dump_stream(o), "# after import\n");
-    qllc_graph_print(fresh, dump_stream(o));
-  }
-  if (st == QLLC_OK) st = qllc_graph_optimize(fresh, o->dump_after, dump_stream(o), diag);
-  if (st != QLLC_OK) {
-    if (fresh) qllc_graph_free(fresh);
-    qllc_diag_set_file(diag, m->path);
-    return st;
+  st = reload(m, graph_dump ? o->dump_after : NULL, dump_stream(o), &fresh, diag);
+  if (st != QLLC_OK) return st;
+  if (quant) {
+    st = quantize(fresh, o, diag);
+    if (st == QLLC_OK && o->dump_after && strcmp(o->dump_after, "quantize") == 0) {
+      fprintf(dump_stream(o), "# after quantize\n");
+      qllc_graph_print(fresh, dump_stream(o));
+    }
+    if (st != QLLC_OK) {
+      qllc_graph_free(fresh);
+      if (diag && !diag->file[0]) qllc_diag_set_file(diag, m->path);
+      return st;
+    }
   }
   *g = fresh;
   *owned = 1;
   return QLLC_OK;
+}
+
+/* The precision report of a quantized graph as a malloc'ed string ("" never: NULL for float). */
+static char *report_text(const qllc_graph *g, const qllc_options *o) {
+  if (o->precision == QLLC_PREC_FLOAT) return NULL;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) return NULL;
+  qllc_quant_report_print(g, f, "");
+  fclose(f);
+  return buf;
 }
 
 static qllc_status lower_graph(qllc_model *m, qllc_graph *g, const qllc_options *o, qllc_program **p,
@@ -211,7 +405,10 @@ qllc_status qllc_model_describe(qllc_model *m, const qllc_options *opts, void *s
     fprintf(f, "\n== graph ==\n");
     qllc_graph_print(g, f);
     fprintf(f, "\n== precision ==\n");
-    fprintf(f, "all nodes float (%d nodes)\n", g->n_nodes);
+    if (opts->precision == QLLC_PREC_FLOAT)
+      fprintf(f, "all nodes float (%d nodes)\n", g->n_nodes);
+    else
+      qllc_quant_report_print(g, f, "");
     fprintf(f, "\n== memory ==\n");
     fprintf(f, "constant:    %llu bytes\n", (unsigned long long)p->const_size);
     fprintf(f, "mutable:     %llu bytes (inputs and outputs)\n", (unsigned long long)p->mutable_size);
@@ -254,6 +451,7 @@ qllc_status qllc_compile_bundle(qllc_model *m, const qllc_options *opts, const c
   qllc_graph *g = NULL;
   int owned = 0;
   qllc_program *p = NULL;
+  char *report = NULL;
   qllc_status st = graph_for(m, opts, &g, &owned, diag);
   if (st == QLLC_OK) st = lower_graph(m, g, opts, &p, diag);
   qllc_codegen_opts cg;
@@ -263,6 +461,9 @@ qllc_status qllc_compile_bundle(qllc_model *m, const qllc_options *opts, const c
     cg.entry_name = name;
     cg.reloc_pic = opts->reloc_pic;
     cg.weights_in_object = !opts->weights_file;
+    if (opts->precision != QLLC_PREC_FLOAT && !(report = report_text(g, opts)))
+      st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+    cg.report = report;
   }
   if (st != QLLC_OK) goto done;
 
@@ -329,6 +530,7 @@ cleanup:
   }
 
 done:
+  free(report);
   if (p) qllc_program_free(p);
   if (owned) qllc_graph_free(g);
   if (st != QLLC_OK && diag && !diag->file[0]) qllc_diag_set_file(diag, m->path);
@@ -363,16 +565,6 @@ void qllc_jit_free(qllc_jit *j) {
   free(j->act);
   if (j->model && --j->model->refs == 0 && j->model->freed) model_release(j->model);
   free(j);
-}
-
-static const char *host_target(void) {
-#if defined(__x86_64__)
-  return "x86_64";
-#elif defined(__aarch64__)
-  return "aarch64";
-#else
-  return "";
-#endif
 }
 
 qllc_status qllc_jit_compile(qllc_model *m, const qllc_options *opts, qllc_jit **out, qllc_diag *diag) {
@@ -520,4 +712,352 @@ qllc_status qllc_jit_run(qllc_jit *j, const qllc_tensor *inputs, int n_inputs, q
     memcpy(o->data, j->mut + b->offset, n < b->size ? n : b->size);
   }
   return QLLC_OK;
+}
+
+/* ---- profiling -------------------------------------------------------------------------------- */
+
+/* One model input's samples: either one tensor holding all of them along its leading axis, or a list
+ * of per-sample files read one at a time. */
+typedef struct ds_input {
+  const qllc_value *value;   /* the graph input */
+  const char *spec;          /* the spec as given (for errors) */
+  const char *path;          /* the file or directory part */
+  qllc_tensor all;           /* file mode: every sample */
+  char **files;              /* directory mode: sorted paths */
+  int n_files;
+  int64_t n_samples;
+  uint64_t sample_bytes;
+} ds_input;
+
+static void ds_free(ds_input *d) {
+  qllc_tensor_free(&d->all);
+  for (int i = 0; i < d->n_files; i++) free(d->files[i]);
+  free(d->files);
+}
+
+static int cmp_path(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static int has_suffix(const char *s, const char *suf) {
+  size_t n = strlen(s), k = strlen(suf);
+  return n > k && strcmp(s + n - k, suf) == 0;
+}
+
+static void shape_str(uint32_t rank, const int64_t *dims, char *buf, size_t size) {
+  size_t n = (size_t)snprintf(buf, size, "<");
+  for (uint32_t d = 0; d < rank && n < size; d++)
+    n += (size_t)snprintf(buf + n, size - n, d ? " x %lld" : "%lld", (long long)dims[d]);
+  if (n < size) snprintf(buf + n, size - n, ">");
+}
+
+/* Does a tensor of shape (rank, dims) hold exactly one sample of value v? ([1, D...] may drop the 1.) */
+static int one_sample_shape(const qllc_value *v, uint32_t rank, const int64_t *dims) {
+  if ((int)rank == v->rank) {
+    for (int d = 0; d < v->rank; d++)
+      if (dims[d] != v->dims[d]) return 0;
+    return 1;
+  }
+  if ((int)rank + 1 == v->rank && v->dims[0] == 1) {
+    for (uint32_t d = 0; d < rank; d++)
+      if (dims[d] != v->dims[d + 1]) return 0;
+    return 1;
+  }
+  return 0;
+}
+
+/* Opens one input's spec (a file of samples or a directory of per-sample files). */
+static qllc_status ds_open(ds_input *d, qllc_diag *diag) {
+  const qllc_value *v = d->value;
+  char want[200], got[200];
+  shape_str((uint32_t)v->rank, v->dims, want, sizeof want);
+  d->sample_bytes = (uint64_t)qllc_value_numel(v) * sizeof(float);
+  if (v->elem != QLLC_ELEM_F32)
+    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL, "input '%s' is %s: profiling needs float inputs", v->name,
+                     qllc_elem_name((qllc_elem_kind)v->elem));
+  struct stat sb;
+  if (stat(d->path, &sb) != 0) {
+    qllc_fail(diag, QLLC_ERR_IO, NULL, "cannot open data set '%s': %s", d->path, strerror(errno));
+    qllc_diag_set_file(diag, d->path);
+    return QLLC_ERR_IO;
+  }
+  if (S_ISDIR(sb.st_mode)) {
+    DIR *dir = opendir(d->path);
+    if (!dir) {
+      qllc_fail(diag, QLLC_ERR_IO, NULL, "cannot read directory '%s': %s", d->path, strerror(errno));
+      qllc_diag_set_file(diag, d->path);
+      return QLLC_ERR_IO;
+    }
+    int cap = 0;
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+      if (e->d_name[0] == '.' || !(has_suffix(e->d_name, ".npy") || has_suffix(e->d_name, ".pb"))) continue;
+      if (d->n_files == cap) {
+        cap = cap ? 2 * cap : 64;
+        char **nf = realloc(d->files, (size_t)cap * sizeof *nf);
+        if (!nf) break;
+        d->files = nf;
+      }
+      size_t len = strlen(d->path) + strlen(e->d_name) + 2;
+      char *fp = malloc(len);
+      if (!fp) break;
+      snprintf(fp, len, "%s/%s", d->path, e->d_name);
+      d->files[d->n_files++] = fp;
+    }
+    closedir(dir);
+    if (d->n_files == 0) {
+      qllc_fail(diag, QLLC_ERR_INVALID, NULL, "data set directory '%s' has no .npy or .pb files", d->path);
+      qllc_diag_set_file(diag, d->path);
+      return QLLC_ERR_INVALID;
+    }
+    qsort(d->files, (size_t)d->n_files, sizeof *d->files, cmp_path);
+    d->n_samples = d->n_files;
+    return QLLC_OK;
+  }
+  qllc_status st = qllc_tensor_read(d->path, &d->all, diag);
+  if (st != QLLC_OK) {
+    qllc_diag_set_file(diag, d->path);
+    return st;
+  }
+  const qllc_tensor *t = &d->all;
+  shape_str(t->rank, t->dims, got, sizeof got);
+  if (t->elem != QLLC_F32) {
+    qllc_fail(diag, QLLC_ERR_INVALID, NULL, "input '%s': data set is %s, the model wants f32", v->name,
+              qllc_elem_name(t->elem));
+    qllc_diag_set_file(diag, d->path);
+    return QLLC_ERR_INVALID;
+  }
+  if (t->rank == (uint32_t)v->rank && one_sample_shape(v, t->rank, t->dims) && v->dims[0] != 1) {
+    d->n_samples = 1; /* exactly one sample of a batched input */
+    return QLLC_OK;
+  }
+  /* samples along the leading axis: [S, rest] where rest is one sample */
+  if (t->rank >= 1 && one_sample_shape(v, t->rank - 1, t->dims + 1)) {
+    d->n_samples = t->dims[0];
+    if (d->n_samples > 0) return QLLC_OK;
+  }
+  qllc_fail(diag, QLLC_ERR_INVALID, NULL,
+            "input '%s' is f32%s: a data set must be [S, ...] with one sample per leading index, got %s", v->name,
+            want, got);
+  qllc_diag_set_file(diag, d->path);
+  return QLLC_ERR_INVALID;
+}
+
+/* Copies sample i of d to dst (sample_bytes). */
+static qllc_status ds_sample(ds_input *d, int64_t i, uint8_t *dst, qllc_diag *diag) {
+  if (!d->files) {
+    memcpy(dst, (const uint8_t *)d->all.data + (uint64_t)i * d->sample_bytes, d->sample_bytes);
+    return QLLC_OK;
+  }
+  qllc_tensor t;
+  memset(&t, 0, sizeof t);
+  const char *fp = d->files[i];
+  qllc_status st = qllc_tensor_read(fp, &t, diag);
+  if (st == QLLC_OK && (t.elem != QLLC_F32 || !one_sample_shape(d->value, t.rank, t.dims))) {
+    char want[200], got[200];
+    shape_str((uint32_t)d->value->rank, d->value->dims, want, sizeof want);
+    shape_str(t.rank, t.dims, got, sizeof got);
+    st = qllc_fail(diag, QLLC_ERR_INVALID, NULL, "input '%s' is f32%s, the file is %s%s", d->value->name, want,
+                   qllc_elem_name(t.elem), got);
+  }
+  if (st == QLLC_OK) memcpy(dst, t.data, d->sample_bytes);
+  qllc_tensor_free(&t);
+  if (st != QLLC_OK) qllc_diag_set_file(diag, fp);
+  return st;
+}
+
+/* Assigns specs to the graph's inputs: NAME=SPEC by name, the others in model order. */
+static qllc_status ds_assign(const qllc_graph *g, const char *const *specs, int n_specs, ds_input *ds,
+                             qllc_diag *diag) {
+  int *given = calloc((size_t)n_specs + 1, sizeof *given); /* spec k went to input given[k] - 1 */
+  if (!given) return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+  qllc_status st = QLLC_OK;
+  for (int k = 0; k < n_specs && st == QLLC_OK; k++) {
+    const char *eq = strchr(specs[k], '=');
+    if (!eq) continue;
+    size_t len = (size_t)(eq - specs[k]);
+    struct stat sb;
+    int at = -1;
+    for (int i = 0; i < g->n_inputs; i++)
+      if (strlen(g->inputs[i]->name) == len && strncmp(g->inputs[i]->name, specs[k], len) == 0) at = i;
+    if (at < 0 && stat(specs[k], &sb) == 0) continue; /* a path with '=' in it */
+    if (at < 0)
+      st = qllc_fail(diag, QLLC_ERR_INVALID, NULL, "--dataset %s: the model has no input named '%.*s'", specs[k],
+                     (int)len, specs[k]);
+    else if (ds[at].spec)
+      st = qllc_fail(diag, QLLC_ERR_INVALID, NULL, "input '%s' given two data sets", g->inputs[at]->name);
+    else {
+      ds[at].spec = specs[k];
+      ds[at].path = eq + 1;
+      given[k] = at + 1;
+    }
+  }
+  for (int k = 0, next = 0; k < n_specs && st == QLLC_OK; k++) {
+    if (given[k]) continue;
+    while (next < g->n_inputs && ds[next].spec) next++;
+    if (next >= g->n_inputs) {
+      st = qllc_fail(diag, QLLC_ERR_INVALID, NULL, "%d data sets given, the model has %d input%s", n_specs,
+                     g->n_inputs, g->n_inputs == 1 ? "" : "s");
+      break;
+    }
+    ds[next].spec = ds[next].path = specs[k];
+  }
+  for (int i = 0; i < g->n_inputs && st == QLLC_OK; i++)
+    if (!ds[i].spec)
+      st = qllc_fail(diag, QLLC_ERR_INVALID, NULL, "no data set for input '%s' (give --dataset %s=FILE)",
+                     g->inputs[i]->name, g->inputs[i]->name);
+  free(given);
+  return st;
+}
+
+qllc_status qllc_profile_dataset(qllc_model *m, const char *const *dataset_specs, int n_specs, int bins,
+                                 const char *out_yaml, qllc_progress_fn progress, void *progress_ctx,
+                                 qllc_profile_summary *summary, qllc_diag *diag) {
+  if (summary) memset(summary, 0, sizeof *summary);
+  if (!m) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "no model");
+  if (!out_yaml || !*out_yaml) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "no profile output file given");
+  if (n_specs <= 0 || !dataset_specs) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "no data set given");
+  if (bins < 0 || (bins > 0 && (bins < 16 || bins % 2 != 0 || bins > (1 << 24))))
+    return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "--bins %d: the histogram needs an even count >= 16", bins);
+  if (bins == 0) bins = QLLC_HIST_DEFAULT_BINS;
+
+  qllc_graph *g = NULL;
+  qllc_program *p = NULL;
+  qllc_jit_code *code = NULL;
+  qllc_entry_fn entry = NULL;
+  qllc_profile *prof = NULL;
+  uint8_t *mut = NULL, *act = NULL;
+  qllc_hist **in_h = NULL, **out_h = NULL;
+  char *tmp = NULL;
+  int n_in = m->graph->n_inputs;
+  ds_input *ds = calloc((size_t)n_in + 1, sizeof *ds);
+  if (!ds) return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+
+  /* 1. the data set, checked before anything is compiled */
+  for (int i = 0; i < n_in; i++) ds[i].value = m->graph->inputs[i];
+  qllc_status st = ds_assign(m->graph, dataset_specs, n_specs, ds, diag);
+  for (int i = 0; i < n_in && st == QLLC_OK; i++) st = ds_open(&ds[i], diag);
+  int64_t n_samples = n_in ? ds[0].n_samples : 0;
+  for (int i = 1; i < n_in && st == QLLC_OK; i++)
+    if (ds[i].n_samples != n_samples)
+      st = qllc_fail(diag, QLLC_ERR_INVALID, NULL, "input '%s' has %lld samples, input '%s' has %lld",
+                     ds[0].value->name, (long long)n_samples, ds[i].value->name, (long long)ds[i].n_samples);
+  if (st != QLLC_OK) goto done;
+
+  /* 2. a private copy of the optimized graph, hashed clean, then every float value made an output */
+  st = reload(m, NULL, NULL, &g, diag);
+  if (st != QLLC_OK) goto done;
+  prof = qllc_profile_new(qllc_graph_hash(g), bins);
+  if (!prof) {
+    st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+    goto done;
+  }
+  int n_vals = g->n_values;
+  for (int i = 0; i < n_vals && st == QLLC_OK; i++) {
+    qllc_value *v = g->values[i];
+    if (v->elem != QLLC_ELEM_F32 || v->data || v->is_input || v->is_output || !v->producer) continue;
+    if (qllc_graph_add_output(g, v) != 0) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+  }
+  if (st == QLLC_OK) st = qllc_lower(g, &p, diag);
+  qllc_codegen_opts cg;
+  memset(&cg, 0, sizeof cg);
+  if (st == QLLC_OK) {
+    qllc_options o;
+    qllc_options_init(&o);
+    st = qllc_codegen_resolve(&o, 1, &cg, diag);
+    cg.weights_in_object = 1;
+    cg.entry_name = "qllc_profile_entry";
+  }
+  if (st == QLLC_OK) st = qllc_codegen_jit(p, &cg, &code, &entry, diag);
+  if (st != QLLC_OK) {
+    if (diag && !diag->file[0]) qllc_diag_set_file(diag, m->path);
+    goto done;
+  }
+
+  /* 3. one histogram per float value: inputs recorded from the data, the rest from the outputs */
+  mut = aligned_buffer(p->mutable_size);
+  act = aligned_buffer(p->act_size);
+  in_h = calloc((size_t)p->n_inputs + 1, sizeof *in_h);
+  out_h = calloc((size_t)p->n_outputs + 1, sizeof *out_h);
+  if (!mut || !act || !in_h || !out_h) {
+    st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+    goto done;
+  }
+  for (int pass = 0; pass < 2 && st == QLLC_OK; pass++) { /* pointers are taken once every entry exists */
+    for (int i = 0; i < p->n_inputs && st == QLLC_OK; i++)
+      if (!(in_h[i] = qllc_profile_add(prof, p->inputs[i].value->name)))
+        st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+    for (int i = 0; i < p->n_outputs && st == QLLC_OK; i++) {
+      if (p->outputs[i].value->elem != QLLC_ELEM_F32) continue;
+      if (!(out_h[i] = qllc_profile_add(prof, p->outputs[i].value->name)))
+        st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+    }
+  }
+  if (st != QLLC_OK) goto done;
+
+  /* 4. run every sample */
+  for (int64_t s = 0; s < n_samples && st == QLLC_OK; s++) {
+    for (int i = 0; i < p->n_inputs && st == QLLC_OK; i++) {
+      ds_input *d = NULL;
+      for (int k = 0; k < n_in; k++)
+        if (ds[k].value && strcmp(ds[k].value->name, p->inputs[i].value->name) == 0) d = &ds[k];
+      if (!d) {
+        st = qllc_fail(diag, QLLC_ERR_INVALID, NULL, "no data for input '%s'", p->inputs[i].value->name);
+        break;
+      }
+      uint8_t *dst = mut + p->inputs[i].buf->offset;
+      st = ds_sample(d, s, dst, diag);
+      if (st == QLLC_OK) qllc_hist_record(in_h[i], (const float *)dst, (int64_t)(d->sample_bytes / sizeof(float)));
+    }
+    if (st != QLLC_OK) break;
+    int rc = entry(NULL, mut, act);
+    if (rc != 0) {
+      st = qllc_fail(diag, QLLC_ERR_RUNTIME, NULL, "the instrumented model returned error %d on sample %lld", rc,
+                     (long long)s);
+      break;
+    }
+    for (int i = 0; i < p->n_outputs; i++)
+      if (out_h[i])
+        qllc_hist_record(out_h[i], (const float *)(mut + p->outputs[i].buf->offset),
+                         qllc_value_numel(p->outputs[i].value));
+    if (progress) progress(progress_ctx, s + 1, n_samples);
+  }
+  if (st != QLLC_OK) goto done;
+
+  /* 5. write under a temporary name, then rename */
+  size_t tl = strlen(out_yaml) + 32;
+  tmp = malloc(tl);
+  if (!tmp) {
+    st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+    goto done;
+  }
+  snprintf(tmp, tl, "%s.tmp-%ld", out_yaml, (long)getpid());
+  st = qllc_profile_write(prof, tmp, diag);
+  if (st == QLLC_OK && rename(tmp, out_yaml) != 0) {
+    st = qllc_fail(diag, QLLC_ERR_IO, NULL, "cannot write '%s': %s", out_yaml, strerror(errno));
+  }
+  if (st != QLLC_OK) {
+    unlink(tmp);
+    if (diag) {
+      diag->file[0] = '\0';
+      qllc_diag_set_file(diag, out_yaml);
+    }
+    goto done;
+  }
+  if (summary) {
+    summary->samples = n_samples;
+    summary->values = prof->n;
+  }
+
+done:
+  free(tmp);
+  free(in_h);
+  free(out_h);
+  free(mut);
+  free(act);
+  if (code) qllc_jit_code_free(code);
+  if (p) qllc_program_free(p);
+  if (g) qllc_graph_free(g);
+  if (prof) qllc_profile_free(prof);
+  for (int i = 0; i < n_in; i++) ds_free(&ds[i]);
+  free(ds);
+  return st;
 }

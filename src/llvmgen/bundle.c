@@ -161,6 +161,23 @@ static int write_header(FILE *f, const qllc_program *p, const qllc_codegen_opts 
     comment_text(f, t);
     fprintf(f, "  %llu bytes\n", (unsigned long long)b->size);
   }
+  if (o->report && *o->report) {
+    /* the precision report (src/quant), one comment line per report line */
+    fputs(" *\n", f);
+    for (const char *s = o->report; *s;) {
+      const char *e = strchr(s, '\n');
+      size_t len = e ? (size_t)(e - s) : strlen(s);
+      char *line = malloc(len + 1);
+      if (!line) return 0;
+      memcpy(line, s, len);
+      line[len] = '\0';
+      fputs(len ? " *   " : " *", f);
+      comment_text(f, line);
+      fputc('\n', f);
+      free(line);
+      s += len + (e ? 1 : 0);
+    }
+  }
   fprintf(f,
           " *\n * Use: allocate %s_MUTABLE_MEM_SIZE and %s_ACTIVATIONS_MEM_SIZE bytes%s, aligned to\n"
           " * %s_MEM_ALIGN; write each input at its _OFFSET in the mutable region, call %s(), and read each\n"

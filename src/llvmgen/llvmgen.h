@@ -26,6 +26,8 @@ typedef struct qllc_codegen_opts {
   const char *entry_name;     /* bundle name / symbol prefix */
   const char *const *kernel_files; /* user bitcode */
   int n_kernel_files;
+  const char *report;         /* the precision report, '\n'-separated lines, written into the header's
+                                 comment block (each line prefixed " * "); NULL for a float model */
 } qllc_codegen_opts;
 
 /* Fills a codegen options struct from public options (target/cpu/features validated: an unknown CPU
@@ -46,6 +48,10 @@ qllc_status qllc_bundle_write_weights(const qllc_program *p, const char *path, q
 
 /* The optimised module's textual LLVM IR (for tests and debugging); *out is malloc'ed, free() it. */
 qllc_status qllc_codegen_ir_text(const qllc_program *p, const qllc_codegen_opts *o, char **out, qllc_diag *diag);
+
+/* 1 when target t's embedded kernel library defines a function `name` (e.g. "qllc_k_fc_i8_i8_i8").
+ * The library is read once per target and cached for the life of the process (has_kernel.c). */
+int qllc_codegen_has_kernel(const qllc_target_desc *t, const char *name);
 
 typedef struct qllc_jit_code qllc_jit_code;
 /* Compiles in-process for the host; *entry is callable until qllc_jit_code_free. */

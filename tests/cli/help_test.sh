@@ -12,7 +12,7 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 "$QLLC" --help >"$tmp/top" 2>&1 || fail "qllc --help exit $?"
-for c in run compile info; do grep -q "$c" "$tmp/top" || fail "qllc --help does not list '$c'"; done
+for c in run compile info profile; do grep -q "$c" "$tmp/top" || fail "qllc --help does not list '$c'"; done
 "$QLLC" --version >"$tmp/ver" 2>&1 || fail "qllc --version exit $?"
 grep -q '^qllc [0-9]' "$tmp/ver" || fail "qllc --version prints: $(cat "$tmp/ver")"
 
@@ -22,8 +22,9 @@ declare -A want=(
   [run]="--input --output-dir --dump-after --help $quant $target"
   [compile]="--output -o --name --reloc --weights --verbose --dump-after --help $quant $target"
   [info]="--dump-after --help $quant"
+  [profile]="--dataset -d --output -o --bins --help"
 )
-for c in run compile info; do
+for c in run compile info profile; do
   "$QLLC" "$c" --help >"$tmp/$c" 2>&1 || fail "qllc $c --help exit $?"
   "$QLLC" "$c" -h >"$tmp/$c.h" 2>&1 || fail "qllc $c -h exit $?"
   "$QLLC" help "$c" >"$tmp/$c.help" 2>&1 || fail "qllc help $c exit $?"
@@ -38,7 +39,7 @@ for c in run compile info; do
     if echo "$out" | grep -q "unknown option"; then fail "qllc $c lists $o but rejects it: $out"; fi
   done
 done
-cat "$tmp/run" "$tmp/compile" "$tmp/info" "$tmp/top" >"$tmp/all"
+cat "$tmp/run" "$tmp/compile" "$tmp/info" "$tmp/profile" "$tmp/top" >"$tmp/all"
 
 # every option string in the tool's sources is documented somewhere
 for o in $(grep -ohE '"--[a-z][a-z0-9-]*' "$QLLC_SOURCE_DIR"/tools/qllc/*.c | tr -d '"' | sort -u); do
@@ -70,6 +71,10 @@ check_usage "-o DIR" compile "$m"                # missing -o
 check_usage "MODEL" run
 check_usage "--input" run "$m" --input
 check_usage "frobnicate" frobnicate
+check_usage "-o profile.yaml" profile "$m" --dataset x.npy           # missing -o
+check_usage "--dataset" profile "$m" -o "$tmp/p.yaml"                # missing --dataset
+check_usage "--bins" profile "$m" --dataset x.npy -o "$tmp/p.yaml" --bins 7
+check_usage "--precision" profile "$m" --dataset x.npy -o "$tmp/p.yaml" --precision int8
 [ -e "$tmp/b" ] && fail "a usage error created the output directory"
 
 [ $fails -eq 0 ] && echo "help_test: all passed" || echo "help_test: $fails failed"

@@ -148,6 +148,15 @@ static int set_weights(cli_args *a, const char *f, const char *v) {
   a->opts.weights_file = i == 1;
   return 0;
 }
+static int set_dataset(cli_args *a, const char *f, const char *v) { return push(f, a->datasets, &a->n_datasets, v); }
+static int set_bins(cli_args *a, const char *f, const char *v) {
+  char *end = NULL;
+  long n = strtol(v, &end, 10);
+  if (!end || *end || n < 16 || n > (1 << 24) || n % 2)
+    return cli_usage_error("%s: invalid value '%s' (an even number of bins, 16 to %d)", f, v, 1 << 24);
+  a->bins = (int)n;
+  return 0;
+}
 static int set_verbose(cli_args *a, const char *f, const char *v) { a->verbose = 1; return 0; }
 static int set_help(cli_args *a, const char *f, const char *v) { a->help = 1; return 0; }
 
@@ -199,9 +208,21 @@ static const cli_opt compile_opts[] = {
     {"--verbose", "-v", NULL, "print the graph, precision report and memory plan", set_verbose},
     {NULL, NULL, NULL, NULL, NULL}};
 
+static const cli_opt profile_opts[] = {
+    {"--dataset", "-d", "SPEC", "calibration data (repeatable): FILE.npy|FILE.pb with the samples along the "
+     "leading axis ([S, ...] or [S, 1, ...] for an input [1, ...]), a DIR of per-sample .npy/.pb files, or "
+     "NAME=FILE|DIR for the input NAME", set_dataset},
+    {"--output", "-o", "FILE", "where to write the profile YAML (required)", set_out},
+    {"--bins", NULL, "N", "histogram bins per value (even, >= 16; default 2048)", set_bins},
+    {NULL, NULL, NULL, NULL, NULL}};
+
 static const cli_opt common_opts[] = {
     {"--dump-after", NULL, "PASS", "print the IR after PASS to stderr (import, fold_constants, fold_batchnorm, "
-     "gemm_to_fc, fuse_activation, eliminate_identity, lower, memory_plan)", set_dump_after},
+     "gemm_to_fc, fuse_activation, eliminate_identity, quantize, lower, memory_plan)", set_dump_after},
+    {"--help", "-h", NULL, "show this help", set_help},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static const cli_opt help_opts[] = {
     {"--help", "-h", NULL, "show this help", set_help},
     {NULL, NULL, NULL, NULL, NULL}};
 
@@ -223,6 +244,11 @@ static const cli_command commands[] = {
      "compile the model ahead of time to a bundle: DIR/NAME.o and DIR/NAME.h (and DIR/NAME.weights.bin)",
      {compile_opts, quant_opts, target_opts, common_opts, NULL},
      {"compile options", "quantization options", "target options", "other options", NULL}},
+    {"profile", "qllc profile MODEL --dataset SPEC [--dataset SPEC ...] -o profile.yaml [--bins N]",
+     "run the float model over a calibration data set and record min, max and a histogram of every value "
+     "into a YAML profile (what compile, run and info read with their profile option)",
+     {profile_opts, help_opts, NULL, NULL, NULL},
+     {"profile options", "other options", NULL, NULL, NULL}},
     {"info", "qllc info MODEL [options]",
      "describe the model as it would be compiled: the graph with every value's type, the precision "
      "report, the memory plan and the kernel calls",
@@ -251,7 +277,7 @@ int cli_help(const char *command, FILE *f) {
     return 0;
   }
   const cli_command *c = find_command(command);
-  if (!c) return cli_usage_error("unknown command '%s' (commands: run, compile, info)", command);
+  if (!c) return cli_usage_error("unknown command '%s' (commands: run, compile, info, profile)", command);
   fprintf(f, "usage: %s\n\n%s.\n", c->usage, c->summary);
   for (int g = 0; c->groups[g]; g++) {
     fprintf(f, "\n%s:\n", c->group_titles[g]);
@@ -285,7 +311,7 @@ int cli_parse(const char *command, int argc, char **argv, int first, cli_args *a
   a->opts.keep_float = a->keep_float;
   a->opts.kernel_files = a->kernels;
   a->output_dir = ".";
-  if (!c) return cli_usage_error("unknown command '%s' (commands: run, compile, info)", command);
+  if (!c) return cli_usage_error("unknown command '%s' (commands: run, compile, info, profile)", command);
 
   int only_positional = 0;
   for (int i = first; i < argc; i++) {
@@ -326,5 +352,9 @@ int cli_parse(const char *command, int argc, char **argv, int first, cli_args *a
   if (!a->model) return cli_usage_error("%s: no MODEL given (usage: %s)", command, c->usage);
   if (strcmp(command, "compile") == 0 && !a->out)
     return cli_usage_error("compile: no output directory given (-o DIR)");
+  if (strcmp(command, "profile") == 0 && !a->out)
+    return cli_usage_error("profile: no output file given (-o profile.yaml)");
+  if (strcmp(command, "profile") == 0 && a->n_datasets == 0)
+    return cli_usage_error("profile: no data set given (--dataset FILE.npy|DIR|NAME=...)");
   return 0;
 }

@@ -30,7 +30,10 @@ typedef struct cli_args {
   const char *inputs[CLI_MAX_LIST];         /* run: "NAME=FILE" or "FILE" */
   int n_inputs;
   const char *output_dir;                   /* run: --output-dir (default ".") */
-  const char *out;                          /* compile: -o DIR */
+  const char *out;                          /* compile: -o DIR; profile: -o FILE */
+  const char *datasets[CLI_MAX_LIST];       /* profile: --dataset SPEC */
+  int n_datasets;
+  int bins;                                 /* profile: --bins (0: default) */
   const char *name;                         /* compile: --name */
   int verbose;
   int help;
@@ -52,5 +55,6 @@ int cli_error(const char *file, const char *fmt, ...) __attribute__((format(prin
 int cmd_run(cli_args *a);
 int cmd_compile(cli_args *a);
 int cmd_info(cli_args *a);
+int cmd_profile(cli_args *a);
 
 #endif

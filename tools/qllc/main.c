@@ -20,7 +20,7 @@ int main(int argc, char **argv) {
   }
   if (!cli_is_command(cmd)) {
     if (cmd[0] == '-') return cli_usage_error("unknown option '%s' (see 'qllc --help')", cmd);
-    return cli_usage_error("unknown command '%s' (commands: run, compile, info; see 'qllc --help')", cmd);
+    return cli_usage_error("unknown command '%s' (commands: run, compile, info, profile; see 'qllc --help')", cmd);
   }
 
   cli_args a;
@@ -29,5 +29,6 @@ int main(int argc, char **argv) {
   if (a.help) return cli_help(cmd, stdout);
   if (strcmp(cmd, "run") == 0) return cmd_run(&a);
   if (strcmp(cmd, "compile") == 0) return cmd_compile(&a);
+  if (strcmp(cmd, "profile") == 0) return cmd_profile(&a);
   return cmd_info(&a);
 }
