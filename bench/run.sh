@@ -5,6 +5,8 @@
 #
 #   bench/run.sh                      # build dir: $QLLC_BUILD_DIR or ./build
 #   RUNS=50 DIGITS_RUNS=2000 bench/run.sh
+#   PRECISIONS="float int8 int16" bench/run.sh   # quantized rows: profiles each model with `qllc profile`
+#                                                # on its calibration set first (skipped if that fails)
 #
 # Not a test: numbers depend on the machine and on what else runs on it. Record them in
 # docs/benchmarks.md together with the CPU line this prints.
@@ -15,6 +17,7 @@ OUT=$BUILD/bench
 RUNS=${RUNS:-20}                 # timed ResNet-18 runs (after 3 warm-up runs)
 DIGITS_RUNS=${DIGITS_RUNS:-1000} # timed digits runs (after 50 warm-up runs)
 PY=${PYTHON:-/usr/bin/python3}
+PRECISIONS=${PRECISIONS:-float int8}
 mkdir -p "$OUT"
 
 log() { echo "[bench] $*" >&2; }
@@ -39,10 +42,11 @@ DIGITS=$SRC/models/digits/digits.onnx
 R18=$OUT/resnet18.onnx
 HAVE_TORCH=1
 "$PY" -c 'import torch, onnx' 2>/dev/null || HAVE_TORCH=0
-if [ ! -f "$R18" ] || [ ! -f "$OUT/resnet18_out.npy" ]; then
+if [ ! -f "$R18" ] || [ ! -f "$OUT/resnet18_out.npy" ] || [ ! -f "$OUT/resnet18_calib.npy" ]; then
   if [ $HAVE_TORCH = 1 ]; then
     log "exporting ResNet-18 to $R18"
-    "$PY" "$SRC/bench/make_resnet18.py" "$R18" "$OUT/resnet18_in.npy" "$OUT/resnet18_out.npy" 2>"$OUT/export.log" >&2
+    "$PY" "$SRC/bench/make_resnet18.py" "$R18" "$OUT/resnet18_in.npy" "$OUT/resnet18_out.npy" "$OUT/resnet18_calib.npy" \
+      2>"$OUT/export.log" >&2
   else
     log "no torch: ResNet-18 skipped"
   fi
@@ -70,26 +74,51 @@ if [ -f "$R18" ]; then
   fi
 fi
 
-acc_line="-"
-if [ -x "$BUILD/examples/digits_demo" ]; then
-  acc_line=$("$BUILD/examples/digits_demo" --quiet 2>&1 | tail -1) || true
-  log "digits_demo: $acc_line"
-fi
+# Quantized runs need a profile: `qllc profile MODEL --dataset CALIB.npy -o PROFILE` (issue 3).
+# Prints the profile's path, or nothing when profiling is not available or fails.
+profile_for() {
+  local name=$1 model=$2 calib=$3 prof=$OUT/$1.profile.yaml
+  if [ ! -f "$prof" ] || [ "$model" -nt "$prof" ]; then
+    "$BUILD/qllc" profile "$model" --dataset "$calib" -o "$prof" >"$OUT/$name.profile.log" 2>&1 </dev/null ||
+      { rm -f "$prof"; log "$name: no profile ($(head -c 300 "$OUT/$name.profile.log" | tr '\n' ' '))"; return 0; }
+  fi
+  echo "$prof"
+}
 
-log "timing qllc (JIT, float)"
-"$BENCH" "$DIGITS" --name digits --runs "$DIGITS_RUNS" --warmup 50 >>"$RESULTS" || log "digits failed"
-[ -f "$R18" ] && { "$BENCH" "$R18" --name resnet18 --runs "$RUNS" --warmup 3 >>"$RESULTS" || log "resnet18 failed"; }
+ACC=$OUT/accuracy.txt
+: >"$ACC"
+for prec in $PRECISIONS; do
+  popts=()
+  if [ "$prec" != float ]; then
+    prof=$(profile_for digits "$DIGITS" "$SRC/models/digits/calib_x.npy")
+    [ -z "$prof" ] && { log "skipping $prec"; continue; }
+    popts=(--precision "$prec" --profile "$prof")
+  fi
+  if [ -x "$BUILD/examples/digits_demo" ]; then
+    acc=$("$BUILD/examples/digits_demo" --quiet "${popts[@]}" 2>&1 | tail -1) || true
+    echo "$prec: $acc" >>"$ACC"
+    log "digits_demo $prec: $acc"
+  fi
+  log "timing qllc $prec"
+  "$BENCH" "$DIGITS" --name digits --runs "$DIGITS_RUNS" --warmup 50 "${popts[@]}" >>"$RESULTS" ||
+    log "digits $prec failed"
+  if [ -f "$R18" ]; then
+    ropts=()
+    if [ "$prec" != float ]; then
+      prof=$(profile_for resnet18 "$R18" "$OUT/resnet18_calib.npy")
+      [ -z "$prof" ] && continue
+      ropts=(--precision "$prec" --profile "$prof")
+    fi
+    "$BENCH" "$R18" --name resnet18 --runs "$RUNS" --warmup 3 "${ropts[@]}" >>"$RESULTS" || log "resnet18 $prec failed"
+  fi
+done
 if [ $HAVE_TORCH = 1 ]; then
   log "timing torch (float, 1 thread)"
-  models="digits"; [ -f "$R18" ] && models="digits resnet18"
-  "$PY" "$SRC/bench/torch_time.py" --runs "$RUNS" --warmup 3 $models >>"$RESULTS" 2>"$OUT/torch.log" || log "torch failed"
-  # more runs for the tiny model, as for qllc
-  "$PY" "$SRC/bench/torch_time.py" --runs "$DIGITS_RUNS" --warmup 50 digits \
-    2>>"$OUT/torch.log" >"$OUT/torch_digits.txt" || true
-  if [ -s "$OUT/torch_digits.txt" ]; then
-    grep -v '^torch model=digits ' "$RESULTS" >"$RESULTS.tmp" || true
-    cat "$OUT/torch_digits.txt" >>"$RESULTS.tmp"
-    mv "$RESULTS.tmp" "$RESULTS"
+  "$PY" "$SRC/bench/torch_time.py" --runs "$DIGITS_RUNS" --warmup 50 digits >>"$RESULTS" 2>"$OUT/torch.log" ||
+    log "torch failed"
+  if [ -f "$R18" ]; then
+    "$PY" "$SRC/bench/torch_time.py" --runs "$RUNS" --warmup 3 resnet18 >>"$RESULTS" 2>>"$OUT/torch.log" ||
+      log "torch failed"
   fi
 fi
 
@@ -97,7 +126,8 @@ fi
 field() { sed -n "s/.*[ ]$1=\([^ ]*\).*/\1/p" <<<"$2"; }
 echo
 echo "CPU: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores; single-threaded, batch 1"
-echo "digits accuracy (qllc JIT, 360 test images): $acc_line"
+echo "digits accuracy (qllc JIT, 360 test images):"
+sed 's/^/  /' "$ACC"
 echo "ResNet-18 output vs torch (1e-3 abs + 1e-3 rel): $check_r18"
 echo
 printf '| %-9s | %-11s | %12s | %16s | %12s | %12s | %15s | %5s |\n' model engine "compile (ms)" \
@@ -105,12 +135,12 @@ printf '| %-9s | %-11s | %12s | %16s | %12s | %12s | %15s | %5s |\n' model engin
 printf '|%s|%s|%s|%s|%s|%s|%s|%s|\n' ----------- ------------- -------------- ------------------ -------------- \
   -------------- ----------------- -------
 for m in digits resnet18; do
-  for engine in qllc torch; do
-    line=$(grep "^$engine model=$m " "$RESULTS" || true)
-    [ -z "$line" ] && continue
+  grep -E "^(qllc|torch) model=$m " "$RESULTS" | while read -r line; do
+    engine=${line%% *}
+    prec=$(field precision "$line"); [ -z "$prec" ] && prec=float
     compile=$(field compile_ms "$line"); [ -z "$compile" ] && compile="-"
     ccpu=$(field compile_cpu_ms "$line"); [ -z "$ccpu" ] && ccpu="-"
-    printf '| %-9s | %-11s | %12s | %16s | %12s | %12s | %15s | %5s |\n' "$m" "$engine float" "$compile" "$ccpu" \
+    printf '| %-9s | %-11s | %12s | %16s | %12s | %12s | %15s | %5s |\n' "$m" "$engine $prec" "$compile" "$ccpu" \
       "$(field median_ms "$line")" "$(field min_ms "$line")" "$(field cpu_median_ms "$line")" "$(field runs "$line")"
   done
 done
