@@ -109,6 +109,13 @@ for prec in $PRECISIONS; do
       [ -z "$prof" ] && continue
       ropts=(--precision "$prec" --profile "$prof")
     fi
+    if [ "$prec" != float ]; then # how far the quantized output is from torch's float output
+      if "$BUILD/qllc" run "$R18" --input "$OUT/resnet18_in.npy" --output-dir "$OUT/r18_$prec" "${ropts[@]}" \
+         >"$OUT/r18_$prec.log" 2>&1; then
+        got=$(ls "$OUT/r18_$prec"/*.npy 2>/dev/null | head -1)
+        [ -n "$got" ] && echo "resnet18 $prec vs torch float: $("$OUT/npycmp" "$got" "$OUT/resnet18_out.npy" 1e9 0)" >>"$ACC"
+      fi
+    fi
     "$BENCH" "$R18" --name resnet18 --runs "$RUNS" --warmup 3 "${ropts[@]}" >>"$RESULTS" || log "resnet18 $prec failed"
   fi
 done
@@ -126,7 +133,7 @@ fi
 field() { sed -n "s/.*[ ]$1=\([^ ]*\).*/\1/p" <<<"$2"; }
 echo
 echo "CPU: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores; single-threaded, batch 1"
-echo "digits accuracy (qllc JIT, 360 test images):"
+echo "digits accuracy (qllc JIT, 360 test images), quantized ResNet-18 output against torch float:"
 sed 's/^/  /' "$ACC"
 echo "ResNet-18 output vs torch (1e-3 abs + 1e-3 rel): $check_r18"
 echo

@@ -5,7 +5,8 @@
  * Passes when the shapes are equal and every element satisfies |a - e| <= ATOL + RTOL * |e| (numpy's
  * allclose rule, the expected file being the reference); NaN only matches NaN. Prints the shape, the
  * largest absolute error, the largest relative error (|a - e| / |e| over elements with e != 0) and the
- * number of elements out of tolerance. Exit 0: within tolerance, 1: not, 2: usage or file error.
+ * number of elements out of tolerance, and the SQNR in dB (10 log10(sum e^2 / sum (a - e)^2), "inf" when
+ * equal; for judging quantized outputs, pass a large tolerance). Exit 0: within tolerance, 1: not, 2: usage or file error.
  * Reads only little-endian '<f4' C-order arrays (what torch/numpy and qllc write).
  */
 #include <math.h>
@@ -101,7 +102,7 @@ int main(int argc, char **argv) {
     putchar('\n');
     return 1;
   }
-  double max_abs = 0, max_rel = 0;
+  double max_abs = 0, max_rel = 0, sig = 0, noise = 0;
   long long bad = 0, worst = -1;
   for (long long i = 0; i < a.count; i++) {
     double x = a.data[i], y = e.data[i];
@@ -110,12 +111,17 @@ int main(int argc, char **argv) {
       continue;
     }
     double d = fabs(x - y);
+    sig += y * y;
+    noise += d * d;
     if (d > max_abs) max_abs = d;
     if (y != 0 && d / fabs(y) > max_rel) max_rel = d / fabs(y);
     if (!(d <= atol + rtol * fabs(y))) { if (worst < 0) worst = i; bad++; }
   }
   print_shape(&e);
-  printf(" max_abs %.3g max_rel %.3g out_of_tol %lld/%lld", max_abs, max_rel, bad, a.count);
+  printf(" max_abs %.3g max_rel %.3g", max_abs, max_rel);
+  if (noise > 0) printf(" sqnr_db %.2f", 10.0 * log10(sig / noise));
+  else printf(" sqnr_db inf");
+  printf(" out_of_tol %lld/%lld", bad, a.count);
   if (bad) printf(" (first at %lld: %.9g vs %.9g)", worst, a.data[worst], e.data[worst]);
   putchar('\n');
   free(a.data);
