@@ -104,6 +104,13 @@ static qllc_status at_node(qz *z, const qllc_node *n, qllc_status st) {
   return qllc_fail(z->diag, st, n->name, "node '%s' (%s): %s", n->name, opname(n), msg);
 }
 
+/* Errors about a value (missing from the profile, bad range) keep their message, which names the value
+ * and the profile file, and get the node that needed it as diag->node. */
+static qllc_status for_node(qz *z, const qllc_node *n, qllc_status st) {
+  if (z->diag) snprintf(z->diag->node, sizeof z->diag->node, "%s", n->name);
+  return st;
+}
+
 static qllc_status oom(qz *z, const qllc_node *n) {
   return qllc_fail(z->diag, QLLC_ERR_NOMEM, n ? n->name : NULL, "out of memory quantizing the graph");
 }
@@ -328,7 +335,7 @@ static qllc_status quantize_node(qz *z, int idx) {
   qllc_qparams in[nd > 0 ? nd : 1], y;
   qllc_status st;
   for (int i = 0; i < nd; i++)
-    if ((st = params(z, n->in[i], &in[i])) != QLLC_OK) return at_node(z, n, st);
+    if ((st = params(z, n->in[i], &in[i])) != QLLC_OK) return for_node(z, n, st);
   qllc_qnode *q = NULL;
   float act_lo = -INFINITY, act_hi = INFINITY; /* the clamp in real values */
   if (n->act != QLLC_ACT_NONE) act_lo = n->act_lo, act_hi = n->act_hi;
@@ -342,9 +349,9 @@ static qllc_status quantize_node(qz *z, int idx) {
     for (int i = 1; i < nd; i++)
       equal &= in[i].scale == in[0].scale && in[i].zero_point == in[0].zero_point && in[i].elem == in[0].elem;
     if (equal) y = in[0], set_params(z, yv, &y);
-    else if ((st = params(z, yv, &y)) != QLLC_OK) return at_node(z, n, st);
+    else if ((st = params(z, yv, &y)) != QLLC_OK) return for_node(z, n, st);
   } else if (kind != QLLC_QK_SOFTMAX) {
-    if ((st = params(z, yv, &y)) != QLLC_OK) return at_node(z, n, st);
+    if ((st = params(z, yv, &y)) != QLLC_OK) return for_node(z, n, st);
   }
 
   if (kind == QLLC_QK_FUSED) {
