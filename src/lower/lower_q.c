@@ -26,7 +26,8 @@
  *   - TABLE: the 256-entry (8-bit) or 513-entry (i16) table of the output type.
  *   - SOFTMAX: the int32 exp table (256 or 513) and softmax_recip.
  *   - SAME (max pool, views, transpose, pad, Relu/Clip as a clamp): output parameters must equal the
- *     input's (INVALID otherwise); a view never changes bytes, so the record is optional there.
+ *     input's (INVALID otherwise); a view never changes bytes, so the record is optional there. Pad:
+ *     the record's z_x is the integer pad value.
  *   - act_lo/act_hi of every record that clamps must lie within the output type's range.
  * Integer immediates (zero points, m, n, clamps, recip) are QLLC_ARG_INT; the scales of
  * quantize/dequantize are QLLC_ARG_FLOAT. Anything else (per-channel activations, a missing record
@@ -658,7 +659,8 @@ qllc_status qllc_lower_q_transpose(ctx *c, const qllc_node *n) {
   return qllc_lower_plain_transpose(c, n);
 }
 
-/* Pad: the pad value is the model's (real) value in the output's integer domain; 0 gives the zero point. */
+/* Pad: the pad value in the integer domain is the record's z_x; without a record the model's (real)
+ * value quantized with the output's parameters (0 gives the zero point). */
 qllc_status qllc_lower_q_pad(ctx *c, const qllc_node *n) {
   qllc_value *x = n->in[0], *y = n->out[0];
   qllc_status st;
@@ -666,9 +668,11 @@ qllc_status qllc_lower_q_pad(ctx *c, const qllc_node *n) {
   argv av = {.n = 0};
   double value;
   if ((st = qllc_lower_pad_args(c, n, &av, &value))) return st;
+  /* The record's z_x is the integer pad value (quant.h's quantizer: the zero point for a real 0). */
+  const qllc_qnode *q = n->quant;
   int32_t qmin, qmax;
   qllc_quant_range(y->elem, 0, &qmin, &qmax);
-  a_int(&av, qllc_quantize_one((float)value, y->scale, y->zero_point, qmin, qmax));
+  a_int(&av, q ? q->z_x : qllc_quantize_one((float)value, y->scale, y->zero_point, qmin, qmax));
   return qllc_lower_emit(c, n, kname2(c, "pad", x->elem, y->elem), &av);
 }
 
