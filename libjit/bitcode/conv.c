@@ -1,14 +1,28 @@
-/* libjit/bitcode/conv.c: direct 2-D convolution, float.
+/* libjit/bitcode/conv.c: 2-D convolution, float, as a GEMM over a packed input panel.
  *
- * Algorithm: for each output row y[n][m][oh][*] the row starts at the bias and accumulates, for each
- * input channel c of the group and each kernel tap (kh, kw), w[m][c][kh][kw] times an input row
- * segment: y[ow] += w * x[ih][ow * stride_w + kw * dil_w - pad_left]. The innermost loop runs over
- * ow (contiguous in y, contiguous in x when stride_w == 1), so it vectorizes without a float
- * reduction; the padding is handled by clipping the ow range per tap, not by a test per element.
- * Summation order per output element: bias, then c, kh, kw ascending (deterministic). The fused
- * activation clamp is applied when the row is complete. */
+ * Per image n and group g the convolution is the matrix product
+ *   y[m][p] = b[m] + sum over k of w[m][k] * X[k][p],
+ * m < mg output channels, p < OH*OW output pixels, k = (c * KH + kh) * KW + kw < cg*KH*KW, where
+ * X[k][p] is the input pixel tap k of output pixel p sees (0 in the padding). w[m][*] is already the
+ * row w[m][k] of that product, so the weights are used in place.
+ *
+ * X is never built whole (kernels may not allocate): it is packed in panels of at most PANEL_FLOATS
+ * floats on the stack (64 KiB), NPB pixels wide (a multiple of the 32-column tile, zero beyond the last
+ * pixel) and kc rows of k deep. Packing a panel row copies input row segments (clipped to the image,
+ * zeros outside), so the cost per packed float is a copy, against mg multiply-adds that use it.
+ * Each panel is then swept by the register-blocked 8 x 32 tile of gemm_tile_f32.h (8 output channels x
+ * 32 pixels) with the rows left over by 1 x 32 tiles. A pixel block that does not fill a tile runs on a
+ * copy in a small buffer, so the tile always reads and writes 32 columns.
+ *
+ * Summation order per output element: bias (or 0), then k = (c, kh, kw) ascending, one multiply and one
+ * add per tap, across panels in k order through y itself: the same order as the plain direct loop, on
+ * every target. Padded taps add w * 0. The fused clamp is applied when the last panel is done. */
 #include "kernels_f32.h"
+#include "gemm_tile_f32.h"
 #include "qllc_math.h"
+
+#define PANEL_FLOATS 16384 /* stack panel: 64 KiB */
+#define NPB_MAX 128        /* pixels per panel: 4 tiles */
 
 /* Smallest o >= 0 with o * s + off >= 0, and one past the largest o < limit with o * s + off < n. */
 QLLC_INLINE int64_t first_inside(int64_t off, int64_t s) {
@@ -21,40 +35,121 @@ QLLC_INLINE int64_t end_inside(int64_t off, int64_t s, int64_t n, int64_t limit)
   return e < limit ? e : limit;
 }
 
+QLLC_INLINE int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
+QLLC_INLINE int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* Packs X[k0 .. k0+kc)[p0 .. p0+np) of one image and group into panel (row stride ldp >= np; columns
+ * np .. ldp-1 are zeroed). xg: the group's first input channel. */
+QLLC_INLINE void pack_panel(float *QLLC_RESTRICT panel, int64_t ldp, const float *QLLC_RESTRICT xg, int64_t k0,
+                            int64_t kc, int64_t p0, int64_t np, int64_t H, int64_t W, int64_t OW, int64_t KH,
+                            int64_t KW, int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left,
+                            int64_t dil_h, int64_t dil_w) {
+  for (int64_t kk = 0; kk < kc; kk++) {
+    const int64_t k = k0 + kk;
+    const int64_t c = k / (KH * KW), kh = k / KW % KH, kw = k % KW;
+    const int64_t off = kw * dil_w - pad_left; /* iw = ow * stride_w + off */
+    const int64_t in_lo = first_inside(off, stride_w), in_hi = end_inside(off, stride_w, W, OW);
+    const float *xc = xg + c * H * W;
+    float *dst = panel + kk * ldp;
+    int64_t oh = p0 / OW, ow = p0 % OW;
+    for (int64_t j = 0; j < np;) {
+      const int64_t seg = imin(OW - ow, np - j); /* pixels of output row oh in this panel */
+      const int64_t ih = oh * stride_h - pad_top + kh * dil_h;
+      float *d = dst + j - ow; /* d[o] is the column of pixel (oh, o) */
+      if (ih < 0 || ih >= H) {
+        for (int64_t o = ow; o < ow + seg; o++) d[o] = 0.0f;
+      } else {
+        const float *xr = xc + ih * W;
+        const int64_t lo = imin(imax(in_lo, ow), ow + seg), hi = imax(imin(in_hi, ow + seg), lo);
+        for (int64_t o = ow; o < lo; o++) d[o] = 0.0f;
+        for (int64_t o = lo; o < hi; o++) d[o] = xr[o * stride_w + off];
+        for (int64_t o = hi; o < ow + seg; o++) d[o] = 0.0f;
+      }
+      j += seg;
+      ow = 0;
+      oh++;
+    }
+    for (int64_t j = np; j < ldp; j++) dst[j] = 0.0f;
+  }
+}
+
+/* rows (8, or fewer done one at a time) output channels x nj (<= 32) pixels of y (row stride ldy),
+ * plus the panel's rows k0 .. k0+kc of the product. first: start from the bias; last: clamp. */
+QLLC_INLINE void conv_block(float *QLLC_RESTRICT y, int64_t ldy, int64_t rows, int64_t nj,
+                            const float *QLLC_RESTRICT bias, int first, int last, const float *QLLC_RESTRICT wa,
+                            int64_t lda, const float *QLLC_RESTRICT panel, int64_t ldp, int64_t kc, float act_lo,
+                            float act_hi, float *QLLC_RESTRICT tmp) {
+  const int direct = nj == QLLC_TILE_NR;
+  float *c = direct ? y : tmp;
+  const int64_t ldc = direct ? ldy : QLLC_TILE_NR;
+  for (int64_t i = 0; i < rows; i++) {
+    if (first) {
+      const float bv = bias ? bias[i] : 0.0f;
+      for (int64_t j = 0; j < QLLC_TILE_NR; j++) c[i * ldc + j] = bv;
+    } else if (!direct) {
+      for (int64_t j = 0; j < QLLC_TILE_NR; j++) c[i * ldc + j] = j < nj ? y[i * ldy + j] : 0.0f;
+    }
+  }
+  if (rows == QLLC_TILE_MR)
+    qllc_gemm_tile_8x32(c, ldc, wa, lda, panel, ldp, kc);
+  else
+    for (int64_t i = 0; i < rows; i++) qllc_gemm_tile_1x32(c + i * ldc, wa + i * lda, panel, ldp, kc);
+  if (direct && !last) return;
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t j = 0; j < nj; j++) {
+      const float v = c[i * ldc + j];
+      y[i * ldy + j] = last ? qm_min(qm_max(v, act_lo), act_hi) : v;
+    }
+}
+
 QLLC_KERNEL void qllc_k_conv2d_f32_f32_f32(float *QLLC_RESTRICT y, const float *QLLC_RESTRICT x,
                                            const float *QLLC_RESTRICT w, const float *QLLC_RESTRICT b,
                                            int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH,
                                            int64_t OW, int64_t KH, int64_t KW, int64_t stride_h,
                                            int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t dil_h,
                                            int64_t dil_w, int64_t group, float act_lo, float act_hi) {
-  const int64_t cg = C / group; /* input channels per group */
-  const int64_t mg = M / group; /* output channels per group */
+  const int64_t cg = C / group;   /* input channels per group */
+  const int64_t mg = M / group;   /* output channels per group */
+  const int64_t K = cg * KH * KW; /* depth of the product */
+  const int64_t NP = OH * OW;     /* output pixels */
+  if (NP <= 0 || mg <= 0) return;
+  const int64_t npb = imin((NP + QLLC_TILE_NR - 1) / QLLC_TILE_NR * QLLC_TILE_NR, NPB_MAX);
+  const int64_t kc_max = PANEL_FLOATS / npb;
+  const int64_t n_chunks = (K + kc_max - 1) / kc_max;
+  const int64_t kc_step = n_chunks > 0 ? (K + n_chunks - 1) / n_chunks : 1; /* equal chunks */
+  float panel[PANEL_FLOATS] __attribute__((aligned(64)));
+  float tmp[QLLC_TILE_MR * QLLC_TILE_NR] __attribute__((aligned(64)));
   for (int64_t n = 0; n < N; n++) {
-    for (int64_t m = 0; m < M; m++) {
-      const int64_t g = m / mg;
+    for (int64_t g = 0; g < group; g++) {
       const float *xg = x + (n * C + g * cg) * H * W;
-      const float *wm = w + m * cg * KH * KW;
-      float *ym = y + (n * M + m) * OH * OW;
-      const float bias = b ? b[m] : 0.0f;
-      for (int64_t oh = 0; oh < OH; oh++) {
-        float *yr = ym + oh * OW;
-        for (int64_t ow = 0; ow < OW; ow++) yr[ow] = bias;
-        for (int64_t c = 0; c < cg; c++) {
-          for (int64_t kh = 0; kh < KH; kh++) {
-            const int64_t ih = oh * stride_h - pad_top + kh * dil_h;
-            if (ih < 0 || ih >= H) continue;
-            const float *xr = xg + (c * H + ih) * W;
-            const float *wk = wm + (c * KH + kh) * KW;
-            for (int64_t kw = 0; kw < KW; kw++) {
-              const int64_t off = kw * dil_w - pad_left; /* iw = ow * stride_w + off */
-              const int64_t lo = first_inside(off, stride_w);
-              const int64_t hi = end_inside(off, stride_w, W, OW);
-              const float wv = wk[kw];
-              for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xr[ow * stride_w + off];
-            }
+      const float *wg = w + g * mg * K;
+      const float *bg = b ? b + g * mg : NULL;
+      float *yg = y + (n * M + g * mg) * NP;
+      for (int64_t p0 = 0; p0 < NP; p0 += npb) {
+        const int64_t np = imin(npb, NP - p0);
+        const int64_t ldp = (np + QLLC_TILE_NR - 1) / QLLC_TILE_NR * QLLC_TILE_NR;
+        if (K == 0) { /* no input channels: bias only */
+          for (int64_t m = 0; m < mg; m++)
+            for (int64_t j = 0; j < np; j++)
+              yg[m * NP + p0 + j] = qm_min(qm_max(bg ? bg[m] : 0.0f, act_lo), act_hi);
+          continue;
+        }
+        for (int64_t k0 = 0; k0 < K; k0 += kc_step) {
+          const int64_t kc = imin(kc_step, K - k0);
+          const int first = k0 == 0, last = k0 + kc == K;
+          pack_panel(panel, ldp, xg, k0, kc, p0, np, H, W, OW, KH, KW, stride_h, stride_w, pad_top, pad_left,
+                     dil_h, dil_w);
+          for (int64_t j0 = 0; j0 < np; j0 += QLLC_TILE_NR) {
+            const int64_t nj = imin(QLLC_TILE_NR, np - j0);
+            int64_t m0 = 0;
+            for (; m0 + QLLC_TILE_MR <= mg; m0 += QLLC_TILE_MR)
+              conv_block(yg + m0 * NP + p0 + j0, NP, QLLC_TILE_MR, nj, bg ? bg + m0 : NULL, first, last,
+                         wg + m0 * K + k0, K, panel + j0, ldp, kc, act_lo, act_hi, tmp);
+            if (m0 < mg)
+              conv_block(yg + m0 * NP + p0 + j0, NP, mg - m0, nj, bg ? bg + m0 : NULL, first, last,
+                         wg + m0 * K + k0, K, panel + j0, ldp, kc, act_lo, act_hi, tmp);
           }
         }
-        for (int64_t ow = 0; ow < OW; ow++) yr[ow] = qm_min(qm_max(yr[ow], act_lo), act_hi);
       }
     }
   }
