@@ -6,7 +6,8 @@
  *      f32), INT64, INT32, INT16, INT8, UINT8 and BOOL (as u8); anything else is unsupported, naming the
  *      tensor). Tensors stored in external files are rejected with a message saying how to embed them;
  *   2. graph inputs that are not initializers become the graph's inputs. They must be float tensors
- *      with known dims. A symbolic or missing LEADING dim is taken as 1 (exporters write "batch" there;
+ *      (or int8/uint8/int32, which only pre-quantized models read: quantized data, zero points, int32
+ *      biases; qllc's own ops reject them elsewhere) with known dims. A symbolic or missing LEADING dim is taken as 1 (exporters write "batch" there;
  *      qllc compiles for one fixed shape); any other symbolic dim is unsupported;
  *   3. nodes, in file order (ONNX requires topological order): op table lookup (default domain only),
  *      arity check, attributes copied, qllc_infer_node (which normalises attributes, see infer.c), then
@@ -14,8 +15,10 @@
  *      constant by the time Reshape is inferred. Nodes without a name are called "<OpType>#<index>";
  *   4. outputs; then checks that optional outputs qllc does not compute (BatchNormalization's training
  *      outputs, Dropout's mask, MaxPool's Indices) are unused, and that no shape-only op (Shape,
- *      Gather, Cast, Slice, ConstantOfShape, Constant) survived folding; dead nodes and unused constants
- *      are dropped and the graph is verified.
+ *      Gather, Cast, Slice, ConstantOfShape, Constant) survived folding, and that integer values are
+ *      computed at run time only by the quantized ops (QuantizeLinear, QLinearConv, MatMulInteger ...
+ *      and the data movement between them, whose outputs keep their input's scale and zero point);
+ *      dead nodes and unused constants are dropped and the graph is verified.
  * Opsets 6 and later of the default domain are accepted: 7..17 is the supported range; 6 is accepted
  * too because older PyTorch exports (and the ONNX backend tests' pytorch-* models) use it and the only
  * differences for the ops handled here (legacy broadcast attributes, BatchNormalization's spatial and
@@ -212,9 +215,19 @@ static qllc_status load_input(importer *im, const Onnx__ValueInfoProto *vi) {
   if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
     return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL, "graph input '%s' is not a tensor", name);
   const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
-  if (tt->elem_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
-    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL, "graph input '%s' has element type %s; qllc takes float inputs only", name,
+  qllc_elem elem;
+  switch (tt->elem_type) {
+  case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: elem = QLLC_ELEM_F32; break;
+  /* integer inputs feed pre-quantized models (quantized tensors, scales' zero points, int32 biases);
+     an integer input reaching a float op fails there, naming the op */
+  case ONNX__TENSOR_PROTO__DATA_TYPE__INT8: elem = QLLC_ELEM_I8; break;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8: elem = QLLC_ELEM_U8; break;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: elem = QLLC_ELEM_I32; break;
+  default:
+    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL,
+                     "graph input '%s' has element type %s; qllc takes float, int8, uint8 and int32 inputs", name,
                      onnx_type_name(tt->elem_type));
+  }
   if (!tt->shape)
     return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL, "graph input '%s' has no shape; qllc needs fixed input shapes", name);
   if (tt->shape->n_dim > QLLC_MAX_RANK)
@@ -236,7 +249,7 @@ static qllc_status load_input(importer *im, const Onnx__ValueInfoProto *vi) {
                        "graph input '%s' has a dynamic or empty dimension at axis %zu; qllc needs fixed input shapes", name, i);
     }
   }
-  qllc_value *v = qllc_value_new(im->g, name, QLLC_ELEM_F32, (int)tt->shape->n_dim, dims);
+  qllc_value *v = qllc_value_new(im->g, name, elem, (int)tt->shape->n_dim, dims);
   if (!v || strcmp(v->name, name))
     return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "graph input '%s' is declared twice", name);
   if (qllc_graph_add_input(im->g, v)) return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
@@ -244,6 +257,33 @@ static qllc_status load_input(importer *im, const Onnx__ValueInfoProto *vi) {
 }
 
 /* ---- nodes ------------------------------------------------------------------------------------ */
+
+static int is_q8(qllc_elem e) { return e == QLLC_ELEM_I8 || e == QLLC_ELEM_U8; }
+
+/* Ops that only move 8-bit quantized data of a pre-quantized model (onnxruntime's QOperator format
+ * puts MaxPool, Reshape, Transpose ... between QLinearConv nodes): their output is read with the
+ * input's scale and zero point. */
+static int moves_quantized(const qllc_node *n) {
+  if (n->n_in < 1 || !n->in[0] || !is_q8(n->in[0]->elem) || !n->out[0] || n->out[0]->elem != n->in[0]->elem) return 0;
+  switch (n->op) {
+  case QLLC_OP_RESHAPE: case QLLC_OP_FLATTEN: case QLLC_OP_SQUEEZE: case QLLC_OP_UNSQUEEZE: case QLLC_OP_IDENTITY:
+  case QLLC_OP_DROPOUT: case QLLC_OP_TRANSPOSE: case QLLC_OP_MAXPOOL: case QLLC_OP_PAD:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+/* Ops whose integer outputs are computed at run time on purpose (the quantized world of issue 6). */
+static int integer_op(const qllc_node *n) {
+  switch (n->op) {
+  case QLLC_OP_QUANTIZE: case QLLC_OP_DEQUANTIZE: case QLLC_OP_QLINEAR_CONV: case QLLC_OP_QLINEAR_MATMUL:
+  case QLLC_OP_MATMUL_INTEGER: case QLLC_OP_CONV_INTEGER: case QLLC_OP_DYNAMIC_QUANTIZE:
+    return 1;
+  default:
+    return moves_quantized(n);
+  }
+}
 
 static const struct {
   int min_in, max_in, max_out;
@@ -326,6 +366,7 @@ static qllc_status load_node(importer *im, const Onnx__NodeProto *np, int index)
   if ((st = qllc_const_eval(g, n, &folded, diag))) return st;
   if (!folded && n->op == QLLC_OP_CAST && n->in[0]->elem == n->out[0]->elem)
     n->op = QLLC_OP_IDENTITY; /* e.g. float -> double, which qllc computes in float */
+  if (!folded && moves_quantized(n)) qllc_value_copy_type(n->out[0], n->in[0]); /* same bytes, same parameters */
   return QLLC_OK;
 }
 
@@ -334,7 +375,7 @@ static qllc_status check_extra_outputs(importer *im) {
   qllc_graph *g = im->g;
   for (int i = 0; i < g->n_nodes; i++) {
     qllc_node *n = g->nodes[i];
-    if (n->dead || n->n_out <= 1) continue;
+    if (n->dead || n->n_out <= 1 || n->op == QLLC_OP_DYNAMIC_QUANTIZE) continue;
     for (int k = 1; k < n->n_out; k++) {
       if (n->out[k] && n->out[k]->n_uses > 0) {
         const char *what = n->op == QLLC_OP_MAXPOOL ? "Indices output" : n->op == QLLC_OP_DROPOUT ? "mask output"
@@ -363,7 +404,7 @@ static qllc_status check_folded(importer *im) {
       break;
     }
     /* integer arithmetic left at run time means the model computes on integer tensors */
-    if (n->out[0] && n->out[0]->elem != QLLC_ELEM_F32)
+    if (n->out[0] && n->out[0]->elem != QLLC_ELEM_F32 && !integer_op(n))
       return qllc_fail(im->diag, QLLC_ERR_UNSUPPORTED, n->name,
                        "node '%s' (%s) computes %s values at run time; qllc handles float models", n->name, n->op_type,
                        qllc_elem_name((qllc_elem_kind)n->out[0]->elem));

@@ -25,6 +25,7 @@
  */
 #include "lower/lower.h"
 #include "lower/lower_internal.h"
+#include "lower/lower_qdq.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -150,6 +151,7 @@ static qllc_status check_kernel(ctx *c, const qllc_node *n, const char *kernel) 
   for (size_t i = 0; i < sizeof known_kernels / sizeof known_kernels[0]; i++)
     if (strcmp(known_kernels[i], kernel) == 0) return QLLC_OK;
   if (qllc_lower_q_known(kernel)) return QLLC_OK;
+  if (qllc_lower_qdq_known(kernel)) return QLLC_OK;
   return qllc_fail(c->diag, QLLC_ERR_UNSUPPORTED, n ? n->name : NULL,
                    "node '%s': %s: no kernel %s for these element kinds", n ? n->name : "?",
                    n ? n->op_type ? n->op_type : qllc_op_name(n->op) : "?", kernel);
@@ -790,6 +792,7 @@ static const lowerer lowerers[QLLC_OP_COUNT] = {
 };
 
 static qllc_status lower_node(ctx *c, const qllc_node *n) {
+  if (qllc_lower_qdq_owns(n)) return qllc_lower_qdq(c, n); /* pre-quantized models: lower_qdq.c */
   int q = qllc_lower_is_quantized(n);
   lower_fn fn = n->op >= 0 && n->op < QLLC_OP_COUNT ? (q ? lowerers[n->op].q : lowerers[n->op].f32) : NULL;
   if (!fn) {

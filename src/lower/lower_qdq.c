@@ -1,0 +1,234 @@
+/* src/lower/lower_qdq.c: lowering of the ops a pre-quantized ONNX model brings (issue 6).
+ *
+ * The recognition pass (src/quant/qdq.c) turns DequantizeLinear -> op -> QuantizeLinear units and
+ * QLinearConv/QLinearMatMul with constant parameters into the quantizer's fused nodes, which lower_q.c
+ * lowers. What is left comes here:
+ *   - QuantizeLinear / DequantizeLinear with constant per-tensor parameters: the boundary kernels
+ *     qllc_k_quantize_f32_<t> / qllc_k_dequantize_<t>_f32 of kernels_q.h, scale and zero point as
+ *     immediates read from the node's inputs (not from the value: one integer value may be read by
+ *     several DequantizeLinear nodes with different parameters);
+ *   - per-axis or run-time parameters: qllc_k_quantize_axis_f32_<t> / qllc_k_dequantize_axis_<t>_f32
+ *     (kernels_qdq.h) with the scale and zero point tensors as buffers, x seen as [outer][C][inner];
+ *   - MatMulInteger, ConvInteger (int32 results, no requantization), QLinearMatMul/QLinearConv whose
+ *     parameters are graph inputs (the requantization multiplier is then computed at run time in
+ *     float, as onnxruntime does: kernels_qdq.h), DynamicQuantizeLinear (three outputs).
+ * An absent zero point becomes a one-element CONST buffer of zeros; an absent QLinearConv bias a CONST
+ * buffer of M zeros.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower/lower_qdq.h"
+
+#include "../../libjit/bitcode/kernels_qdq.h"
+#include "../../libjit/bitcode/kernels_q.h"
+
+typedef struct qkernel {
+  const char *name;
+  size_t declared; /* sizeof(&fn): forces a declaration of fn in kernels_qdq.h */
+} qkernel;
+
+#define K(fn) {#fn, sizeof(&fn)}
+#define AXIS(t) K(qllc_k_quantize_axis_f32_##t), K(qllc_k_dequantize_axis_##t##_f32)
+#define INTEGER(a, b) K(qllc_k_matmul_integer_##a##_##b##_i32), K(qllc_k_conv_integer_##a##_##b##_i32)
+#define QLINEAR(a, b, y) K(qllc_k_qlinear_matmul_##a##_##b##_##y), K(qllc_k_qlinear_conv_##a##_##b##_##y)
+static const qkernel qkernels[] = {
+    AXIS(i8), AXIS(u8), K(qllc_k_dequantize_axis_i32_f32), K(qllc_k_dynamic_quantize_f32_u8),
+    INTEGER(u8, u8), INTEGER(u8, i8), INTEGER(i8, i8), INTEGER(i8, u8),
+    QLINEAR(u8, u8, u8), QLINEAR(u8, i8, u8), QLINEAR(i8, i8, i8), QLINEAR(i8, u8, i8),
+};
+#undef K
+#undef AXIS
+#undef INTEGER
+#undef QLINEAR
+
+int qllc_lower_qdq_known(const char *kernel) {
+  for (size_t i = 0; i < sizeof qkernels / sizeof qkernels[0]; i++)
+    if (strcmp(qkernels[i].name, kernel) == 0) return 1;
+  return 0;
+}
+
+int qllc_lower_qdq_owns(const qllc_node *n) {
+  if (n->quant) return 0;
+  switch (n->op) {
+  case QLLC_OP_QUANTIZE:
+  case QLLC_OP_DEQUANTIZE:
+    return n->n_in >= 2;
+  case QLLC_OP_QLINEAR_CONV:
+  case QLLC_OP_QLINEAR_MATMUL:
+  case QLLC_OP_MATMUL_INTEGER:
+  case QLLC_OP_CONV_INTEGER:
+  case QLLC_OP_DYNAMIC_QUANTIZE:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+typedef qllc_lower_ctx ctx;
+typedef qllc_lower_args argv;
+
+static const char *ename(qllc_elem e) { return qllc_elem_name((qllc_elem_kind)e); }
+
+static void a_buf(argv *av, qllc_buffer *b) { qllc_lower_arg_buf(av, b, 0); }
+static void a_int(argv *av, int64_t i) { qllc_lower_arg_int(av, i); }
+
+static const char *kname(ctx *c, const char *base, int k, qllc_elem e0, qllc_elem e1, qllc_elem e2) {
+  qllc_elem e[3] = {e0, e1, e2};
+  return qllc_lower_kname(c, base, k, e);
+}
+
+/* The buffer of an optional operand; when absent, a CONST of `count` zeros of `elem`. */
+static qllc_buffer *opt_buf(ctx *c, const qllc_node *n, int k, qllc_elem elem, int64_t count, const char *what) {
+  if (k < n->n_in && n->in[k]) return qllc_lower_buf_of(c, n->in[k]);
+  size_t bytes = (size_t)count * qllc_elem_size((qllc_elem_kind)elem);
+  const char *name = qllc_arena_printf(c->p->arena, "%s.%s", n->name, what);
+  qllc_buffer *b = name ? qllc_lower_buffer_new(c, name, QLLC_REGION_CONST, elem, bytes) : NULL;
+  if (!b) return NULL;
+  b->data = qllc_arena_alloc(c->p->arena, bytes ? bytes : 1);
+  return b->data ? b : NULL;
+}
+
+static int32_t zp_at(const qllc_value *z, int64_t i) {
+  if (!z) return 0;
+  switch (z->elem) {
+  case QLLC_ELEM_I8: return ((const int8_t *)z->data)[i];
+  case QLLC_ELEM_U8: return ((const uint8_t *)z->data)[i];
+  default: return ((const int32_t *)z->data)[i];
+  }
+}
+
+/* QuantizeLinear / DequantizeLinear read from the model. */
+static qllc_status lower_qdq_node(ctx *c, const qllc_node *n) {
+  int quant = n->op == QLLC_OP_QUANTIZE;
+  qllc_value *x = n->in[0], *y = n->out[0], *s = n->in[1], *z = n->n_in > 2 ? n->in[2] : NULL;
+  qllc_elem qe = quant ? y->elem : x->elem;
+  int64_t cnt = qllc_value_numel(s), count = qllc_value_numel(x);
+  argv av = {.n = 0};
+  a_buf(&av, qllc_lower_buf_of(c, y));
+  a_buf(&av, qllc_lower_buf_of(c, x));
+  if (cnt == 1 && s->data && (!z || z->data) && qe != QLLC_ELEM_I32) {
+    a_int(&av, count);
+    qllc_lower_arg_float(&av, ((const float *)s->data)[0]);
+    a_int(&av, zp_at(z, 0));
+    return qllc_lower_emit(c, n, kname(c, quant ? "quantize" : "dequantize", 2, x->elem, y->elem, 0), &av);
+  }
+  int64_t axis = cnt == 1 ? 0 : qllc_attr_int(n, "axis", 1);
+  int64_t outer = cnt == 1 ? 1 : qllc_lower_prod(x->dims, 0, (int)axis);
+  int64_t inner = cnt == 1 ? count : qllc_lower_prod(x->dims, (int)axis + 1, x->rank);
+  if (outer * cnt * inner != count) return qllc_lower_invalid(c, n, "scale does not match the axis");
+  a_buf(&av, qllc_lower_buf_of(c, s));
+  a_buf(&av, opt_buf(c, n, 2, qe, cnt, "zero_point"));
+  a_int(&av, outer);
+  a_int(&av, cnt);
+  a_int(&av, inner);
+  return qllc_lower_emit(c, n, kname(c, quant ? "quantize_axis" : "dequantize_axis", 2, x->elem, y->elem, 0), &av);
+}
+
+static qllc_status lower_matmul_like(ctx *c, const qllc_node *n) {
+  int ql = n->op == QLLC_OP_QLINEAR_MATMUL;
+  qllc_value *a = n->in[0], *b = n->in[ql ? 3 : 1], *y = n->out[0];
+  /* the shared geometry reads in[0] and in[1]: a view of the node with B in place */
+  qllc_node view = *n;
+  qllc_value *ins[2] = {a, b};
+  view.in = ins;
+  view.n_in = 2;
+  int64_t M, N, K, batches;
+  qllc_buffer *aob, *bob;
+  qllc_status st = qllc_lower_matmul_geom(c, &view, &M, &N, &K, &batches, &aob, &bob);
+  if (st) return st;
+  argv av = {.n = 0};
+  a_buf(&av, qllc_lower_buf_of(c, y));
+  a_buf(&av, qllc_lower_buf_of(c, a));
+  a_buf(&av, qllc_lower_buf_of(c, b));
+  a_int(&av, batches);
+  a_int(&av, M);
+  a_int(&av, N);
+  a_int(&av, K);
+  a_buf(&av, aob);
+  a_buf(&av, bob);
+  if (!ql) {
+    int64_t za = n->n_in > 2 && n->in[2] ? qllc_value_numel(n->in[2]) : 1;
+    int64_t zb = n->n_in > 3 && n->in[3] ? qllc_value_numel(n->in[3]) : 1;
+    if ((za != 1 && za != M) || (zb != 1 && zb != N)) return qllc_lower_unsupported(c, n, "zero points per batch");
+    a_buf(&av, opt_buf(c, n, 2, a->elem, 1, "a_zero_point"));
+    a_int(&av, za);
+    a_buf(&av, opt_buf(c, n, 3, b->elem, 1, "b_zero_point"));
+    a_int(&av, zb);
+    return qllc_lower_emit(c, n, kname(c, "matmul_integer", 3, a->elem, b->elem, QLLC_ELEM_I32), &av);
+  }
+  a_buf(&av, qllc_lower_buf_of(c, n->in[1])); /* a_scale */
+  a_buf(&av, qllc_lower_buf_of(c, n->in[2])); /* a_zero_point */
+  a_buf(&av, qllc_lower_buf_of(c, n->in[4])); /* b_scale */
+  a_buf(&av, qllc_lower_buf_of(c, n->in[5])); /* b_zero_point */
+  a_int(&av, qllc_value_numel(n->in[4]));
+  a_buf(&av, qllc_lower_buf_of(c, n->in[6])); /* y_scale */
+  a_buf(&av, qllc_lower_buf_of(c, n->in[7])); /* y_zero_point */
+  return qllc_lower_emit(c, n, kname(c, "qlinear_matmul", 3, a->elem, b->elem, y->elem), &av);
+}
+
+static qllc_status lower_conv_like(ctx *c, const qllc_node *n) {
+  int ql = n->op == QLLC_OP_QLINEAR_CONV;
+  qllc_value *x = n->in[0], *w = n->in[ql ? 3 : 1], *y = n->out[0];
+  if (w->rank != x->rank || w->rank < 3) return qllc_lower_invalid(c, n, "weight rank differs from input rank");
+  int64_t KH = w->rank == 4 ? w->dims[2] : 1, KW = w->dims[w->rank - 1];
+  qllc_lower_geom g;
+  qllc_status st = qllc_lower_spatial(c, n, x, y, KH, KW, 0, &g);
+  if (st) return st;
+  int64_t M = w->dims[0], group = qllc_attr_int(n, "group", 1);
+  argv av = {.n = 0};
+  a_buf(&av, qllc_lower_buf_of(c, y));
+  a_buf(&av, qllc_lower_buf_of(c, x));
+  a_buf(&av, qllc_lower_buf_of(c, w));
+  if (!ql) {
+    a_buf(&av, opt_buf(c, n, 2, x->elem, 1, "x_zero_point"));
+    a_buf(&av, opt_buf(c, n, 3, w->elem, 1, "w_zero_point"));
+    a_int(&av, n->n_in > 3 && n->in[3] ? qllc_value_numel(n->in[3]) : 1);
+  } else {
+    a_buf(&av, opt_buf(c, n, 8, QLLC_ELEM_I32, M, "bias"));
+    a_buf(&av, qllc_lower_buf_of(c, n->in[1]));
+    a_buf(&av, qllc_lower_buf_of(c, n->in[2]));
+    a_buf(&av, qllc_lower_buf_of(c, n->in[4]));
+    a_buf(&av, qllc_lower_buf_of(c, n->in[5]));
+    a_int(&av, qllc_value_numel(n->in[4]));
+    a_buf(&av, qllc_lower_buf_of(c, n->in[6]));
+    a_buf(&av, qllc_lower_buf_of(c, n->in[7]));
+  }
+  int64_t imm[] = {x->dims[0], x->dims[1], g.H, g.W, M, g.OH, g.OW, KH, KW, g.sh, g.sw, g.pt, g.pl, g.dh, g.dw, group};
+  for (size_t i = 0; i < sizeof imm / sizeof imm[0]; i++) a_int(&av, imm[i]);
+  if (!ql) return qllc_lower_emit(c, n, kname(c, "conv_integer", 3, x->elem, w->elem, QLLC_ELEM_I32), &av);
+  return qllc_lower_emit(c, n, kname(c, "qlinear_conv", 3, x->elem, w->elem, y->elem), &av);
+}
+
+/* Scratch for an output the model does not use (written by the kernel, so not CONST). */
+static qllc_buffer *scratch(ctx *c, const qllc_node *n, qllc_elem elem, const char *what) {
+  const char *name = qllc_arena_printf(c->p->arena, "%s.%s", n->name, what);
+  return name ? qllc_lower_buffer_new(c, name, QLLC_REGION_ACT, elem, qllc_elem_size((qllc_elem_kind)elem)) : NULL;
+}
+
+static qllc_status lower_dynamic(ctx *c, const qllc_node *n) {
+  qllc_value *x = n->in[0];
+  argv av = {.n = 0};
+  a_buf(&av, qllc_lower_buf_of(c, n->out[0]));
+  /* unused scale / zero point outputs still need somewhere to go */
+  a_buf(&av, n->n_out > 1 && n->out[1] ? qllc_lower_buf_of(c, n->out[1]) : scratch(c, n, QLLC_ELEM_F32, "y_scale"));
+  a_buf(&av, n->n_out > 2 && n->out[2] ? qllc_lower_buf_of(c, n->out[2]) : scratch(c, n, QLLC_ELEM_U8, "y_zero_point"));
+  a_buf(&av, qllc_lower_buf_of(c, x));
+  a_int(&av, qllc_value_numel(x));
+  return qllc_lower_emit(c, n, "qllc_k_dynamic_quantize_f32_u8", &av);
+}
+
+qllc_status qllc_lower_qdq(ctx *c, const qllc_node *n) {
+  switch (n->op) {
+  case QLLC_OP_QUANTIZE:
+  case QLLC_OP_DEQUANTIZE: return lower_qdq_node(c, n);
+  case QLLC_OP_MATMUL_INTEGER:
+  case QLLC_OP_QLINEAR_MATMUL: return lower_matmul_like(c, n);
+  case QLLC_OP_CONV_INTEGER:
+  case QLLC_OP_QLINEAR_CONV: return lower_conv_like(c, n);
+  case QLLC_OP_DYNAMIC_QUANTIZE: return lower_dynamic(c, n);
+  default: break;
+  }
+  (void)ename;
+  return qllc_lower_unsupported(c, n, "not an op of pre-quantized models");
+}
