@@ -132,6 +132,7 @@ fi
 # ---- table ----------------------------------------------------------------------------------------
 field() { sed -n "s/.*[ ]$1=\([^ ]*\).*/\1/p" <<<"$2"; }
 echo
+echo "source: $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$SRC" diff --quiet HEAD 2>/dev/null || echo ' + uncommitted changes') at build time"
 echo "CPU: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores; single-threaded, batch 1"
 echo "digits accuracy (qllc JIT, 360 test images), quantized ResNet-18 output against torch float:"
 sed 's/^/  /' "$ACC"
