@@ -35,22 +35,34 @@ int cli_error(const char *file, const char *fmt, ...) {
 
 int cli_diag_error(const qllc_diag *d, const char *file) {
   const char *f = d->file[0] ? d->file : file;
-  fputs("qllc: error: ", stderr);
-  if (f && *f) fprintf(stderr, "%s: ", f);
-  if (d->node[0]) fprintf(stderr, "node '%s': ", d->node);
+  size_t flen = f ? strlen(f) : 0;
   /* Some messages already start with the file or the node; do not say them twice. */
   const char *msg = d->message;
-  char node_prefix[300];
+  char node_prefix[300], node_paren[300];
   snprintf(node_prefix, sizeof node_prefix, "node '%s': ", d->node);
+  snprintf(node_paren, sizeof node_paren, "node '%s' (", d->node); /* "node 'X' (Conv): ..." */
   for (int again = 1; again;) {
     again = 0;
-    size_t n = f ? strlen(f) : 0;
-    if (n && strncmp(msg, f, n) == 0 && strncmp(msg + n, ": ", 2) == 0) msg += n + 2, again = 1;
-    n = strlen(node_prefix);
+    if (flen && strncmp(msg, f, flen) == 0 && strncmp(msg + flen, ": ", 2) == 0) msg += flen + 2, again = 1;
+    size_t n = strlen(node_prefix);
     if (d->node[0] && strncmp(msg, node_prefix, n) == 0) msg += n, again = 1;
   }
+  int own_place = flen && strncmp(msg, f, flen) == 0 && msg[flen] == ':'; /* "FILE:LINE:COL: ..." */
+  int own_node = d->node[0] && strncmp(msg, node_paren, strlen(node_paren)) == 0;
+  fputs("qllc: error: ", stderr);
+  if (f && *f && !own_place) fprintf(stderr, "%s: ", f);
+  if (d->node[0] && !own_node) fprintf(stderr, "node '%s': ", d->node);
+  const char *rest = msg;
+  if (own_node) { /* print "node 'X' (Op): " and drop a repeated "FILE: " after it */
+    const char *close = strstr(msg, "): ");
+    if (close) {
+      fwrite(msg, 1, (size_t)(close + 3 - msg), stderr);
+      rest = close + 3;
+      if (flen && strncmp(rest, f, flen) == 0 && strncmp(rest + flen, ": ", 2) == 0) rest += flen + 2;
+    }
+  }
   /* the message is meant to be one line; make sure of it */
-  for (const char *c = msg; *c; c++) fputc(*c == '\n' ? ' ' : *c, stderr);
+  for (const char *c = rest; *c; c++) fputc(*c == '\n' ? ' ' : *c, stderr);
   if (!d->message[0]) fputs(qllc_status_name(d->status), stderr);
   fputc('\n', stderr);
   return EXIT_ERROR;
