@@ -259,6 +259,7 @@ static qllc_status reload(qllc_model *m, const char *dump_after, FILE *dump, qll
     qllc_graph_print(fresh, dump);
   }
   if (st == QLLC_OK) st = qllc_graph_optimize(fresh, dump_after, dump, diag);
+  if (st == QLLC_OK && qllc_graph_has_qdq(fresh)) st = qllc_pass_qdq(fresh, diag); /* pre-quantized model */
   if (st != QLLC_OK) {
     if (fresh) qllc_graph_free(fresh);
     qllc_diag_set_file(diag, m->path);
@@ -351,6 +352,7 @@ qllc_status qllc_model_load(const char *path, qllc_model **out, qllc_diag *diag)
   qllc_graph *g = NULL;
   qllc_status st = qllc_onnx_load(path, &g, diag);
   if (st == QLLC_OK) st = qllc_graph_optimize(g, NULL, NULL, diag);
+  if (st == QLLC_OK && qllc_graph_has_qdq(g)) st = qllc_pass_qdq(g, diag); /* pre-quantized model */
   if (st != QLLC_OK) {
     if (g) qllc_graph_free(g);
     qllc_diag_set_file(diag, path);

@@ -351,4 +351,13 @@ qllc_status qllc_quantize_graph(qllc_graph *g, const qllc_profile *prof, const q
  * `prefix` (e.g. " * " inside a C comment). Returns the number of nodes left in float. */
 int qllc_quant_report_print(const qllc_graph *g, FILE *f, const char *prefix);
 
+/* ==== 8. pre-quantized models (qdq.c, issue 6) ==================================================== */
+
+/* 1 when the graph has QuantizeLinear/DequantizeLinear nodes read from the model (not the quantizer's). */
+int qllc_graph_has_qdq(const qllc_graph *g);
+/* Turns DequantizeLinear -> op -> QuantizeLinear units into the quantizer's quantized nodes with the
+ * model's own parameters (see the comment at the top of qdq.c); what cannot be fused stays explicit and
+ * is marked keep_float with its reason. Run after qllc_graph_optimize. */
+qllc_status qllc_pass_qdq(qllc_graph *g, qllc_diag *diag);
+
 #endif
