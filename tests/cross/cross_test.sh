@@ -15,7 +15,8 @@
 #     the library's own C code (no libm whose last bit differs between glibcs). CROSS_FLOAT_TOL (default 0,
 #     relative to max(1,|expected|)) exists to loosen this deliberately if that design ever changes.
 #   - int8 and int16 (when `qllc profile` exists; a profile per model from its calibration data):
-#     bytes EQUAL across x86_64 (x86-64, x86-64-v4), aarch64 (generic, cortex-a76) and the JIT.
+#     bytes EQUAL across x86_64 (x86-64, x86-64-v4), aarch64 (generic, cortex-a76) and the JIT; and for
+#     digits with --quantized-io (int8 bytes in and out) across the three bundles.
 # Also, on both targets (what tests/llvmgen/objects_test.sh and tests/cli/bundle_test.sh already do is not
 # repeated: they check the digits objects' symbols and compile its header with the host gcc/g++; here):
 #   - every object built here has no undefined symbol but memcpy/memset (float and quantized, all CPUs);
@@ -23,7 +24,8 @@
 #   - two bundles (digits and mlp) linked into one program and both run give the same bytes as alone;
 #   - x86-64-v2 objects contain no AVX instruction (no ymm/zmm, no VEX/EVEX 'v' mnemonic); an
 #     x86-64-v4 object does (so that check can fail);
-#   - unknown --cpu / --features are errors listing the valid values, for both targets;
+#   - unknown --cpu / --features are errors listing the valid values, for both targets, and every listed
+#     CPU and feature is one LLVM 19 recognises (it would only warn and ignore it);
 #   - aarch64 --reloc static and pic, and --weights file, link and run under qemu with the same bytes;
 #     a --reloc pic object links into a shared library that a program uses (both targets).
 # Exit 77 only when aarch64-linux-gnu-gcc or qemu-aarch64 is missing.
@@ -128,7 +130,7 @@ jit_raw() { # MODEL INPUT.npy HEADER OUTDIR [quantization flags] -> OUTDIR/out_<
 first_sample() { head -c "$2" "$1"; }
 
 # ---- 1. float: x86_64, x86-64-v2, aarch64 generic, aarch64 cortex-a76; JIT ----
-echo "== float (tolerance: ${FLOAT_TOL} i.e. bit-identical unless CROSS_FLOAT_TOL is set)"
+echo "== float (tolerance: ${FLOAT_TOL} i.e. bit-identical unless CROSS_FLOAT_TOL is set) (at ${SECONDS}s)"
 for c in "${cases[@]}"; do
   IFS='|' read -r n model jin <<<"$c"
   b=$tmp/f/$n
@@ -161,7 +163,7 @@ build "$tmp/f/v4" x86_64 "$S/tests/models/data/residual/model.onnx" --cpu x86-64
   fail "the x86-64-v4 object has no ymm/zmm register: the no-AVX check cannot tell v2 from v4"
 
 # ---- 2. C++ header and two bundles in one program, both targets ----
-echo "== C++ driver and two bundles in one program"
+echo "== C++ driver and two bundles in one program (at ${SECONDS}s)"
 cat >"$tmp/two.c" <<'C'
 /* two bundles (both named in their own header) in one program; each writes its raw outputs */
 #include <stdio.h>
@@ -217,7 +219,7 @@ for cfg in "x86 x86_64" "a76 aarch64 --cpu cortex-a76"; do
 done
 
 # ---- 3. aarch64 --reloc static|pic, --weights file ----
-echo "== aarch64 relocation models and weights file"
+echo "== aarch64 relocation models and weights file (at ${SECONDS}s)"
 digits=$S/models/digits/digits.onnx
 ref=$tmp/f/digits/a64.out
 for cfg in "rs --reloc static" "rp --reloc pic" "ws --reloc static --weights file" "wp --weights file"; do
@@ -253,7 +255,7 @@ for cfg in "x86_64 $tmp/f/digits/x86.out" "aarch64 $ref"; do
 done
 
 # ---- 4. errors: unknown --cpu / --features list the valid ones ----
-echo "== errors"
+echo "== errors (at ${SECONDS}s)"
 err_lists() { # WHAT EXPECTED-WORDS... -- qllc args
   local what=$1 words=() w; shift
   while [ "$1" != -- ]; do words+=("$1"); shift; done; shift
@@ -268,6 +270,25 @@ err_lists "aarch64 unknown feature" "unknown feature 'avx2'" neon dotprod i8mm s
 err_lists "aarch64 feature without sign" "must start with '+' or '-'" dotprod -- --target aarch64 --features dotprod
 err_lists "aarch64 --cpu native on x86" "native" -- --target aarch64 --cpu native
 err_lists "unknown target" "riscv64" x86_64 aarch64 -- --target riscv64
+# every CPU and feature name the target descriptions accept is one LLVM 19 knows (LLVM would only warn,
+# "'x' is not a recognized processor/feature for this target (ignoring ...)", and build for a generic CPU)
+mlp=$S/tests/models/data/mlp/model.onnx
+for target in x86_64 aarch64; do
+  cpus=$("$QLLC" compile "$mlp" -o "$tmp/err" --target "$target" --cpu no-such-cpu 2>&1 | sed -n 's/.*valid CPUs: //p' | tr -d ',')
+  feats=$("$QLLC" compile "$mlp" -o "$tmp/err" --target "$target" --features +no-such 2>&1 | sed -n 's/.*valid features: //p' | tr -d ',')
+  [ -n "$cpus" ] && [ -n "$feats" ] || { fail "$target: no list of valid CPUs/features in the errors"; continue; }
+  all=""
+  for f in $feats; do all="$all${all:+,}+$f"; done
+  for cpu in $cpus "${cpus%% *} $all"; do
+    [ "$cpu" = native ] && [ "$target" != x86_64 ] && continue
+    set -- $cpu
+    args=(--cpu "$1"); [ $# -gt 1 ] && args+=(--features "$2")
+    "$QLLC" compile "$mlp" -o "$tmp/names" --target "$target" "${args[@]}" >"$tmp/names.log" 2>&1 ||
+      { fail "$target ${args[*]}: $(head -3 "$tmp/names.log")"; continue; }
+    ! grep -qi "not a recognized" "$tmp/names.log" || fail "$target ${args[*]}: LLVM: $(grep -i 'not a recognized' "$tmp/names.log" | sort -u | head -3)"
+  done
+  echo "  $target: LLVM knows all $(echo $cpus | wc -w) CPUs and $(echo $feats | wc -w) features"
+done
 # a valid feature list is accepted and runs
 build "$tmp/r/feat" aarch64 "$digits" --cpu cortex-a55 --features +dotprod,-sve &&
   runbundle "$tmp/r/feat" aarch64 - "$tmp/r/feat.out" "$tmp/in/digits.raw" &&
@@ -275,7 +296,7 @@ build "$tmp/r/feat" aarch64 "$digits" --cpu cortex-a55 --features +dotprod,-sve 
 
 # ---- 5. int8 / int16: bytes equal across targets, CPUs and the JIT ----
 if "$QLLC" profile --help >/dev/null 2>&1; then
-  echo "== quantized"
+  echo "== quantized (at ${SECONDS}s)"
   for c in "${cases[@]}"; do
     IFS='|' read -r n model jin <<<"$c"
     q=$tmp/q/$n
@@ -287,7 +308,8 @@ if "$QLLC" profile --help >/dev/null 2>&1; then
       qf=(--profile "$q/p.yaml" --precision "$prec")
       build "$q/$prec-x86" x86_64 "$model" "${qf[@]}" &&
         runbundle "$q/$prec-x86" x86_64 - "$q/$prec-x86.out" "$tmp/in/$n.raw" || continue
-      grep -qE "(i8|u8|i16)<" "$q/$prec-x86/net.h" || fail "$n $prec: the header shows no quantized value"
+      grep -qE "summary: [1-9][0-9]* nodes quantized \($prec\)" "$q/$prec-x86/net.h" ||
+        fail "$n $prec: the header's precision report shows no $prec node: $(grep 'summary:' "$q/$prec-x86/net.h")"
       for cfg in "v4 x86_64 --cpu x86-64-v4" "a64 aarch64" "a76 aarch64 --cpu cortex-a76"; do
         set -- $cfg
         tag=$1 target=$2; shift 2
@@ -304,9 +326,25 @@ if "$QLLC" profile --help >/dev/null 2>&1; then
       fi
     done
   done
+  # --quantized-io: int8 in, int8 out, no float at the boundary (any int8 bytes are a valid input; these
+  # are 3 images' worth taken from the float test images' bytes)
+  qp=$tmp/q/digits/p.yaml
+  if [ -s "$qp" ]; then
+    head -c 192 "$tmp/in/digits.raw" >"$tmp/in/digits_i8.raw"
+    for cfg in "x86 x86_64" "a64 aarch64" "a76 aarch64 --cpu cortex-a76"; do
+      set -- $cfg
+      tag=$1 target=$2; shift 2
+      d=$tmp/q/qio-$tag
+      build "$d" "$target" "$digits" --profile "$qp" --precision int8 --quantized-io "$@" || continue
+      grep -qE '^ \*   input  i8\[' "$d/net.h" || fail "--quantized-io: the input is not int8 in the header"
+      runbundle "$d" "$target" - "$d.out" "$tmp/in/digits_i8.raw" || continue
+      [ "$(stat -c %s "$d.out")" = 30 ] || fail "--quantized-io $target: expected 3 x 10 int8 outputs, got $(stat -c %s "$d.out") bytes"
+      [ "$tag" = x86 ] || same_bytes "$d.out" "$tmp/q/qio-x86.out" "digits int8 --quantized-io: $target ${*:-default cpu} vs x86_64"
+    done
+  fi
 else
   echo "== quantized: NOT RUN: this qllc has no 'profile' command yet"
 fi
 
-[ $fails -eq 0 ] && echo "cross_test: all passed" || echo "cross_test: $fails failed"
+[ $fails -eq 0 ] && echo "cross_test: all passed (${SECONDS}s)" || echo "cross_test: $fails failed"
 [ $fails -eq 0 ]
