@@ -31,4 +31,20 @@ QLLC_INLINE int32_t qk_out(int64_t v, int32_t z_y, int32_t lo, int32_t hi) {
   return (int32_t)v;
 }
 
+/* Row-update kernels (conv, matmul, pools) keep QK_CHUNK accumulators on the stack: a kernel may not
+   allocate. For an output index o reading input o * s + off: the first o >= 0 inside the input, and
+   one past the last o < limit with o * s + off < n (as the float conv.c / pool.c). */
+#define QK_CHUNK 64
+QLLC_INLINE int64_t qk_first_inside(int64_t off, int64_t s) { return off >= 0 ? 0 : (-off + s - 1) / s; }
+QLLC_INLINE int64_t qk_end_inside(int64_t off, int64_t s, int64_t n, int64_t limit) {
+  if (off >= n) return 0;
+  int64_t e = (n - 1 - off) / s + 1;
+  return e < limit ? e : limit;
+}
+/* Number of integers in [lo, hi) and [a, b) both. */
+QLLC_INLINE int64_t qk_overlap(int64_t lo, int64_t hi, int64_t a, int64_t b) {
+  int64_t l = lo > a ? lo : a, h = hi < b ? hi : b;
+  return h > l ? h - l : 0;
+}
+
 #endif

@@ -13,13 +13,6 @@
    Taps in the padding add z_x * w (the padded input reads z_x, real 0; the folded bias cancels it):
    a whole padded row adds z_x * sum_kw w, the columns outside [lo, hi) add z_x * w each. Integer
    sums are exact in any order within the documented accumulator bound. */
-#define QK_CHUNK 64
-QLLC_INLINE int64_t qk_first_inside(int64_t off, int64_t s) { return off >= 0 ? 0 : (-off + s - 1) / s; }
-QLLC_INLINE int64_t qk_end_inside(int64_t off, int64_t s, int64_t n, int64_t limit) {
-  if (off >= n) return 0;
-  int64_t e = (n - 1 - off) / s + 1;
-  return e < limit ? e : limit;
-}
 
 #define CONV2D(TI, ti, TW, tw, TO, to, TB, ACC, REQ)                                                             \
   QLLC_KERNEL void qllc_k_conv2d_##ti##_##tw##_##to(                                                              \

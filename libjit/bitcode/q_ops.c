@@ -3,18 +3,60 @@
  * model's boundary. Numerics as written in kernels_q.h. */
 #include "q_common.h"
 
-/* Walks y (contiguous dims[rank]) at `pos` and the broadcast offsets ao, bo of a and b. */
-#define BROADCAST_LOOP(BODY)                                                                                     \
-  int64_t idx[8] = {0, 0, 0, 0, 0, 0, 0, 0}, total = 1, ao = 0, bo = 0;                                          \
-  for (int64_t d = 0; d < rank; d++) total *= dims[d];                                                           \
-  for (int64_t pos = 0; pos < total; pos++) {                                                                          \
-    BODY;                                                                                                        \
-    for (int64_t d = rank - 1; d >= 0; d--) {                                                                    \
-      idx[d]++, ao += a_strides[d], bo += b_strides[d];                                                          \
-      if (idx[d] < dims[d]) break;                                                                               \
-      ao -= a_strides[d] * dims[d], bo -= b_strides[d] * dims[d], idx[d] = 0;                                    \
+/* Elementwise walk, as the float elementwise.c: adjacent dimensions that both operands step through
+   contiguously are merged (size-1 dimensions dropped), the outer dimensions are walked with an index
+   counter, and the innermost one runs as one loop with a fast form for the common stride patterns
+   (both contiguous, a or b a broadcast scalar) which, after specialisation on constant strides, is
+   the only one left and vectorizes. Returns the merged rank (0: a single element). */
+QLLC_INLINE int64_t qk_merge(int64_t rank, const int64_t *dims, const int64_t *as, const int64_t *bs, int64_t *d,
+                             int64_t *sa, int64_t *sb) {
+  int64_t r = 0;
+  for (int64_t i = 0; i < rank; i++) {
+    if (dims[i] == 1) continue;
+    if (r > 0 && sa[r - 1] == as[i] * dims[i] && sb[r - 1] == bs[i] * dims[i]) {
+      d[r - 1] *= dims[i], sa[r - 1] = as[i], sb[r - 1] = bs[i];
+      continue;
+    }
+    d[r] = dims[i], sa[r] = as[i], sb[r] = bs[i];
+    r++;
+  }
+  return r;
+}
+
+/* EL(u, v) computes y from the int32 values u = a[..], v = b[..]. */
+#define BINARY_WALK(T, EL)                                                                                       \
+  int64_t d[8], sa[8], sb[8];                                                                                    \
+  int64_t r = qk_merge(rank, dims, a_strides, b_strides, d, sa, sb);                                             \
+  if (r == 0) d[0] = 1, sa[0] = sb[0] = 0, r = 1;                                                                \
+  const int64_t len = d[r - 1], ia = sa[r - 1], ib = sb[r - 1];                                                  \
+  int64_t outer = 1, idx[8] = {0, 0, 0, 0, 0, 0, 0, 0}, ao = 0, bo = 0;                                          \
+  for (int64_t k = 0; k < r - 1; k++) outer *= d[k];                                                             \
+  for (int64_t o = 0; o < outer; o++) {                                                                          \
+    T *yr = y + o * len;                                                                                         \
+    const T *ar = a + ao, *br = b + bo;                                                                          \
+    if (ia == 1 && ib == 1) {                                                                                    \
+      for (int64_t i = 0; i < len; i++) yr[i] = (T)EL((int32_t)ar[i], (int32_t)br[i]);                           \
+    } else if (ia == 1 && ib == 0) {                                                                             \
+      const int32_t v = br[0];                                                                                   \
+      for (int64_t i = 0; i < len; i++) yr[i] = (T)EL((int32_t)ar[i], v);                                        \
+    } else if (ia == 0 && ib == 1) {                                                                             \
+      const int32_t u = ar[0];                                                                                   \
+      for (int64_t i = 0; i < len; i++) yr[i] = (T)EL(u, (int32_t)br[i]);                                        \
+    } else {                                                                                                     \
+      for (int64_t i = 0; i < len; i++) yr[i] = (T)EL((int32_t)ar[i * ia], (int32_t)br[i * ib]);                 \
+    }                                                                                                            \
+    for (int64_t k = r - 2; k >= 0; k--) {                                                                       \
+      idx[k]++, ao += sa[k], bo += sb[k];                                                                        \
+      if (idx[k] < d[k]) break;                                                                                  \
+      ao -= sa[k] * d[k], bo -= sb[k] * d[k], idx[k] = 0;                                                        \
     }                                                                                                            \
   }
+
+/* add/sub: one rounding of the two-term sum with the shared shift n (terms < 2^47: int64 exact). */
+#define ADD_EL(u, v) qk_out(((int64_t)((u) - z_a) * m_a + (int64_t)((v) - z_b) * m_b + half) >> n, z_y, act_lo, act_hi)
+#define SUB_EL(u, v) qk_out(((int64_t)((u) - z_a) * m_a - (int64_t)((v) - z_b) * m_b + half) >> n, z_y, act_lo, act_hi)
+/* mul: the product needs 32 bits for int16, so its REQUANT needs the 128-bit form. */
+#define MUL_EL(u, v) qk_out(qk_req64((int64_t)((u) - z_a) * (int64_t)((v) - z_b), m, n), z_y, act_lo, act_hi)
 
 #define ELTWISE(T, t)                                                                                            \
   QLLC_KERNEL void qllc_k_add_##t##_##t##_##t(T *QLLC_RESTRICT y, const T *a, const T *b, int64_t rank,           \
@@ -22,31 +64,22 @@
                                               const int64_t *b_strides, int32_t z_a, int32_t m_a, int32_t z_b,   \
                                               int32_t m_b, int32_t n, int32_t z_y, int32_t act_lo,               \
                                               int32_t act_hi) {                                                  \
-    int64_t half = n > 0 ? (int64_t)1 << (n - 1) : 0;                                                            \
-    BROADCAST_LOOP({                                                                                             \
-      int64_t v = ((int64_t)((int32_t)a[ao] - z_a) * m_a + (int64_t)((int32_t)b[bo] - z_b) * m_b + half) >> n;  \
-      y[pos] = (T)qk_out(v, z_y, act_lo, act_hi);                                                                  \
-    })                                                                                                           \
+    const int64_t half = n > 0 ? (int64_t)1 << (n - 1) : 0;                                                      \
+    BINARY_WALK(T, ADD_EL)                                                                                       \
   }                                                                                                              \
   QLLC_KERNEL void qllc_k_sub_##t##_##t##_##t(T *QLLC_RESTRICT y, const T *a, const T *b, int64_t rank,           \
                                               const int64_t *dims, const int64_t *a_strides,                     \
                                               const int64_t *b_strides, int32_t z_a, int32_t m_a, int32_t z_b,   \
                                               int32_t m_b, int32_t n, int32_t z_y, int32_t act_lo,               \
                                               int32_t act_hi) {                                                  \
-    int64_t half = n > 0 ? (int64_t)1 << (n - 1) : 0;                                                            \
-    BROADCAST_LOOP({                                                                                             \
-      int64_t v = ((int64_t)((int32_t)a[ao] - z_a) * m_a - (int64_t)((int32_t)b[bo] - z_b) * m_b + half) >> n;  \
-      y[pos] = (T)qk_out(v, z_y, act_lo, act_hi);                                                                  \
-    })                                                                                                           \
+    const int64_t half = n > 0 ? (int64_t)1 << (n - 1) : 0;                                                      \
+    BINARY_WALK(T, SUB_EL)                                                                                       \
   }                                                                                                              \
   QLLC_KERNEL void qllc_k_mul_##t##_##t##_##t(T *QLLC_RESTRICT y, const T *a, const T *b, int64_t rank,           \
                                               const int64_t *dims, const int64_t *a_strides,                     \
                                               const int64_t *b_strides, int32_t z_a, int32_t z_b, int32_t m,     \
                                               int32_t n, int32_t z_y, int32_t act_lo, int32_t act_hi) {          \
-    BROADCAST_LOOP({                                                                                             \
-      int64_t p = (int64_t)((int32_t)a[ao] - z_a) * (int64_t)((int32_t)b[bo] - z_b);                             \
-      y[pos] = (T)qk_out(qk_req64(p, m, n), z_y, act_lo, act_hi);                                                  \
-    })                                                                                                           \
+    BINARY_WALK(T, MUL_EL)                                                                                       \
   }
 
 #define UNARY(T, t, QMIN)                                                                                        \
@@ -61,6 +94,8 @@
   QLLC_KERNEL void qllc_k_clamp_##t##_##t(T *y, const T *x, int64_t count, int32_t lo, int32_t hi) {               \
     for (int64_t i = 0; i < count; i++) y[i] = (T)qk_out(x[i], 0, lo, hi);                                        \
   }                                                                                                              \
+  /* maxpool: whole-row updates over the ow range inside the image per tap (padding never wins); a      \
+     window entirely in the padding gives the type's minimum. */                                           \
   QLLC_KERNEL void qllc_k_maxpool2d_##t##_##t(T *QLLC_RESTRICT y, const T *QLLC_RESTRICT x, int64_t NC, int64_t H, \
                                               int64_t W, int64_t OH, int64_t OW, int64_t KH, int64_t KW,          \
                                               int64_t stride_h, int64_t stride_w, int64_t pad_top,               \
@@ -68,47 +103,62 @@
                                               int64_t dil_h, int64_t dil_w) {                                    \
     (void)pad_bottom, (void)pad_right;                                                                           \
     for (int64_t p = 0; p < NC; p++)                                                                             \
-      for (int64_t oh = 0; oh < OH; oh++)                                                                        \
-        for (int64_t ow = 0; ow < OW; ow++) {                                                                    \
-          int32_t best = QMIN;                                                                                   \
-          for (int64_t kh = 0; kh < KH; kh++) {                                                                  \
-            int64_t ih = oh * stride_h - pad_top + kh * dil_h;                                                   \
-            if (ih < 0 || ih >= H) continue;                                                                     \
-            for (int64_t kw = 0; kw < KW; kw++) {                                                                \
-              int64_t iw = ow * stride_w - pad_left + kw * dil_w;                                                \
-              if (iw < 0 || iw >= W) continue;                                                                   \
-              int32_t v = x[(p * H + ih) * W + iw];                                                              \
-              if (v > best) best = v;                                                                            \
+      for (int64_t oh = 0; oh < OH; oh++) {                                                                      \
+        T *yr = y + (p * OH + oh) * OW;                                                                          \
+        for (int64_t ow = 0; ow < OW; ow++) yr[ow] = (T)QMIN;                                                    \
+        for (int64_t kh = 0; kh < KH; kh++) {                                                                    \
+          const int64_t ih = oh * stride_h - pad_top + kh * dil_h;                                               \
+          if (ih < 0 || ih >= H) continue;                                                                       \
+          const T *xr = x + (p * H + ih) * W;                                                                    \
+          for (int64_t kw = 0; kw < KW; kw++) {                                                                  \
+            const int64_t off = kw * dil_w - pad_left;                                                           \
+            const int64_t lo = qk_first_inside(off, stride_w), hi = qk_end_inside(off, stride_w, W, OW);         \
+            for (int64_t ow = lo; ow < hi; ow++) {                                                               \
+              const T v = xr[ow * stride_w + off];                                                               \
+              yr[ow] = v > yr[ow] ? v : yr[ow];                                                                  \
             }                                                                                                    \
           }                                                                                                      \
-          y[(p * OH + oh) * OW + ow] = (T)best;                                                                  \
         }                                                                                                        \
+      }                                                                                                          \
   }                                                                                                              \
+  /* avgpool: ow in chunks of int64 sums of (x - z_x), row updates per tap as maxpool; the count of a        \
+     window is (rows inside) * (columns inside) of the image, or with count_include_pad of the padded     \
+     extent [-pad_top, H + pad_bottom) x [-pad_left, W + pad_right) (a ceil-mode window may reach past it). */ \
   QLLC_KERNEL void qllc_k_avgpool2d_##t##_##t(                                                                    \
       T *QLLC_RESTRICT y, const T *QLLC_RESTRICT x, const int32_t *m, const int32_t *n, int64_t NC, int64_t H,     \
       int64_t W, int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t stride_h, int64_t stride_w,             \
       int64_t pad_top, int64_t pad_left, int64_t pad_bottom, int64_t pad_right, int64_t count_include_pad,        \
       int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi) {                                                \
+    const int64_t h0 = count_include_pad ? -pad_top : 0, h1 = count_include_pad ? H + pad_bottom : H;            \
+    const int64_t w0 = count_include_pad ? -pad_left : 0, w1 = count_include_pad ? W + pad_right : W;           \
+    int64_t acc[QK_CHUNK];                                                                                       \
     for (int64_t p = 0; p < NC; p++)                                                                             \
-      for (int64_t oh = 0; oh < OH; oh++)                                                                        \
-        for (int64_t ow = 0; ow < OW; ow++) {                                                                    \
-          int64_t sum = 0, cnt = 0;                                                                              \
+      for (int64_t oh = 0; oh < OH; oh++) {                                                                      \
+        const int64_t ih0 = oh * stride_h - pad_top, hcount = qk_overlap(ih0, ih0 + KH, h0, h1);                 \
+        for (int64_t ow0 = 0; ow0 < OW; ow0 += QK_CHUNK) {                                                       \
+          const int64_t cnt = OW - ow0 < QK_CHUNK ? OW - ow0 : QK_CHUNK;                                         \
+          for (int64_t j = 0; j < cnt; j++) acc[j] = 0;                                                          \
           for (int64_t kh = 0; kh < KH; kh++) {                                                                  \
-            int64_t ih = oh * stride_h - pad_top + kh;                                                           \
+            const int64_t ih = ih0 + kh;                                                                         \
+            if (ih < 0 || ih >= H) continue;                                                                     \
+            const T *xr = x + (p * H + ih) * W;                                                                  \
             for (int64_t kw = 0; kw < KW; kw++) {                                                                \
-              int64_t iw = ow * stride_w - pad_left + kw;                                                        \
-              if (ih >= 0 && ih < H && iw >= 0 && iw < W) {                                                      \
-                sum += (int32_t)x[(p * H + ih) * W + iw] - z_x;                                                  \
-                cnt++;                                                                                           \
-              } else if (count_include_pad && ih >= -pad_top && ih < H + pad_bottom && iw >= -pad_left &&        \
-                         iw < W + pad_right) {                                                                   \
-                cnt++; /* a padded zero: (z_x - z_x) adds nothing */                                             \
-              }                                                                                                  \
+              const int64_t off = kw - pad_left;                                                                 \
+              int64_t lo = qk_first_inside(off, stride_w) - ow0, hi = qk_end_inside(off, stride_w, W, OW) - ow0; \
+              lo = lo < 0 ? 0 : lo > cnt ? cnt : lo;                                                             \
+              hi = hi < lo ? lo : hi > cnt ? cnt : hi;                                                           \
+              const T *xs = xr + ow0 * stride_w + off;                                                           \
+              for (int64_t j = lo; j < hi; j++) acc[j] += (int32_t)xs[j * stride_w] - z_x;                       \
             }                                                                                                    \
           }                                                                                                      \
-          y[(p * OH + oh) * OW + ow] = (T)(cnt ? qk_out(qk_req64(sum, m[cnt], n[cnt]), z_y, act_lo, act_hi)     \
-                                             : qk_out(0, z_y, act_lo, act_hi));                                  \
+          T *yr = y + (p * OH + oh) * OW + ow0;                                                                  \
+          for (int64_t j = 0; j < cnt; j++) {                                                                    \
+            const int64_t iw0 = (ow0 + j) * stride_w - pad_left;                                                 \
+            const int64_t c = hcount * qk_overlap(iw0, iw0 + KW, w0, w1);                                        \
+            yr[j] = (T)qk_out(c ? qk_req64(acc[j], m[c], n[c]) : 0, z_y, act_lo, act_hi);                        \
+          }                                                                                                      \
         }                                                                                                        \
+      }                                                                                                          \
   }                                                                                                              \
   QLLC_KERNEL void qllc_k_global_avgpool_##t##_##t(T *QLLC_RESTRICT y, const T *QLLC_RESTRICT x, int64_t NC,       \
                                                    int64_t HW, int32_t z_x, int32_t m, int32_t n, int32_t z_y,   \

@@ -23,7 +23,7 @@ static int32_t kmin(kind k) { return k == K_I8 ? -128 : k == K_U8 ? 0 : -32768; 
 static int32_t kmax(kind k) { return k == K_I8 ? 127 : k == K_U8 ? 255 : 32767; }
 static size_t ksize(kind k) { return k == K_I16 ? 2 : 1; }
 static void *tbuf(kind k, const int32_t *v, int64_t n) {
-  void *p = malloc((size_t)(n ? n : 1) * ksize(k));
+  void *p = calloc((size_t)(n ? n : 1), ksize(k));
   for (int64_t i = 0; i < n; i++) {
     if (k == K_I8) ((int8_t *)p)[i] = (int8_t)v[i];
     else if (k == K_U8) ((uint8_t *)p)[i] = (uint8_t)v[i];
@@ -172,6 +172,15 @@ static void test_binary_broadcast(void **state) {
         if (t % 3 == 1) lo = zy; /* fused relu */
         run_bin((binop)op, (kind)k, rank, dims, amask, bmask, 0, 0, za, zb, ma, mb, n, zy, lo, hi);
       }
+      /* directed: [N][C][H][W] with a per-channel b [1][C][1][1], a scalar a, all-ones dims, rank 0 */
+      int64_t d4[4] = {2, 3, 5, 7}, d1[4] = {1, 1, 1, 1};
+      int32_t ma, mb, n;
+      pick_params((binop)op, (kind)k, &ma, &mb, &n);
+      run_bin((binop)op, (kind)k, 4, d4, 0, 13, 0, 0, 3, -2, ma, mb, n, 1, kmin(k), kmax(k));
+      run_bin((binop)op, (kind)k, 4, d4, 15, 0, 0, 0, 3, -2, ma, mb, n, 1, kmin(k), kmax(k));
+      run_bin((binop)op, (kind)k, 4, d4, 6, 9, 0, 0, 3, -2, ma, mb, n, 1, kmin(k), kmax(k));
+      run_bin((binop)op, (kind)k, 4, d1, 0, 0, 0, 0, 3, -2, ma, mb, n, 1, kmin(k), kmax(k));
+      run_bin((binop)op, (kind)k, 0, d1, 0, 0, 0, 0, 3, -2, ma, mb, n, 1, kmin(k), kmax(k));
       if (n_inside * 4 < n_total)
         fail_msg("%s_%s: only %lld of %lld outputs inside the clamp", opname[op], kname[k], (long long)n_inside,
                  (long long)n_total);

@@ -99,6 +99,10 @@ static void test_maxpool(void **state) {
       run_maxpool((kind)k, irand(1, 3), H, W, KH, KW, irand(1, 3), irand(1, 3), pt, pl, pb, pr, irand(1, 2),
                   irand(1, 2), (int)irand(0, 1), t < 200 ? 0 : (int)irand(1, 3));
     }
+  for (int k = 0; k < 3; k++) { /* wide rows */
+    run_maxpool((kind)k, 2, 3, 150, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0);
+    run_maxpool((kind)k, 1, 4, 201, 2, 3, 2, 2, 1, 1, 1, 2, 1, 2, 1, 0);
+  }
   /* a 1x1 image under a 3x3 window with pad 1: the only element wins, even the minimum */
   for (int k = 0; k < 3; k++) run_maxpool((kind)k, 2, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1);
 }
@@ -160,6 +164,13 @@ static void test_avgpool(void **state) {
       run_avgpool((kind)k, irand(1, 3), H, W, KH, KW, irand(1, 3), irand(1, 3), pt, pl, pb, pr, (int)irand(0, 1),
                   (int)irand(0, 1), t < 300 ? 0 : (int)irand(1, 3), z_x, z_y, lo, hi, s_x, s_y, &inside, &total);
     }
+    /* wide rows (kernels may process a row in chunks) */
+    run_avgpool((kind)k, 2, 3, 150, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, kmin((kind)k), 0, kmin((kind)k), kmax((kind)k),
+                0.1f, 0.1f, &inside, &total);
+    run_avgpool((kind)k, 1, 4, 201, 2, 3, 2, 2, 1, 1, 1, 2, 1, 1, 0, kmax((kind)k), 1, kmin((kind)k), kmax((kind)k),
+                0.1f, 0.07f, &inside, &total);
+    run_avgpool((kind)k, 1, 2, 140, 1, 2, 1, 1, 0, 1, 0, 1, 1, 0, 3, 5, -1, kmin((kind)k) + 1, kmax((kind)k), 0.3f,
+                0.2f, &inside, &total);
     if (inside * 3 < total) fail_msg("avgpool_%s: only %lld of %lld inside", kname[k], (long long)inside, (long long)total);
   }
 }
