@@ -133,7 +133,7 @@ qllc_status qllc_codegen_resolve(const qllc_options *o, int host, qllc_codegen_o
   char *host_cpu = NULL;
   if (cpu && strcmp(cpu, "native") == 0) {
     if (strcmp(t->name, harch) != 0)
-      return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "--cpu native needs a %s host (this machine is %s)", t->name,
+      return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "--cpu native needs an %s host (this machine is %s)", t->name,
                        harch);
     use_host = 1;
   } else if (!cpu || !*cpu) {
