@@ -14,12 +14,15 @@
  *     MUTABLE or CONST bytes, which nothing overwrites, so placing them last is always correct and does
  *     not lengthen any activation's life.
  *     MUTABLE layout: inputs first, in order, then outputs, each at a QLLC_MEM_ALIGN multiple.
- *  2. Instructions. Nodes are visited in the graph's topological order; each op has one static
- *     function (the dispatch table `lowerers`) that computes shape-derived arguments as immediates or
- *     small CONST int64 arrays and emits calls with exactly the arguments of libjit's kernels
- *     (libjit/bitcode/kernels_f32.h). Kernel names are built from the element kinds of the node's
- *     values (qllc_k_<op>_<in>_<w>_<out>) and checked against the table of kernels libjit provides,
- *     so an unhandled element kind is an UNSUPPORTED error naming the node and the missing kernel.
+ *  2. Instructions. Nodes are visited in the graph's topological order; each op has one row in the
+ *     dispatch table `lowerers`: a float function (here) and a quantized one (lower_q.c, taken when
+ *     the node has a quantization record or an integer activation; see qllc_lower_is_quantized). Each
+ *     computes shape-derived arguments as immediates or small CONST int64 arrays and emits calls with
+ *     exactly the arguments of libjit's kernels (libjit/bitcode/kernels_f32.h, kernels_q.h). Kernel
+ *     names are built from the element kinds of the node's values (qllc_k_<op>_<in>_<w>_<out>) and
+ *     checked against the kernels libjit provides (known_kernels below, lower_q.c's list made from
+ *     kernels_q.h's declarations), so an unhandled element kind is an UNSUPPORTED error naming the node
+ *     and the missing kernel.
  *  3. Liveness. first_use/last_use of each ACT buffer are the first and last instruction that
  *     references it through any alias (inclusive), then qllc_pass_memory_plan places them.
  */
