@@ -140,7 +140,57 @@ static void outputs_match(void **state) {
   qllc_model_free(m);
 }
 
+/* torch_qnnpack.onnx (tests/qdq/make_torch_model.py): eager-mode quantized by torch 1.13 (qnnpack),
+ * exported as QDQ; torch's own quantized outputs for 40 inputs. Every unit must fuse, and qllc must
+ * match torch within 1 LSB on >= 99% of the elements. */
+static void torch_model(void **state) {
+  (void)state;
+  qllc_graph *g = load_recognised(DATA "torch_qnnpack.onnx");
+  for (int i = 0; i < g->n_nodes; i++)
+    if (g->nodes[i]->op != QLLC_OP_QUANTIZE && g->nodes[i]->op != QLLC_OP_DEQUANTIZE) assert_non_null(g->nodes[i]->quant);
+  qllc_graph_free(g);
+  enum { N = 40, IN = 3 * 8 * 8, OUT = 5 };
+  static float xs[N * IN], ys[N * OUT];
+  FILE *f = fopen(DATA "torch_in.bin", "rb");
+  assert_non_null(f);
+  assert_int_equal(fread(xs, sizeof(float), N * IN, f), N * IN);
+  fclose(f);
+  f = fopen(DATA "torch_out.bin", "rb");
+  assert_non_null(f);
+  assert_int_equal(fread(ys, sizeof(float), N * OUT, f), N * OUT);
+  fclose(f);
+  qllc_diag d;
+  qllc_model *m = NULL;
+  assert_int_equal(qllc_model_load(DATA "torch_qnnpack.onnx", &m, &d), QLLC_OK);
+  qllc_options o;
+  qllc_options_init(&o);
+  qllc_jit *j = NULL;
+  assert_int_equal(qllc_jit_compile(m, &o, &j, &d), QLLC_OK);
+  const float lsb = 0.001230805180966854f; /* the fc output scale torch chose */
+  long within1 = 0, worst = 0;
+  for (int s = 0; s < N; s++) {
+    qllc_tensor in = {0}, got;
+    in.elem = QLLC_F32;
+    in.rank = 4;
+    in.dims[0] = 1, in.dims[1] = 3, in.dims[2] = 8, in.dims[3] = 8;
+    in.data = xs + s * IN;
+    assert_int_equal(qllc_jit_run(j, &in, 1, &got, &d), QLLC_OK);
+    for (int i = 0; i < OUT; i++) {
+      long e = lrintf(fabsf(((const float *)got.data)[i] - ys[s * OUT + i]) / lsb);
+      within1 += e <= 1;
+      if (e > worst) worst = e;
+    }
+    qllc_tensor_free(&got);
+  }
+  printf("torch 1.13 qnnpack model: %ld of %d elements (%.2f%%) within 1 LSB of torch, worst %ld LSB\n", within1, N * OUT,
+         100.0 * within1 / (N * OUT), worst);
+  assert_true(within1 * 100 >= N * OUT * 99);
+  qllc_jit_free(j);
+  qllc_model_free(m);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(recognised), cmocka_unit_test(outputs_match)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(recognised), cmocka_unit_test(outputs_match),
+                                     cmocka_unit_test(torch_model)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
