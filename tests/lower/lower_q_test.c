@@ -259,6 +259,48 @@ static void test_fused_conv_i16(void **state) {
   qllc_graph_free(g);
 }
 
+/* MatMul with a constant [K][N] operand and Gemm (transB) with a FUSED record: the fc kernel, M the
+ * product of x's leading dims, N the record's channels; the weights are the record's [N][K]. */
+static void test_fused_matmul_gemm(void **state) {
+  (void)state;
+  qllc_graph *g = qllc_graph_new(NULL);
+  qllc_value *x = qval(g, "x", QLLC_ELEM_I8, 0.05f, 1, 3, D(2, 3, 6));
+  float bk[6 * 4], wt[4 * 6];
+  for (int k = 0; k < 6; k++)
+    for (int j = 0; j < 4; j++) bk[k * 4 + j] = wt[j * 6 + k] = (float)((k * 5 + j * 3) % 7 - 3) * 0.25f;
+  qllc_value *b = qllc_const_new(g, "B", QLLC_ELEM_F32, 2, D(6, 4), bk);
+  qllc_value *m = qval(g, "m", QLLC_ELEM_I8, 0.1f, -2, 3, D(2, 3, 4));
+  qllc_value *m2 = qval(g, "m2", QLLC_ELEM_I8, 0.1f, -2, 2, D(6, 4));
+  qllc_value *wg = qllc_const_new(g, "Wg", QLLC_ELEM_F32, 2, D(4, 4), wt); /* transB: [N][K] */
+  qllc_value *y = qval(g, "y", QLLC_ELEM_I8, 0.2f, 0, 2, D(6, 4));
+  qllc_graph_add_input(g, x);
+  qllc_graph_add_output(g, y);
+  qllc_node *nm = node(g, QLLC_OP_MATMUL, "mm", 2, IN(x, b), m);
+  node(g, QLLC_OP_RESHAPE, "rs", 1, IN(m), m2);
+  qllc_node *ng = node(g, QLLC_OP_GEMM, "gemm", 2, IN(m2, wg), y);
+  qllc_node_set_attr_int(g, ng, "transB", 1);
+  qllc_qparams xp = qp(x), mp = qp(m), yp = qp(y);
+  qllc_qnode *q1 = NULL, *q2 = NULL;
+  qllc_diag d = {0};
+  if (qllc_qnode_fused(g->arena, "mm", &xp, &mp, wt, 4, 6, NULL, QLLC_ELEM_I8, 0, 0, 0, -INFINITY, INFINITY, &q1, &d) ||
+      qllc_qnode_fused(g->arena, "gemm", &mp, &yp, wt, 4, 4, NULL, QLLC_ELEM_I8, 1, 0, 0, -INFINITY, INFINITY, &q2, &d))
+    fail_msg("%s", d.message);
+  nm->quant = q1;
+  ng->quant = q2;
+  qllc_program *p = lower_ok(g);
+  assert_int_equal(p->n_instrs, 2);
+  instr(p, 0, "qllc_k_fc_i8_i8_i8", 13);
+  check_const(p, 0, 2, QLLC_ELEM_I8, q1->w_packed, 24);
+  check_ints(p, 0, 6, 7, D(6, 4, 6, 1, -2, -128, 127));
+  instr(p, 1, "qllc_k_fc_i8_i8_i8", 13);
+  check_const(p, 1, 2, QLLC_ELEM_I8, q2->w_packed, 16);
+  check_ints(p, 1, 6, 7, D(6, 4, 4, -2, 0, -128, 127));
+  assert_ptr_equal(arg(p, 1, 1)->buf, arg(p, 0, 0)->buf); /* the Reshape is a view */
+  check_no_float_consts(p, b, wg);
+  qllc_program_free(p);
+  qllc_graph_free(g);
+}
+
 /* ---- the boundary: QuantizeLinear / DequantizeLinear --------------------------------------------- */
 
 static void test_quantize_dequantize(void **state) {
@@ -879,6 +921,7 @@ int main(void) {
       cmocka_unit_test(test_fused_fc_i8),
       cmocka_unit_test(test_fused_fc_16x8),
       cmocka_unit_test(test_fused_conv_i16),
+      cmocka_unit_test(test_fused_matmul_gemm),
       cmocka_unit_test(test_quantize_dequantize),
       cmocka_unit_test(test_concat_requantize_and_copy),
       cmocka_unit_test(test_add_mul),
