@@ -750,6 +750,66 @@ static void test_avgpool(void **state) {
   assert_int_equal(q->pool_m[4], 1 << 30), assert_int_equal(q->pool_n[4], 31);
 }
 
+/* quantized_io around float nodes: an input read by a float node is dequantized for it, an output
+ * computed in float is quantized under its own name (the float node writes "<name>.f"). */
+static void test_quantized_io_float_ends(void **state) {
+  (void)state;
+  chain_graph();
+  const char *keep[] = {"fc1", "fc2"};
+  qllc_quant_opts o = opts(QLLC_ELEM_I8, QLLC_ELEM_I8);
+  o.keep_float = keep, o.n_keep_float = 2;
+  o.quantized_io = 1;
+  assert_int_equal(qllc_quantize_graph(G, P, &o, &D), QLLC_OK);
+  verify();
+  qllc_node *fc1 = find_node("fc1"), *fc2 = find_node("fc2");
+  expect_params(G->inputs[0], QLLC_ELEM_I8, (float)(4.0 / 255), -64);
+  assert_int_equal(fc1->in[0]->elem, QLLC_ELEM_F32);
+  assert_int_equal(fc1->in[0]->producer->op, QLLC_OP_DEQUANTIZE);
+  assert_ptr_equal(fc1->in[0]->producer->in[0], G->inputs[0]);
+  /* y in [-8, 8]: s = 16 / 255, z = round(-128 + 8 / s) (127.5 in reals) */
+  float sy = (float)(16.0 / 255);
+  qllc_value *y = G->outputs[0];
+  assert_string_equal(y->name, "y");
+  expect_params(y, QLLC_ELEM_I8, sy, (int32_t)rint(-128.0 + 8.0 / (double)sy));
+  assert_int_equal(y->producer->op, QLLC_OP_QUANTIZE);
+  assert_string_equal(fc2->out[0]->name, "y.f");
+  assert_int_equal(fc2->out[0]->elem, QLLC_ELEM_F32);
+  assert_ptr_equal(y->producer->in[0], fc2->out[0]);
+  /* the Relu between them is quantized: fc1's output is quantized for it, dequantized for fc2 */
+  assert_int_equal(count_op(QLLC_OP_QUANTIZE), 2);
+  assert_int_equal(count_op(QLLC_OP_DEQUANTIZE), 2);
+}
+
+/* symmetric_uint8: an Add joins a non-negative value (a Relu layer's output) and a signed one; their
+ * kernel takes one element kind, so the whole class is symmetric int8, while a lone non-negative value
+ * elsewhere is uint8. */
+static void test_symmetric_uint8_classes(void **state) {
+  (void)state;
+  qllc_value *x = val("x", 1, 4), *a = val("a", 1, 2), *b = val("b", 1, 2), *y = val("y", 1, 2), *z = val("z", 1, 2);
+  qllc_graph_add_input(G, x);
+  qllc_node *fc1 = node(QLLC_OP_FC, "fc1", x, cst("W", 2, 2, 4, W1), NULL, a);
+  fc1->act = QLLC_ACT_RELU, fc1->act_lo = 0, fc1->act_hi = INFINITY;
+  node(QLLC_OP_FC, "fc2", x, cst("W2", 2, 2, 4, W1), NULL, b);
+  qllc_node *add = node(QLLC_OP_ADD, "add", a, b, NULL, y);
+  static const float W3[4] = {1, -1, 0.5f, 2};
+  qllc_node *fc3 = node(QLLC_OP_FC, "fc3", y, cst("W3", 2, 2, 2, W3), NULL, z);
+  fc3->act = QLLC_ACT_RELU, fc3->act_lo = 0, fc3->act_hi = INFINITY;
+  qllc_graph_add_output(G, z);
+  range("x", 0, 1), range("a", 0, 2.54f), range("b", -1, 1), range("y", -1, 3), range("z", 0, 5.1f);
+  seal();
+  qllc_quant_opts o = opts(QLLC_ELEM_I8, QLLC_ELEM_I8);
+  o.schema = QLLC_SCHEMA_SYMMETRIC_UINT8;
+  assert_int_equal(qllc_quantize_graph(G, P, &o, &D), QLLC_OK);
+  verify();
+  expect_params(fc1->in[0], QLLC_ELEM_U8, (float)(1.0 / 255), 0);       /* x alone: uint8 */
+  expect_params(add->in[0], QLLC_ELEM_I8, (float)(2.54f / 127.0), 0);   /* a >= 0 but joined to b */
+  expect_params(add->in[1], QLLC_ELEM_I8, (float)(1.0 / 127), 0);
+  expect_params(add->out[0], QLLC_ELEM_I8, (float)(3.0 / 127), 0);
+  expect_params(fc3->out[0], QLLC_ELEM_U8, (float)(5.1f / 255.0), 0);   /* z alone: uint8 */
+  assert_int_equal(((const qllc_qnode *)fc1->quant)->in_elem, QLLC_ELEM_U8);
+  assert_int_equal(((const qllc_qnode *)fc1->quant)->out_elem, QLLC_ELEM_I8);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_fc_int8, setup, teardown),
@@ -775,6 +835,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_const_operand, setup, teardown),
       cmocka_unit_test_setup_teardown(test_matmul, setup, teardown),
       cmocka_unit_test_setup_teardown(test_avgpool, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_quantized_io_float_ends, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_symmetric_uint8_classes, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
