@@ -56,6 +56,36 @@ static const char *kind_name(qllc_qkind k) {
   }
 }
 
+/* Channels whose weight scale was raised above max |w| / qmax so that the bias fits int32 (the
+ * quantizer's widen_for_bias, issue 4's way out of bias saturation; it costs weight resolution on those
+ * channels). Read from the f32 weights the fused node still has as its input 1. A power2 scale is up
+ * to 2x its natural value without being widened. */
+static int64_t widened(const qllc_node *n, const qllc_qnode *q) {
+  const qllc_value *w = n->n_in > 1 ? n->in[1] : NULL;
+  if (!w || !w->data || w->elem != QLLC_ELEM_F32 || !q->w_scales || q->channels < 1) return 0;
+  int64_t numel = qllc_value_numel(w), C = q->channels, K = numel / C;
+  if (K < 1 || K * C != numel) return 0;
+  double qmax = q->w_elem == QLLC_ELEM_I16 ? 32767.0 : 127.0;
+  int per_tensor = 1;
+  for (int64_t c = 1; c < C; c++) per_tensor &= q->w_scales[c] == q->w_scales[0];
+  const float *d = w->data;
+  double all = 0;
+  if (per_tensor)
+    for (int64_t i = 0; i < numel; i++) all = fmax(all, fabs((double)d[i]));
+  int64_t count = 0;
+  for (int64_t c = 0; c < C; c++) {
+    double amax = all;
+    if (!per_tensor)
+      for (int64_t k = 0; k < K; k++) amax = fmax(amax, fabs((double)d[c * K + k]));
+    double natural = amax / qmax, s = q->w_scales[c];
+    if (natural == 0) continue;
+    int e;
+    int pow2 = frexp(s, &e) == 0.5;
+    if (s > natural * (pow2 ? 2.0 : 1.0) * (1 + 1e-6)) count++;
+  }
+  return per_tensor && count ? C : count;
+}
+
 /* The clamp, when narrower than the output type's range. */
 static void clamp(FILE *f, const qllc_qnode *q) {
   int32_t qmin, qmax;
@@ -112,6 +142,8 @@ int qllc_quant_report_print(const qllc_graph *g, FILE *f, const char *prefix) {
           fprintf(f, "  w per-tensor s=%.8g", q->w_scales ? (double)q->w_scales[0] : 0.0);
         else
           fprintf(f, "  w per-channel(%lld)", (long long)q->channels);
+        int64_t wid = widened(n, q);
+        if (wid) fprintf(f, "  w widened for the bias in %lld channel%s", (long long)wid, wid == 1 ? "" : "s");
         if (q->bias_report.n_clipped) fputs("  BIAS CLIPPED", f);
       }
       if (n->op == QLLC_OP_PAD && q->z_x != q->z_y) fprintf(f, "  pad %d", (int)q->z_x);

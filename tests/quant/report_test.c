@@ -85,7 +85,8 @@ static void test_report_int8(void **state) {
   for (int i = 0; i < G->n_nodes; i++) assert_non_null(strstr(r, G->nodes[i]->name));
   for (const char *l = r; *l; l = strchr(l, '\n') + 1) assert_memory_equal(l, " * ", 3);
   assert_non_null(strstr(r, "FullyConnected    i8 x i8 -> i8  acc i32  bias i32"));
-  assert_non_null(strstr(r, "w per-channel(2)"));
+  assert_non_null(strstr(r, "w per-channel(2)  BIAS CLIPPED"));
+  assert_null(strstr(r, "widened"));
   /* x: s = 4/255 printed with enough digits to read back, z = -64 */
   char xs[64];
   snprintf(xs, sizeof xs, "x s=%.8g z=-64", (double)(float)(4.0 / 255));
@@ -133,6 +134,8 @@ static void test_report_16x8(void **state) {
   assert_non_null(strstr(r, "i16 x i8 -> i16  acc i64  bias i32"));
   assert_non_null(strstr(r, "Softmax"));
   assert_null(strstr(r, "bias clipped"));
+  /* the bias 1e6 did not fit with s_w = 2/127: channel 0's weight scale was widened, channel 1's not */
+  assert_non_null(strstr(r, "w per-channel(2)  w widened for the bias in 1 channel\n"));
   assert_null(strstr(r, "float  ("));
   assert_non_null(strstr(r, "summary: 3 nodes quantized (int16), 0 in float, 2 quantize/dequantize, 0 clipped biases"));
   /* the Relu's clamp starts at z = 0 */
