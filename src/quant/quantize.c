@@ -169,9 +169,13 @@ static qllc_qkind classify(qllc_graph *g, const qllc_node *n, const char **why) 
       *why = qllc_arena_printf(g->arena, "%s with a run-time bias has no fused integer kernel", op);
     else k = QLLC_QK_FUSED;
     break;
-  case QLLC_OP_GEMM:
-    *why = "a Gemm that is not a fully-connected layer (transA, a run-time or non-2-D B, or a bias that is "
-           "not one value per output column) has no integer kernel";
+  case QLLC_OP_GEMM: /* gemm_to_fc turned every Gemm that is a fully-connected layer into FC */
+    if (n->in[1] && !n->in[1]->data)
+      *why = "a Gemm whose B is computed at run time has no integer kernel (only constant weights fuse)";
+    else if (qllc_attr_int(n, "transA", 0))
+      *why = "a Gemm with transA = 1 has no integer kernel";
+    else
+      *why = "a Gemm whose bias C is not one value per output column has no integer kernel";
     break;
   case QLLC_OP_MATMUL: k = QLLC_QK_MATMUL; break;
   case QLLC_OP_ADD: case QLLC_OP_SUB: case QLLC_OP_MUL: case QLLC_OP_CONCAT:

@@ -810,6 +810,24 @@ static void test_symmetric_uint8_classes(void **state) {
   assert_int_equal(((const qllc_qnode *)fc1->quant)->out_elem, QLLC_ELEM_I8);
 }
 
+/* A Gemm left by gemm_to_fc (run-time B) stays in float with the reason; with nothing quantized around
+ * it, no Quantize/Dequantize appears. */
+static void test_gemm_runtime_b(void **state) {
+  (void)state;
+  qllc_value *a = val("a", 2, 3), *b = val("b", 3, 2), *y = val("y", 2, 2);
+  qllc_graph_add_input(G, a), qllc_graph_add_input(G, b);
+  qllc_node *gm = node(QLLC_OP_GEMM, "gemm", a, b, NULL, y);
+  qllc_graph_add_output(G, y);
+  range("a", -1, 1), range("b", -1, 1), range("y", -3, 3);
+  seal();
+  qllc_quant_opts o = opts(QLLC_ELEM_I8, QLLC_ELEM_I8);
+  assert_int_equal(qllc_quantize_graph(G, P, &o, &D), QLLC_OK);
+  assert_true(gm->keep_float);
+  assert_non_null(strstr(gm->float_reason, "B is computed at run time"));
+  assert_int_equal(G->n_nodes, 1);
+  assert_int_equal(y->elem, QLLC_ELEM_F32);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_fc_int8, setup, teardown),
@@ -837,6 +855,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_avgpool, setup, teardown),
       cmocka_unit_test_setup_teardown(test_quantized_io_float_ends, setup, teardown),
       cmocka_unit_test_setup_teardown(test_symmetric_uint8_classes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_gemm_runtime_b, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
