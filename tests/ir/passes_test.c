@@ -528,6 +528,56 @@ static void test_matmul_add_stays(void **state) {
   qllc_graph_free(g);
 }
 
+
+/* MatMul of x[2,3,4] by constant B[4,5] then Add c[5] (a transformer's Linear): Reshape x to [6,4], one FC
+ * with the bias, Reshape back to [2,3,5] writing the Add's output z (a graph output, name kept). */
+static void test_matmul_add_rank3(void **state) {
+  qllc_graph *g = qllc_graph_new("t.onnx");
+  int64_t xd[3] = {2, 3, 4}, bd[2] = {4, 5}, yd[3] = {2, 3, 5}, cd[1] = {5};
+  qllc_value *x = input(g, "x", 3, xd);
+  qllc_value *bm = rconst(g, "B", 2, bd, 1.0f, 0.0f);
+  qllc_value *c = rconst(g, "bias", 1, cd, 1.0f, 0.5f);
+  float Bv[20], cv[5];
+  memcpy(Bv, bm->data, sizeof Bv);
+  memcpy(cv, c->data, sizeof cv);
+  qllc_node *mm = node1(g, QLLC_OP_MATMUL, "mm", "mm_out", 3, yd, 2, x, bm);
+  qllc_node *add = node1(g, QLLC_OP_ADD, "add", "z", 3, yd, 2, mm->out[0], c);
+  output(g, add->out[0]);
+  pass_ok(qllc_pass_gemm_to_fc, g);
+  assert_int_equal(count_op(g, QLLC_OP_MATMUL), 0);
+  assert_int_equal(count_op(g, QLLC_OP_ADD), 0);
+  assert_int_equal(count_op(g, QLLC_OP_FC), 1);
+  assert_int_equal(count_op(g, QLLC_OP_RESHAPE), 2);
+  assert_int_equal(g->n_nodes, 3);
+  assert_int_equal(g->nodes[0]->op, QLLC_OP_RESHAPE);
+  assert_int_equal(g->nodes[1]->op, QLLC_OP_FC);
+  assert_int_equal(g->nodes[2]->op, QLLC_OP_RESHAPE);
+  qllc_node *fc = g->nodes[1];
+  assert_string_equal(fc->name, "mm");
+  assert_ptr_equal(fc->in[0], g->nodes[0]->out[0]);
+  assert_int_equal(fc->in[0]->rank, 2);
+  assert_int_equal(fc->in[0]->dims[0], 6);
+  assert_int_equal(fc->out[0]->dims[0], 6);
+  assert_int_equal(fc->out[0]->dims[1], 5);
+  assert_ptr_equal(g->nodes[2]->in[0], fc->out[0]);
+  assert_string_equal(g->nodes[2]->out[0]->name, "z");
+  assert_ptr_equal(g->outputs[0], g->nodes[2]->out[0]);
+  assert_int_equal(qllc_graph_verify(g, NULL), QLLC_OK);
+  /* numerics: y = x B + c, row-major over the flattened [6, 4] view */
+  float xv[24];
+  for (int i = 0; i < 24; i++) xv[i] = rnd();
+  double got[30], ref[30];
+  fc_ref(got, xv, fc->in[1]->data, fc->in[2]->data, 6, 5, 4);
+  for (int m = 0; m < 6; m++)
+    for (int n = 0; n < 5; n++) {
+      double acc = cv[n];
+      for (int k = 0; k < 4; k++) acc += (double)xv[m * 4 + k] * Bv[k * 5 + n];
+      ref[m * 5 + n] = acc;
+    }
+  assert_close(got, ref, 30, 1e-6);
+  qllc_graph_free(g);
+}
+
 /* ---- fuse_activation ------------------------------------------------------------------------------ */
 
 static qllc_node *conv1x1(qllc_graph *g, const char *name, qllc_value *x, const char *out) {
@@ -782,6 +832,7 @@ int main(void) {
       cmocka_unit_test(test_gemm_stays),
       cmocka_unit_test(test_matmul_add_to_fc),
       cmocka_unit_test(test_matmul_add_stays),
+      cmocka_unit_test(test_matmul_add_rank3),
       cmocka_unit_test(test_fuse_relu),
       cmocka_unit_test(test_fuse_clip_gemm_fc),
       cmocka_unit_test(test_fuse_refused),
