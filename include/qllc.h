@@ -88,7 +88,8 @@ typedef enum qllc_schema {
   QLLC_SCHEMA_ASYMMETRIC = 0,
   QLLC_SCHEMA_SYMMETRIC,
   QLLC_SCHEMA_SYMMETRIC_UINT8,
-  QLLC_SCHEMA_POWER2
+  QLLC_SCHEMA_POWER2,
+  QLLC_SCHEMA_DEFAULT /* asymmetric at int8, symmetric (z = 0) at int16 (DESIGN section 2) */
 } qllc_schema;
 typedef enum qllc_calibration { QLLC_CAL_MINMAX = 0, QLLC_CAL_PERCENTILE, QLLC_CAL_KL } qllc_calibration;
 
@@ -98,7 +99,7 @@ typedef struct qllc_options {
   /* quantization */
   qllc_precision precision;        /* default float: no quantization */
   qllc_precision weight_precision; /* default = precision; INT8 with INT16 gives the 16x8 mode */
-  qllc_schema schema;              /* default asymmetric */
+  qllc_schema schema;              /* default QLLC_SCHEMA_DEFAULT: asymmetric int8, symmetric int16 */
   qllc_calibration calibration;    /* default minmax */
   int per_tensor;                  /* weights per tensor instead of per output channel */
   const char *profile_path;        /* profile YAML (required for int8/int16) */

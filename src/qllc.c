@@ -137,7 +137,7 @@ static qllc_status check_precision(const qllc_options *o, qllc_diag *diag) {
                      "--precision %s needs a profile: run 'qllc profile MODEL --dataset DATA -o profile.yaml' "
                      "and pass --profile profile.yaml",
                      o->precision == QLLC_PREC_INT8 ? "int8" : "int16");
-  if ((unsigned)o->schema > QLLC_SCHEMA_POWER2)
+  if ((unsigned)o->schema > QLLC_SCHEMA_DEFAULT)
     return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "unknown schema %d", (int)o->schema);
   if ((unsigned)o->calibration > QLLC_CAL_KL)
     return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "unknown calibration %d", (int)o->calibration);
@@ -226,7 +226,10 @@ static qllc_status quantize(qllc_graph *g, const qllc_options *o, qllc_diag *dia
   if (st != QLLC_OK) return st;
   const qllc_target_desc *t = qllc_target_lookup(o->target ? o->target : host_target());
   if (!t) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "unknown target '%s'", o->target ? o->target : "");
-  qo.schema = o->schema;
+  /* DESIGN section 2: int16 activations are symmetric (z = 0) unless a schema is asked for */
+  qo.schema = o->schema != QLLC_SCHEMA_DEFAULT ? o->schema
+              : qo.act_elem == QLLC_ELEM_I16     ? QLLC_SCHEMA_SYMMETRIC
+                                                 : QLLC_SCHEMA_ASYMMETRIC;
   qo.calib.method = o->calibration;
   qo.per_tensor = o->per_tensor;
   qo.keep_float = o->keep_float;
@@ -337,7 +340,7 @@ void qllc_options_init(qllc_options *o) {
   memset(o, 0, sizeof *o);
   o->precision = QLLC_PREC_FLOAT;
   o->weight_precision = QLLC_PREC_FLOAT; /* FLOAT here means "same as precision" */
-  o->schema = QLLC_SCHEMA_ASYMMETRIC;
+  o->schema = QLLC_SCHEMA_DEFAULT;
   o->calibration = QLLC_CAL_MINMAX;
   o->target = NULL; /* x86_64 */
   o->cpu = NULL;

@@ -32,7 +32,7 @@ static void test_options_defaults(void **state) {
   qllc_options_init(&o);
   assert_int_equal(o.precision, QLLC_PREC_FLOAT);
   assert_int_equal(o.weight_precision, QLLC_PREC_FLOAT);
-  assert_int_equal(o.schema, QLLC_SCHEMA_ASYMMETRIC);
+  assert_int_equal(o.schema, QLLC_SCHEMA_DEFAULT); /* asymmetric at int8, symmetric at int16 */
   assert_int_equal(o.calibration, QLLC_CAL_MINMAX);
   assert_int_equal(o.reloc_pic, 1);
   assert_int_equal(o.weights_file, 0);

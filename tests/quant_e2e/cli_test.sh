@@ -57,6 +57,12 @@ for schema in asymmetric symmetric symmetric_uint8 power2; do
     fi
   done
 done
+# default schema (DESIGN section 2): symmetric, z = 0, at int16; asymmetric at int8
+"$QLLC" info "$M" --profile "$tmp/p.yaml" --precision int16 >"$tmp/i16" 2>&1 || fail "info int16: $(cat "$tmp/i16")"
+grep -qE ' z=-?[0-9]+' "$tmp/i16" || fail "int16 default: no zero points in the report"
+grep -E ' (x|y) s=[^ ]+ z=-?[1-9]' "$tmp/i16" && fail "int16 default schema is not symmetric (a non-zero zero point)"
+"$QLLC" info "$M" --profile "$tmp/p.yaml" --precision int8 >"$tmp/i8" 2>&1 || fail "info int8: $(cat "$tmp/i8")"
+grep -qE ' (x|y) s=[^ ]+ z=-?[1-9]' "$tmp/i8" || fail "int8 default schema is not asymmetric (all zero points 0)"
 # 16x8 and int8
 "$QLLC" compile "$M" --profile "$tmp/p.yaml" --precision int16 --weight-precision int8 -o "$tmp/b168" --name cnn >/dev/null 2>&1 \
   || fail "compile 16x8"

@@ -189,7 +189,7 @@ static const cli_opt quant_opts[] = {
     {"--weight-precision", NULL, "int8|int16", "weight precision (default: same as --precision)",
      set_weight_precision},
     {"--schema", NULL, "asymmetric|symmetric|symmetric_uint8|power2", "activation quantization schema "
-     "(default asymmetric)", set_schema},
+     "(default asymmetric at int8, symmetric at int16)", set_schema},
     {"--calibration", NULL, "minmax|percentile|kl", "how ranges are chosen from the profile (default minmax)",
      set_calibration},
     {"--per-tensor", NULL, NULL, "one weight scale per tensor instead of per output channel", set_per_tensor},
