@@ -70,6 +70,9 @@ no_bundle "$tmp/a"
 expect_error 1 "$tmp/regular_file" -- compile "$D/small.onnx" -o "$tmp/regular_file"
 [ -s "$tmp/regular_file" ] && fail "compile wrote into a regular file"
 expect_error 1 "regular_file" -- run "$D/small.onnx" --input "$D/small_x.npy" --output-dir "$tmp/regular_file/sub"
+# run creates a nested output folder (mkdir -p): it only ever writes the outputs there
+"$QLLC" run "$D/small.onnx" --input "$D/small_x.npy" --output-dir "$tmp/n1/n2/n3" >/dev/null 2>&1 &&
+  [ -n "$(ls "$tmp/n1/n2/n3"/*.npy 2>/dev/null)" ] || fail "run --output-dir did not create nested folders"
 
 # ---- target options ----
 expect_error 2 "--target" "x86_64, aarch64" -- compile "$D/small.onnx" -o "$tmp/b_target" --target sparc

@@ -32,6 +32,22 @@ static int same_type(const qllc_tensor *a, const qllc_tensor *b) {
 }
 
 /* A file name from a value name: keeps [A-Za-z0-9_.-], never starts with '.'. */
+/* mkdir -p: creates DIR and any missing parents (the outputs are the only thing `run` writes, so a
+ * fresh nested folder is what a user expects to work). 0, or -1 with errno set. */
+static int mkdir_p(const char *dir) {
+  char buf[4096];
+  struct stat sb;
+  if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf) return errno = ENAMETOOLONG, -1;
+  for (char *p = buf + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = 0;
+    if (stat(buf, &sb) != 0 && mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+    *p = '/';
+  }
+  if (stat(buf, &sb) == 0) return S_ISDIR(sb.st_mode) ? 0 : (errno = ENOTDIR, -1);
+  return mkdir(buf, 0777) == 0 || errno == EEXIST ? 0 : -1;
+}
+
 static void sanitise(const char *name, char *out, size_t size) {
   size_t n = 0;
   if (!*name || name[0] == '.') out[n++] = '_';
@@ -159,8 +175,7 @@ int cmd_run(cli_args *a) {
   }
 
   /* 4. Write and summarise the outputs. */
-  struct stat sb;
-  if (stat(a->output_dir, &sb) != 0 && mkdir(a->output_dir, 0777) != 0) {
+  if (mkdir_p(a->output_dir) != 0) {
     rc = cli_error(a->output_dir, "cannot create output directory: %s", strerror(errno));
     goto out;
   }
