@@ -208,7 +208,7 @@ static const cli_opt target_opts[] = {
 static const cli_opt run_opts[] = {
     {"--input", "-i", "NAME=FILE|FILE", "input tensor as .npy or ONNX TensorProto .pb; a bare FILE fills the "
      "next unnamed input in model order (repeatable)", set_input},
-    {"--output-dir", NULL, "DIR", "where each output is written as <output name>.npy (default .)", set_output_dir},
+    {"--output-dir", NULL, "DIR", "where each output is written as <output name>.npy (default .; created with its parents if missing)", set_output_dir},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static const cli_opt compile_opts[] = {
