@@ -308,9 +308,10 @@ static qllc_status graph_for(qllc_model *m, const qllc_options *o, qllc_graph **
   return QLLC_OK;
 }
 
-/* The precision report of a quantized graph as a malloc'ed string ("" never: NULL for float). */
+/* The precision report of a quantized graph as a malloc'ed string ("" never: NULL for float). A
+ * pre-quantized model (QDQ pass records, explicit Q/DQ) has one without --precision. */
 static char *report_text(const qllc_graph *g, const qllc_options *o) {
-  if (o->precision == QLLC_PREC_FLOAT) return NULL;
+  if (o->precision == QLLC_PREC_FLOAT && !qllc_graph_is_quantized(g)) return NULL;
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
@@ -410,7 +411,7 @@ qllc_status qllc_model_describe(qllc_model *m, const qllc_options *opts, void *s
     fprintf(f, "\n== graph ==\n");
     qllc_graph_print(g, f);
     fprintf(f, "\n== precision ==\n");
-    if (opts->precision == QLLC_PREC_FLOAT)
+    if (opts->precision == QLLC_PREC_FLOAT && !qllc_graph_is_quantized(g))
       fprintf(f, "all nodes float (%d nodes)\n", g->n_nodes);
     else
       qllc_quant_report_print(g, f, "");
@@ -466,7 +467,7 @@ qllc_status qllc_compile_bundle(qllc_model *m, const qllc_options *opts, const c
     cg.entry_name = name;
     cg.reloc_pic = opts->reloc_pic;
     cg.weights_in_object = !opts->weights_file;
-    if (opts->precision != QLLC_PREC_FLOAT && !(report = report_text(g, opts)))
+    if ((opts->precision != QLLC_PREC_FLOAT || qllc_graph_is_quantized(g)) && !(report = report_text(g, opts)))
       st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
     cg.report = report;
   }

@@ -350,10 +350,15 @@ qllc_status qllc_quantize_graph(qllc_graph *g, const qllc_profile *prof, const q
  * float with its reason; each clipped bias with node, count, worst value. Every line starts with
  * `prefix` (e.g. " * " inside a C comment). Returns the number of nodes left in float. */
 int qllc_quant_report_print(const qllc_graph *g, FILE *f, const char *prefix);
+/* 1 when the graph has anything the precision report speaks about: a node with a quantization record
+ * (the quantizer's or the QDQ pass's), a QuantizeLinear/DequantizeLinear, or a node kept in float with
+ * a reason. The report is then worth printing even without --precision (a pre-quantized model). */
+int qllc_graph_is_quantized(const qllc_graph *g);
 
 /* ==== 8. pre-quantized models (qdq.c, issue 6) ==================================================== */
 
-/* 1 when the graph has QuantizeLinear/DequantizeLinear nodes read from the model (not the quantizer's). */
+/* 1 when the graph has QuantizeLinear/DequantizeLinear nodes read from the model (not the quantizer's),
+ * or QLinearConv/QLinearMatMul nodes (whose constant parameters the pass turns into fused records). */
 int qllc_graph_has_qdq(const qllc_graph *g);
 /* Turns DequantizeLinear -> op -> QuantizeLinear units into the quantizer's quantized nodes with the
  * model's own parameters (see the comment at the top of qdq.c); what cannot be fused stays explicit and

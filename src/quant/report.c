@@ -86,6 +86,31 @@ static int64_t widened(const qllc_node *n, const qllc_qnode *q) {
   return per_tensor && count ? C : count;
 }
 
+/* The integer ops of the ONNX standard a pre-quantized model may use as they are (lowered by
+ * lower_qdq.c when the QDQ pass did not turn them into fused records). */
+static int onnx_integer_op(const qllc_node *n) {
+  switch (n->op) {
+  case QLLC_OP_QLINEAR_CONV: case QLLC_OP_QLINEAR_MATMUL: case QLLC_OP_MATMUL_INTEGER: case QLLC_OP_CONV_INTEGER:
+  case QLLC_OP_DYNAMIC_QUANTIZE:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+/* "u8 x i8 -> u8  run-time requantization (float, as onnxruntime)" and the like. */
+static void integer_op(FILE *f, const qllc_node *n) {
+  if (n->op == QLLC_OP_DYNAMIC_QUANTIZE) {
+    fprintf(f, "f32 -> u8  scale and zero point computed at run time");
+    return;
+  }
+  int ql = n->op == QLLC_OP_QLINEAR_CONV || n->op == QLLC_OP_QLINEAR_MATMUL;
+  const qllc_value *a = n->in[0], *b = n->n_in > (ql ? 3 : 1) ? n->in[ql ? 3 : 1] : NULL, *y = n->out[0];
+  fprintf(f, "%s x %s -> %s  acc i32", ename(a->elem), b ? ename(b->elem) : "?", ename(y->elem));
+  if (ql) fputs("  requantized at run time in float (parameters not all constant)", f);
+  else fputs("  int32 result, no requantization", f);
+}
+
 /* The clamp, when narrower than the output type's range. */
 static void clamp(FILE *f, const qllc_qnode *q) {
   int32_t qmin, qmax;
@@ -117,6 +142,10 @@ int qllc_quant_report_print(const qllc_graph *g, FILE *f, const char *prefix) {
       const qllc_value *x = n->in[0], *y = n->out[0];
       fprintf(f, "%s -> %s", ename(x->elem), ename(y->elem));
       params(f, n->op == QLLC_OP_QUANTIZE ? "y" : "x", n->op == QLLC_OP_QUANTIZE ? y : x);
+    } else if (!q && !n->keep_float && onnx_integer_op(n)) {
+      n_quant++;
+      has_8 = 1;
+      integer_op(f, n);
     } else if (n->keep_float || !q) {
       n_float++;
       fprintf(f, "float  (%s)", n->float_reason ? n->float_reason : "not quantized");
@@ -167,4 +196,14 @@ int qllc_quant_report_print(const qllc_graph *g, FILE *f, const char *prefix) {
           has_i16 && has_8 ? "int8 and int16" : has_i16 ? "int16" : has_8 ? "int8" : "none", n_float, n_qdq,
           n_clipped, n_clipped == 1 ? "" : "es");
   return n_float;
+}
+
+int qllc_graph_is_quantized(const qllc_graph *g) {
+  for (int i = 0; i < g->n_nodes; i++) {
+    const qllc_node *n = g->nodes[i];
+    if (n->dead) continue;
+    if (n->quant || n->keep_float || n->op == QLLC_OP_QUANTIZE || n->op == QLLC_OP_DEQUANTIZE || onnx_integer_op(n))
+      return 1;
+  }
+  return 0;
 }
