@@ -42,7 +42,9 @@ static int is_model_qdq(const qllc_node *n, qllc_op op) { return n && !n->dead &
 
 int qllc_graph_has_qdq(const qllc_graph *g) {
   for (int i = 0; i < g->n_nodes; i++)
-    if (is_model_qdq(g->nodes[i], QLLC_OP_QUANTIZE) || is_model_qdq(g->nodes[i], QLLC_OP_DEQUANTIZE)) return 1;
+    if (is_model_qdq(g->nodes[i], QLLC_OP_QUANTIZE) || is_model_qdq(g->nodes[i], QLLC_OP_DEQUANTIZE) ||
+        (!g->nodes[i]->dead && (g->nodes[i]->op == QLLC_OP_QLINEAR_CONV || g->nodes[i]->op == QLLC_OP_QLINEAR_MATMUL)))
+      return 1;
   return 0;
 }
 
@@ -133,19 +135,20 @@ static qllc_status requant(pass *ps, const qllc_node *n, double M, int32_t *m, i
 /* ---- fused layers ---------------------------------------------------------------------------------- */
 
 typedef struct wq {
-  const qllc_node *dq;       /* the weight's DequantizeLinear */
+  const qllc_node *dq;       /* the weight's DequantizeLinear (NULL for QLinearConv/QLinearMatMul) */
   const qllc_value *q;       /* its integer constant */
+  const qllc_value *s, *z;   /* its scale and zero point (z may be NULL) */
+  int64_t axis;              /* the scale's axis when it has more than one element */
   int64_t channels, K;
   int transposed;            /* q is [K][channels] (MatMul, Gemm transB = 0) rather than [channels][K] */
 } wq;
 
 /* Reads the weight: int8 [channels][K] and a scale per channel (expanded), or why not. */
 static const char *weights(pass *ps, wq *w, int8_t *packed, float *scales) {
-  const qllc_node *dq = w->dq;
-  const qllc_value *s = dq->in[1], *z = dq->n_in > 2 ? dq->in[2] : NULL;
+  const qllc_value *s = w->s, *z = w->z;
   if (!s->data || (z && !z->data)) return "its weight's DequantizeLinear has run-time parameters";
   int64_t ns = qllc_value_numel(s);
-  int64_t axis = qllc_attr_int(dq, "axis", 1);
+  int64_t axis = w->axis;
   int64_t want_axis = w->transposed ? 1 : 0;
   if (ns != 1 && (ns != w->channels || axis != want_axis)) return "its weight scales are not per tensor or per output channel";
   for (int64_t c = 0; c < w->channels; c++) scales[c] = ((const float *)s->data)[ns == 1 ? 0 : c];
@@ -167,6 +170,7 @@ typedef struct bq {
   const qllc_value *q;       /* int32 bias, or NULL */
   float s;                   /* its scale */
   const qllc_node *dq;
+  int exact;                 /* q's scale is s_x * s_w[c] by definition (QLinearConv's B) */
 } bq;
 
 static int bias_operand(qllc_value *b, int64_t channels, bq *out) {
@@ -203,7 +207,7 @@ static qllc_status fuse_layer(pass *ps, qllc_node *n, qllc_node *add, const qllc
   q->bias_report.worst_channel = -1;
   if (b->q) {
     /* an int32 bias: usable as is when its scale is s_x * s_w[c] (to float precision) */
-    for (int64_t c = 0; c < C; c++) {
+    for (int64_t c = 0; c < C && !b->exact; c++) {
       double want = (double)x->scale * scales[c];
       if (fabs(b->s - want) > 1e-6 * want) {
         *why = "its int32 bias does not have the scale s_x * s_w";
@@ -267,7 +271,9 @@ static qllc_status try_fused(pass *ps, qllc_node *n, const char **why) {
     *why = "its weights are not an integer constant behind a DequantizeLinear";
     return QLLC_OK;
   }
-  w.q = w.dq->in[0];
+  w.q = w.dq->in[0], w.s = w.dq->in[1], w.z = w.dq->n_in > 2 ? w.dq->in[2] : NULL;
+  w.axis = qllc_attr_int(w.dq, "axis", 1);
+  if (w.axis < 0) w.axis += w.q->rank;
   qllc_value *bv = n->n_in > 2 ? n->in[2] : NULL;
   qllc_node *add = NULL, *tail = n;
   switch (n->op) {
@@ -334,6 +340,90 @@ static qllc_status try_fused(pass *ps, qllc_node *n, const char **why) {
   if (!nb) return oom(ps, n);
   n->in[0] = xv, n->in[1] = nw, n->in[2] = nb;
   take_output(n, qn);
+  n->quant = rec;
+  return QLLC_OK;
+}
+
+/* ---- QLinearConv / QLinearMatMul with constant parameters ------------------------------------------ */
+
+static qllc_qnode *record(pass *ps, qllc_qkind kind, const qllc_qparams *x, const qllc_qparams *y, int nin);
+
+static int is_const(const qllc_value *v) { return !v || v->data; }
+
+/* Per-tensor constant parameters (s, z) as qparams of kind e; 0 when not constant or not per tensor. */
+static int tensor_params(const qllc_value *s, const qllc_value *z, qllc_elem e, qllc_qparams *p) {
+  if (!s || !s->data || s->elem != QLLC_ELEM_F32 || qllc_value_numel(s) != 1 || !is_const(z) ||
+      (z && qllc_value_numel(z) != 1))
+    return 0;
+  p->scale = ((const float *)s->data)[0], p->zero_point = z ? int_at(z, 0) : 0, p->elem = e;
+  return is_q8(e) && p->scale > 0;
+}
+
+/* The integer activation a QLinear op reads: it must carry the op's parameters on the value (lower_q.c
+ * reads zero points from values); a graph input still at the placeholder gets them. */
+static int carries(qllc_value *x, const qllc_qparams *p) {
+  if (x->data || !is_q8(x->elem) || x->elem != p->elem || x->q_axis >= 0) return 0;
+  if (x->producer && x->producer->op == QLLC_OP_DYNAMIC_QUANTIZE) return 0; /* run-time parameters */
+  if (x->is_input && !x->producer && x->scale == 1.0f && x->zero_point == 0)
+    x->scale = p->scale, x->zero_point = p->zero_point;
+  return x->scale == p->scale && x->zero_point == p->zero_point;
+}
+
+/* QLinearConv (x, x_s, x_z, w, w_s, w_z, y_s, y_z[, B]) and QLinearMatMul (a, a_s, a_z, b, b_s, b_z, y_s,
+ * y_z) whose parameters are all constants become the quantizer's nodes, with the requantization
+ * multiplier made at compile time: a Conv or FullyConnected with a FUSED record when the weights are
+ * constant, a MatMul with a MATMUL record when both operands are activations. Otherwise (parameters
+ * given at run time) the node stays for lower_qdq.c's run-time kernels; nothing is reported then, the
+ * node is still integer. */
+static qllc_status try_qlinear(pass *ps, qllc_node *n) {
+  int conv = n->op == QLLC_OP_QLINEAR_CONV;
+  qllc_value *xv = n->in[0], *wv = n->in[3], *yv = n->out[0];
+  qllc_qparams x, y;
+  for (int i = 1; i < n->n_in; i++)
+    if (i != 3 && !is_const(n->in[i])) return QLLC_OK;
+  if (!tensor_params(n->in[1], n->in[2], xv->elem, &x) || !tensor_params(n->in[6], n->in[7], yv->elem, &y) ||
+      !carries(xv, &x) || yv->q_axis >= 0 || yv->scale != y.scale || yv->zero_point != y.zero_point)
+    return QLLC_OK;
+  if (!wv->data) {
+    /* QLinearMatMul of two activations: per-tensor parameters on both */
+    qllc_qparams b;
+    if (conv || !tensor_params(n->in[4], n->in[5], wv->elem, &b) || !carries(wv, &b)) return QLLC_OK;
+    if (xv->elem != wv->elem || yv->elem != xv->elem) return QLLC_OK; /* the MatMul kernels are t x t -> t */
+    qllc_qnode *q = record(ps, QLLC_QK_MATMUL, &x, &y, 2);
+    if (!q) return oom(ps, n);
+    q->w_elem = b.elem, q->z_w = b.zero_point;
+    q->inputs[0].zero_point = x.zero_point, q->inputs[1].zero_point = b.zero_point;
+    qllc_status st = requant(ps, n, (double)x.scale * b.scale / y.scale, &q->m[0], &q->n[0]);
+    if (st) return st;
+    q->inputs[0].m = q->m[0], q->inputs[0].n = q->n[0];
+    n->op = QLLC_OP_MATMUL;
+    n->in[1] = wv, n->n_in = 2;
+    n->quant = q;
+    return QLLC_OK;
+  }
+  wq w = {.q = wv, .s = n->in[4], .z = n->in[5]};
+  if (conv) {
+    w.channels = wv->dims[0], w.K = qllc_value_numel(wv) / w.channels, w.axis = 0;
+  } else {
+    if (wv->rank != 2 || xv->rank < 2) return QLLC_OK; /* a batched constant B: the run-time kernel */
+    w.transposed = 1, w.channels = wv->dims[1], w.K = wv->dims[0], w.axis = 1;
+  }
+  bq b = {.exact = 1};
+  qllc_value *bv = conv && n->n_in > 8 ? n->in[8] : NULL;
+  if (bv) {
+    if (bv->elem != QLLC_ELEM_I32 || qllc_value_numel(bv) != w.channels) return QLLC_OK;
+    b.q = bv, b.s = 0;
+  }
+  const char *why = NULL;
+  qllc_qnode *rec;
+  qllc_status st = fuse_layer(ps, n, NULL, &x, &y, &w, &b, &rec, &why);
+  if (st || !rec) return st; /* weights minus zero point beyond int8: the run-time kernel */
+  int64_t nk[2] = {w.channels, w.K};
+  qllc_value *nw = conv ? weight_value(ps, &w, rec, wv->rank, wv->dims) : weight_value(ps, &w, rec, 2, nk);
+  qllc_value *nb = nw ? bias_value(ps, n, bv, rec) : NULL;
+  if (!nw || !nb) return oom(ps, n);
+  n->op = conv ? QLLC_OP_CONV : QLLC_OP_FC;
+  n->in[0] = xv, n->in[1] = nw, n->in[2] = nb, n->n_in = 3;
   n->quant = rec;
   return QLLC_OK;
 }
@@ -472,7 +562,22 @@ qllc_status qllc_pass_qdq(qllc_graph *g, qllc_diag *diag) {
   int count = g->n_nodes; /* nodes made here are appended and need no visit */
   for (int i = 0; i < count; i++) {
     qllc_node *n = g->nodes[i];
-    if (n->dead || n->quant || !unit_op(n->op) || !n->out[0] || n->out[0]->elem != QLLC_ELEM_F32) continue;
+    if (n->dead || n->quant || !n->out[0]) continue;
+    if (n->op == QLLC_OP_QLINEAR_CONV || n->op == QLLC_OP_QLINEAR_MATMUL) {
+      if ((st = try_qlinear(&ps, n))) return st;
+      continue;
+    }
+    if (n->out[0]->elem != QLLC_ELEM_F32) continue;
+    if (!unit_op(n->op)) {
+      /* a float op inside the quantized part of the model that the pass has no integer form for */
+      if (n->op != QLLC_OP_QUANTIZE && n->op != QLLC_OP_DEQUANTIZE && touches_qdq(&ps, n)) {
+        n->keep_float = 1;
+        n->float_reason = qllc_arena_printf(g->arena, "pre-quantized model: not fused, %s has no integer form "
+                                                      "recognised between DequantizeLinear and QuantizeLinear",
+                                            n->op_type ? n->op_type : qllc_op_name(n->op));
+      }
+      continue;
+    }
     const char *why = NULL;
     int fused = n->op == QLLC_OP_CONV || n->op == QLLC_OP_GEMM || n->op == QLLC_OP_MATMUL;
     st = fused ? try_fused(&ps, n, &why) : try_other(&ps, n, &why);
