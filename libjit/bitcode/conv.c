@@ -7,7 +7,8 @@
  * row w[m][k] of that product, so the weights are used in place.
  *
  * X is never built whole (kernels may not allocate): it is packed in panels of at most PANEL_FLOATS
- * floats on the stack (64 KiB), NPB pixels wide (a multiple of the 32-column tile, zero beyond the last
+ * floats on the stack (64 KiB; when qllc inlines every conv into one entry function, LLVM overlaps
+ * their panels, so ResNet-18's whole frame is 66 KiB), NPB pixels wide (a multiple of the 32-column tile, zero beyond the last
  * pixel) and kc rows of k deep. Packing a panel row copies input row segments (clipped to the image,
  * zeros outside), so the cost per packed float is a copy, against mg multiply-adds that use it.
  * Each panel is then swept by the register-blocked 8 x 32 tile of gemm_tile_f32.h (8 output channels x
@@ -16,7 +17,8 @@
  *
  * Summation order per output element: bias (or 0), then k = (c, kh, kw) ascending, one multiply and one
  * add per tap, across panels in k order through y itself: the same order as the plain direct loop, on
- * every target. Padded taps add w * 0. The fused clamp is applied when the last panel is done. */
+ * every target. Padded taps add w * 0 (the old direct loop skipped them). Bias and the fused clamp are
+ * applied inside the tile: the bias as the starting value of the first panel, the clamp on the last. */
 #include "kernels_f32.h"
 #include "gemm_tile_f32.h"
 #include "qllc_math.h"
