@@ -424,3 +424,19 @@ qllc_attr *qllc_node_set_attr_float(qllc_graph *g, qllc_node *n, const char *nam
   a->f = v;
   return a;
 }
+
+/* See ir.h. n_uses must be current (qllc_graph_recount_uses). */
+qllc_value *qllc_const_rewrite(qllc_graph *g, qllc_value *old, const char *name, int rank, const int64_t *dims) {
+  if (old && old->n_uses == 1 && !old->is_output && !old->is_input) {
+    qllc_value tmp = *old;
+    tmp.rank = rank;
+    for (int i = 0; i < rank; i++) tmp.dims[i] = dims[i];
+    void *data = qllc_arena_alloc(g->arena, qllc_value_bytes(&tmp) + 1);
+    if (!data) return NULL;
+    old->rank = rank;
+    for (int i = 0; i < rank; i++) old->dims[i] = dims[i];
+    old->data = data;
+    return old;
+  }
+  return qllc_const_new(g, old ? old->name : name, QLLC_ELEM_F32, rank, dims, NULL);
+}

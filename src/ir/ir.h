@@ -148,6 +148,11 @@ qllc_value *qllc_value_new(qllc_graph *g, const char *name, qllc_elem elem, int 
 qllc_value *qllc_const_new(qllc_graph *g, const char *name, qllc_elem elem, int rank, const int64_t *dims,
                            const void *data);
 qllc_value *qllc_graph_find_value(qllc_graph *g, const char *name);
+/* For passes that rewrite a constant operand (BatchNorm folding, FC weight transposes): a constant of
+ * shape dims[rank] with fresh zeroed f32 data to write into — `old` itself when its one user is the
+ * node being rewritten (the model's name is kept), else a new constant named after it (`name` when
+ * old is NULL). Read old->data before calling: it is replaced. NULL on OOM. */
+qllc_value *qllc_const_rewrite(qllc_graph *g, qllc_value *old, const char *name, int rank, const int64_t *dims);
 int64_t qllc_value_numel(const qllc_value *v);
 size_t qllc_value_bytes(const qllc_value *v);
 int qllc_value_is_const(const qllc_value *v);

@@ -31,23 +31,6 @@ static qllc_status oom(qllc_diag *diag, const qllc_node *n) {
 
 static int is_f32_const(const qllc_value *v) { return v && v->data && v->elem == QLLC_ELEM_F32; }
 
-/* A constant to write the rewritten `old` into, with fresh zeroed data of shape dims[rank]: `old` itself
- * when this node is its only user (its name, which the model gave it, is kept), else a new constant
- * named after it (`name` when old is NULL). Read old->data before calling: it is replaced. */
-static qllc_value *rewrite_const(qllc_graph *g, qllc_value *old, const char *name, int rank, const int64_t *dims) {
-  if (old && old->n_uses == 1 && !old->is_output && !old->is_input) {
-    qllc_value tmp = *old;
-    tmp.rank = rank;
-    for (int i = 0; i < rank; i++) tmp.dims[i] = dims[i];
-    void *data = qllc_arena_alloc(g->arena, qllc_value_bytes(&tmp) + 1);
-    if (!data) return NULL;
-    old->rank = rank;
-    for (int i = 0; i < rank; i++) old->dims[i] = dims[i];
-    old->data = data;
-    return old;
-  }
-  return qllc_const_new(g, old ? old->name : name, QLLC_ELEM_F32, rank, dims, NULL);
-}
 
 /* The BatchNorm's per-channel a and b in double, or 0 when the node cannot be rewritten at all. */
 static int bn_params(const qllc_node *bn, int64_t *C, double **a, double **b, qllc_arena *arena) {
@@ -94,8 +77,8 @@ static int fold_into_weights_rows(qllc_graph *g, qllc_node *p, const qllc_node *
   int64_t per = qllc_value_numel(w) / (C ? C : 1);
   const float *src = w->data, *ob = bias ? bias->data : NULL;
   int64_t bd[1] = {C};
-  qllc_value *nw = rewrite_const(g, w, NULL, w->rank, w->dims);
-  qllc_value *nb = rewrite_const(g, bias, qllc_arena_printf(g->arena, "%s.bias", p->name), 1, bd);
+  qllc_value *nw = qllc_const_rewrite(g, w, NULL, w->rank, w->dims);
+  qllc_value *nb = qllc_const_rewrite(g, bias, qllc_arena_printf(g->arena, "%s.bias", p->name), 1, bd);
   if (!nw || !nb || ensure_bias_slot(g, p)) return -1;
   float *dw = nw->data, *db = nb->data;
   for (int64_t c = 0; c < C; c++) {
@@ -126,9 +109,9 @@ static int fold_into_gemm(qllc_graph *g, qllc_node *p, const qllc_node *bn, int6
   const float *mean = bn->in[3]->data, *B = bn->in[2]->data;
   const float *sb = bm->data, *sc = cv ? cv->data : NULL;
   int64_t cd[2] = {M, N};
-  qllc_value *nbm = rewrite_const(g, bm, NULL, 2, bm->dims);
-  qllc_value *ncv = full ? rewrite_const(g, cv, NULL, 2, cd)
-                         : rewrite_const(g, cv, qllc_arena_printf(g->arena, "%s.bias", p->name), 1, cd + 1);
+  qllc_value *nbm = qllc_const_rewrite(g, bm, NULL, 2, bm->dims);
+  qllc_value *ncv = full ? qllc_const_rewrite(g, cv, NULL, 2, cd)
+                         : qllc_const_rewrite(g, cv, qllc_arena_printf(g->arena, "%s.bias", p->name), 1, cd + 1);
   if (!nbm || !ncv || ensure_bias_slot(g, p)) return -1;
   float *db = nbm->data, *dc = ncv->data;
   int64_t rows = bm->dims[0], cols = bm->dims[1];

@@ -30,23 +30,6 @@
 
 static int is_f32_const(const qllc_value *v) { return v && v->data && v->elem == QLLC_ELEM_F32; }
 
-/* A constant to write the rewritten `old` into, with fresh zeroed data of shape dims[rank]: `old` itself
- * when this node is its only user (its name, which the model gave it, is kept), else a new constant
- * named after it (`name` when old is NULL). Read old->data before calling: it is replaced. */
-static qllc_value *rewrite_const(qllc_graph *g, qllc_value *old, const char *name, int rank, const int64_t *dims) {
-  if (old && old->n_uses == 1 && !old->is_output && !old->is_input) {
-    qllc_value tmp = *old;
-    tmp.rank = rank;
-    for (int i = 0; i < rank; i++) tmp.dims[i] = dims[i];
-    void *data = qllc_arena_alloc(g->arena, qllc_value_bytes(&tmp) + 1);
-    if (!data) return NULL;
-    old->rank = rank;
-    for (int i = 0; i < rank; i++) old->dims[i] = dims[i];
-    old->data = data;
-    return old;
-  }
-  return qllc_const_new(g, old ? old->name : name, QLLC_ELEM_F32, rank, dims, NULL);
-}
 
 static void become_fc(qllc_graph *g, qllc_node *n, qllc_value **in3, qllc_value *x, qllc_value *w, qllc_value *b) {
   n->op = QLLC_OP_FC;
@@ -81,8 +64,8 @@ static int gemm(qllc_graph *g, qllc_node *n) {
   int64_t wd[2] = {N, K}, bd[1] = {N};
   const float *sb = B->data, *sc = C ? C->data : NULL;
   int bcast = C && qllc_value_numel(C) == 1;
-  qllc_value *w = rewrite_const(g, B, NULL, 2, wd);
-  qllc_value *b = C ? rewrite_const(g, C, NULL, 1, bd) : NULL;
+  qllc_value *w = qllc_const_rewrite(g, B, NULL, 2, wd);
+  qllc_value *b = C ? qllc_const_rewrite(g, C, NULL, 1, bd) : NULL;
   qllc_value **in3 = qllc_arena_alloc(g->arena, sizeof *in3 * 3);
   if (!w || (C && !b) || !in3) return -1;
   float *dw = w->data;
@@ -99,7 +82,7 @@ static int gemm(qllc_graph *g, qllc_node *n) {
 static int matmul_nobias(qllc_graph *g, qllc_node *n, qllc_value *x, qllc_value *B, int64_t K, int64_t N) {
   int64_t wd[2] = {N, K};
   const float *sb = B->data;
-  qllc_value *w = rewrite_const(g, B, NULL, 2, wd);
+  qllc_value *w = qllc_const_rewrite(g, B, NULL, 2, wd);
   qllc_value **in3 = qllc_arena_alloc(g->arena, sizeof *in3 * 3);
   if (!w || !in3) return -1;
   float *dw = w->data;
@@ -204,8 +187,8 @@ static int matmul_add(qllc_graph *g, qllc_node *n) {
   if (!with_add) return matmul_nobias(g, n, x, B, K, N);
   int64_t wd[2] = {N, K}, bd[1] = {N};
   const float *sb = B->data, *sc = c->data;
-  qllc_value *w = rewrite_const(g, B, NULL, 2, wd);
-  qllc_value *b = rewrite_const(g, c, NULL, 1, bd);
+  qllc_value *w = qllc_const_rewrite(g, B, NULL, 2, wd);
+  qllc_value *b = qllc_const_rewrite(g, c, NULL, 1, bd);
   qllc_value **in3 = qllc_arena_alloc(g->arena, sizeof *in3 * 3);
   if (!w || !b || !in3) return -1;
   memcpy(b->data, sc, sizeof(float) * (size_t)N);
