@@ -168,7 +168,8 @@ static const char *weights(pass *ps, wq *w, int8_t *packed, float *scales) {
 typedef struct bq {
   const float *f;            /* float bias [channels], or NULL */
   const qllc_value *q;       /* int32 bias, or NULL */
-  float s;                   /* its scale */
+  float s;                   /* its scale (per tensor), or */
+  const float *s_c;          /* one per channel (onnxruntime writes s_x * s_w[c] per channel), or NULL */
   const qllc_node *dq;
   int exact;                 /* q's scale is s_x * s_w[c] by definition (QLinearConv's B) */
 } bq;
@@ -182,11 +183,18 @@ static int bias_operand(qllc_value *b, int64_t channels, bq *out) {
     return 1;
   }
   qllc_node *dq = b->producer;
-  if (!is_model_qdq(dq, QLLC_OP_DEQUANTIZE) || !dq->in[0]->data || dq->in[0]->elem != QLLC_ELEM_I32 || !dq->in[1]->data ||
-      qllc_value_numel(dq->in[1]) != 1)
+  if (!is_model_qdq(dq, QLLC_OP_DEQUANTIZE) || !dq->in[0]->data || dq->in[0]->elem != QLLC_ELEM_I32 || !dq->in[1]->data)
     return 0;
+  int64_t ns = qllc_value_numel(dq->in[1]);
+  if (ns != 1 && ns != channels) return 0;
+  if (dq->n_in > 2 && dq->in[2]) { /* the zero point of an int32 bias must be 0 */
+    if (!dq->in[2]->data) return 0;
+    for (int64_t c = 0; c < qllc_value_numel(dq->in[2]); c++)
+      if (int_at(dq->in[2], c) != 0) return 0;
+  }
   out->q = dq->in[0];
   out->s = ((const float *)dq->in[1]->data)[0];
+  out->s_c = ns == channels && ns > 1 ? dq->in[1]->data : NULL;
   out->dq = dq;
   return 1;
 }
@@ -208,8 +216,8 @@ static qllc_status fuse_layer(pass *ps, qllc_node *n, qllc_node *add, const qllc
   if (b->q) {
     /* an int32 bias: usable as is when its scale is s_x * s_w[c] (to float precision) */
     for (int64_t c = 0; c < C && !b->exact; c++) {
-      double want = (double)x->scale * scales[c];
-      if (fabs(b->s - want) > 1e-6 * want) {
+      double want = (double)x->scale * scales[c], have = b->s_c ? b->s_c[c] : b->s;
+      if (fabs(have - want) > 1e-6 * want) {
         *why = "its int32 bias does not have the scale s_x * s_w";
         return QLLC_OK;
       }
@@ -458,7 +466,12 @@ static qllc_status try_other(pass *ps, qllc_node *n, const char **why) {
   qllc_value *xv[64];
   for (int i = 0; i < nin; i++)
     if (!(xv[i] = dq_input(n, i, &x[i], why))) return QLLC_OK;
-  qllc_node *qn = q_output(ps, n, &y, why);
+  /* Add -> Relu -> QuantizeLinear (onnxruntime's residual blocks): the Relu becomes the clamp */
+  qllc_node *relu = NULL, *users[2];
+  if (n->op == QLLC_OP_ADD && n->act == QLLC_ACT_NONE && !n->out[0]->is_output &&
+      qllc_value_users(ps->g, n->out[0], users, 2) == 1 && users[0]->op == QLLC_OP_RELU && !users[0]->quant)
+    relu = users[0];
+  qllc_node *qn = q_output(ps, relu ? relu : n, &y, why);
   if (!qn) return QLLC_OK;
   for (int i = 0; i < nin; i++)
     if (x[i].elem != y.elem) {
@@ -478,6 +491,7 @@ static qllc_status try_other(pass *ps, qllc_node *n, const char **why) {
       return qllc_fail(ps->diag, st, n->name, "node '%s': %s", n->name, ps->diag->message);
     for (int i = 0; i < 2; i++) q->inputs[i].m = ms[i], q->inputs[i].n = q->shared_n;
     lo = n->act != QLLC_ACT_NONE ? n->act_lo : lo, hi = n->act != QLLC_ACT_NONE ? n->act_hi : hi;
+    if (relu) lo = 0.0f, relu->dead = 1;
     break;
   }
   case QLLC_OP_CONCAT:
