@@ -14,8 +14,8 @@
    a whole padded row adds z_x * sum_kw w, the columns outside [lo, hi) add z_x * w each. Integer
    sums are exact in any order within the documented accumulator bound. */
 
-#define CONV2D(TI, ti, TW, tw, TO, to, TB, ACC, REQ)                                                             \
-  QLLC_KERNEL void qllc_k_conv2d_##ti##_##tw##_##to(                                                              \
+#define CONV2D_DIRECT(TI, ti, TW, tw, TO, to, TB, ACC, REQ)                                                      \
+  QLLC_INLINE void conv_direct_##ti##_##tw##_##to(                                                                \
       TO *QLLC_RESTRICT y, const TI *QLLC_RESTRICT x, const TW *QLLC_RESTRICT w, const TB *QLLC_RESTRICT bias,     \
       const int32_t *m, const int32_t *n, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH,      \
       int64_t OW, int64_t KH, int64_t KW, int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left, \
@@ -61,8 +61,8 @@
       }                                                                                                           \
   }
 
-#define FC(TI, ti, TW, tw, TO, to, TB, ACC, REQ)                                                                 \
-  QLLC_KERNEL void qllc_k_fc_##ti##_##tw##_##to(TO *QLLC_RESTRICT y, const TI *QLLC_RESTRICT x,                   \
+#define FC_DIRECT(TI, ti, TW, tw, TO, to, TB, ACC, REQ)                                                          \
+  QLLC_INLINE void fc_direct_##ti##_##tw##_##to(TO *QLLC_RESTRICT y, const TI *QLLC_RESTRICT x,                   \
                                                 const TW *QLLC_RESTRICT w, const TB *QLLC_RESTRICT bias,          \
                                                 const int32_t *m, const int32_t *n, int64_t M, int64_t N,        \
                                                 int64_t K, int32_t z_x, int32_t z_y, int32_t act_lo,             \
@@ -90,16 +90,152 @@
         }                                                                                                         \
   }
 
-#define LAYER(TI, ti, TW, tw, TO, to, TB, ACC, REQ) \
-  CONV2D(TI, ti, TW, tw, TO, to, TB, ACC, REQ)      \
-  FC(TI, ti, TW, tw, TO, to, TB, ACC, REQ)          \
+
+/* ---- GEMM fronts -------------------------------------------------------------------------------------
+ * Conv per image and group is the product y[m][p] = bias[m] + sum_k w[m][k] * X[k][p] (k = (c, kh, kw),
+ * X[k][p] the input tap k of output pixel p, z_x in the padding), FC is y[i][c] = bias[c] + sum_k
+ * x[i][k] * w[c][k]. Both run as dot products along k: the pixels' taps are packed into an int16 panel
+ * on the stack, one row of K contiguous values per pixel (at most QP_PANEL values: 32 KiB, the L1 of the
+ * target CPUs), and each output is one dot product of a panel row with a weight row, which is already
+ * contiguous in k in both layouts (used in place, no weight packing). Why int16 and dot products: the
+ * loop vectorizer turns `s += (int32)x16 * (int32)w8` into a partial reduction that x86 lowers to
+ * vpmaddwd / vpdpwssd (AVX512-VNNI, AVX-VNNI) and AArch64 to smlal: 2 MACs per 32-bit lane per
+ * instruction, exact for every 8-bit operand (|x| <= 255, |w| <= 128: a pair sums to < 2^17). A u8
+ * input widened straight to int32 would not match (vpmulld), hence the int16 panel for every input kind.
+ * The integer sum is the same in any order (int32 wraps identically; within the documented bound it does
+ * not wrap at all), so the bits equal the direct loops above. Layers the panel does not fit (K > QP_PANEL)
+ * or too narrow to pay for packing (depthwise: fewer than QP_MIN_ROWS outputs per group) run the direct
+ * loops, which stay as the reference. */
+#define QP_PANEL 16384 /* int16 panel entries: 32 KiB */
+#define QP_NPB 64      /* pixels (rows) per panel */
+#ifndef QP_MIN_ROWS /* overridable so that a test build can send every shape through the GEMM path */
+#define QP_MIN_ROWS 8 /* output channels per group below which conv runs the direct loop */
+#endif
+#ifndef QP_MIN_K
+#define QP_MIN_K 8 /* reduction length below which the dot products do not pay */
+#endif
+
+QLLC_INLINE int32_t qk_dot32_i8(const int16_t *QLLC_RESTRICT x, const int8_t *QLLC_RESTRICT w, int64_t k) {
+  int32_t s = 0;
+  for (int64_t i = 0; i < k; i++) s += (int32_t)x[i] * (int32_t)w[i];
+  return s;
+}
+/* int16 x int8 (16x8): each product fits int32 (< 2^22), the sum is int64 */
+QLLC_INLINE int64_t qk_dot64_i8(const int16_t *QLLC_RESTRICT x, const int8_t *QLLC_RESTRICT w, int64_t k) {
+  int64_t s = 0;
+  for (int64_t i = 0; i < k; i++) s += (int64_t)((int32_t)x[i] * (int32_t)w[i]);
+  return s;
+}
+/* int16 x int16: each product fits int32 (|p| <= 2^30), the sum is int64 */
+QLLC_INLINE int64_t qk_dot64_i16(const int16_t *QLLC_RESTRICT x, const int16_t *QLLC_RESTRICT w, int64_t k) {
+  int64_t s = 0;
+  for (int64_t i = 0; i < k; i++) s += (int64_t)((int32_t)x[i] * (int32_t)w[i]);
+  return s;
+}
+
+/* Packs the K = cg*KH*KW taps of output pixels p0 .. p0+np of one image and group (xg: its first input
+ * channel) into panel rows of K int16 values; padded taps read z_x. */
+#define CONV_PACK(TI, ti)                                                                                        \
+  QLLC_INLINE void conv_pack_##ti(int16_t *QLLC_RESTRICT panel, const TI *QLLC_RESTRICT xg, int64_t p0,         \
+                                  int64_t np, int64_t cg, int64_t H, int64_t W, int64_t OW, int64_t KH,         \
+                                  int64_t KW, int64_t stride_h, int64_t stride_w, int64_t pad_top,              \
+                                  int64_t pad_left, int64_t dil_h, int64_t dil_w, int32_t z_x) {                 \
+    const int64_t K = cg * KH * KW;                                                                             \
+    const int16_t zx = (int16_t)z_x;                                                                            \
+    for (int64_t p = 0; p < np; p++) {                                                                          \
+      const int64_t oh = (p0 + p) / OW, ow = (p0 + p) % OW;                                                     \
+      const int64_t ih0 = oh * stride_h - pad_top, iw0 = ow * stride_w - pad_left;                              \
+      int16_t *d = panel + p * K;                                                                               \
+      for (int64_t c = 0; c < cg; c++) {                                                                        \
+        const TI *xc = xg + c * H * W;                                                                          \
+        for (int64_t kh = 0; kh < KH; kh++, d += KW) {                                                          \
+          const int64_t ih = ih0 + kh * dil_h;                                                                  \
+          const int row_in = ih >= 0 && ih < H;                                                                 \
+          const TI *xr = xc + (row_in ? ih : 0) * W;                                                            \
+          for (int64_t kw = 0; kw < KW; kw++) {                                                                 \
+            const int64_t iw = iw0 + kw * dil_w;                                                                \
+            d[kw] = row_in && iw >= 0 && iw < W ? (int16_t)xr[iw] : zx;                                         \
+          }                                                                                                     \
+        }                                                                                                       \
+      }                                                                                                         \
+    }                                                                                                           \
+  }
+CONV_PACK(int8_t, i8)
+CONV_PACK(uint8_t, u8)
+CONV_PACK(int16_t, i16)
+
+#define CONV2D_GEMM(TI, ti, TW, tw, TO, to, TB, ACC, REQ, DOT)                                                   \
+  QLLC_KERNEL void qllc_k_conv2d_##ti##_##tw##_##to(                                                              \
+      TO *QLLC_RESTRICT y, const TI *QLLC_RESTRICT x, const TW *QLLC_RESTRICT w, const TB *QLLC_RESTRICT bias,     \
+      const int32_t *m, const int32_t *n, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH,      \
+      int64_t OW, int64_t KH, int64_t KW, int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left, \
+      int64_t dil_h, int64_t dil_w, int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi) {    \
+    const int64_t cg = C / group, mg = M / group, K = cg * KH * KW, NP = OH * OW;                                 \
+    if (mg < QP_MIN_ROWS || K < QP_MIN_K || K > QP_PANEL) {                                                       \
+      conv_direct_##ti##_##tw##_##to(y, x, w, bias, m, n, N, C, H, W, M, OH, OW, KH, KW, stride_h, stride_w,      \
+                                     pad_top, pad_left, dil_h, dil_w, group, z_x, z_y, act_lo, act_hi);          \
+      return;                                                                                                     \
+    }                                                                                                             \
+    int64_t npb = QP_PANEL / K;                                                                                   \
+    if (npb > QP_NPB) npb = QP_NPB;                                                                               \
+    int16_t panel[QP_PANEL] __attribute__((aligned(64)));                                                         \
+    for (int64_t b = 0; b < N; b++)                                                                               \
+      for (int64_t g = 0; g < group; g++) {                                                                       \
+        const TI *xg = x + (b * C + g * cg) * H * W;                                                              \
+        for (int64_t p0 = 0; p0 < NP; p0 += npb) {                                                                \
+          const int64_t np = NP - p0 < npb ? NP - p0 : npb;                                                       \
+          conv_pack_##ti(panel, xg, p0, np, cg, H, W, OW, KH, KW, stride_h, stride_w, pad_top, pad_left, dil_h,  \
+                         dil_w, z_x);                                                                             \
+          for (int64_t oc = g * mg; oc < (g + 1) * mg; oc++) {                                                    \
+            const TW *wr = w + oc * K;                                                                            \
+            const ACC b0 = (ACC)bias[oc];                                                                         \
+            const int32_t mc = m[oc], nc = n[oc];                                                                 \
+            TO *yr = y + (b * M + oc) * NP + p0;                                                                  \
+            for (int64_t p = 0; p < np; p++)                                                                      \
+              yr[p] = (TO)qk_out(REQ(b0 + DOT(panel + p * K, wr, K), mc, nc), z_y, act_lo, act_hi);              \
+          }                                                                                                       \
+        }                                                                                                         \
+      }                                                                                                           \
+  }
+
+#define FC_GEMM(TI, ti, TW, tw, TO, to, TB, ACC, REQ, DOT)                                                       \
+  QLLC_KERNEL void qllc_k_fc_##ti##_##tw##_##to(TO *QLLC_RESTRICT y, const TI *QLLC_RESTRICT x,                   \
+                                                const TW *QLLC_RESTRICT w, const TB *QLLC_RESTRICT bias,          \
+                                                const int32_t *m, const int32_t *n, int64_t M, int64_t N,        \
+                                                int64_t K, int32_t z_x, int32_t z_y, int32_t act_lo,             \
+                                                int32_t act_hi) {                                                 \
+    if (K < QP_MIN_K || K > QP_PANEL) {                                                                           \
+      fc_direct_##ti##_##tw##_##to(y, x, w, bias, m, n, M, N, K, z_x, z_y, act_lo, act_hi);                       \
+      return;                                                                                                     \
+    }                                                                                                             \
+    int64_t npb = QP_PANEL / K;                                                                                   \
+    if (npb > QP_NPB) npb = QP_NPB;                                                                               \
+    int16_t panel[QP_PANEL] __attribute__((aligned(64)));                                                         \
+    for (int64_t i0 = 0; i0 < M; i0 += npb) {                                                                     \
+      const int64_t np = M - i0 < npb ? M - i0 : npb;                                                             \
+      for (int64_t j = 0; j < np * K; j++) panel[j] = (int16_t)x[i0 * K + j];                                     \
+      for (int64_t c = 0; c < N; c++) {                                                                           \
+        const TW *wr = w + c * K;                                                                                 \
+        const ACC b0 = (ACC)bias[c];                                                                              \
+        const int32_t mc = m[c], nc = n[c];                                                                       \
+        for (int64_t p = 0; p < np; p++)                                                                          \
+          y[(i0 + p) * N + c] = (TO)qk_out(REQ(b0 + DOT(panel + p * K, wr, K), mc, nc), z_y, act_lo, act_hi);    \
+      }                                                                                                           \
+    }                                                                                                             \
+  }
+
+#define LAYER(TI, ti, TW, tw, TO, to, TB, ACC, REQ, DOT) \
+  CONV2D_DIRECT(TI, ti, TW, tw, TO, to, TB, ACC, REQ)    \
+  CONV2D_GEMM(TI, ti, TW, tw, TO, to, TB, ACC, REQ, DOT) \
+  FC_DIRECT(TI, ti, TW, tw, TO, to, TB, ACC, REQ)        \
+  FC_GEMM(TI, ti, TW, tw, TO, to, TB, ACC, REQ, DOT)     \
   AFFINE(TI, ti, TW, tw, TO, to, TB, ACC, REQ)
-LAYER(int8_t, i8, int8_t, i8, int8_t, i8, int32_t, int32_t, qk_req32)
-LAYER(int8_t, i8, int8_t, i8, uint8_t, u8, int32_t, int32_t, qk_req32)
-LAYER(uint8_t, u8, int8_t, i8, int8_t, i8, int32_t, int32_t, qk_req32)
-LAYER(uint8_t, u8, int8_t, i8, uint8_t, u8, int32_t, int32_t, qk_req32)
-LAYER(int16_t, i16, int16_t, i16, int16_t, i16, int64_t, int64_t, qk_req64)
-LAYER(int16_t, i16, int8_t, i8, int16_t, i16, int64_t, int64_t, qk_req64)
+LAYER(int8_t, i8, int8_t, i8, int8_t, i8, int32_t, int32_t, qk_req32, qk_dot32_i8)
+LAYER(int8_t, i8, int8_t, i8, uint8_t, u8, int32_t, int32_t, qk_req32, qk_dot32_i8)
+LAYER(uint8_t, u8, int8_t, i8, int8_t, i8, int32_t, int32_t, qk_req32, qk_dot32_i8)
+LAYER(uint8_t, u8, int8_t, i8, uint8_t, u8, int32_t, int32_t, qk_req32, qk_dot32_i8)
+LAYER(int16_t, i16, int16_t, i16, int16_t, i16, int64_t, int64_t, qk_req64, qk_dot64_i16)
+LAYER(int16_t, i16, int8_t, i8, int16_t, i16, int64_t, int64_t, qk_req64, qk_dot64_i8)
 
 /* MatMul of two activations: for each output row, columns in chunks of QK_CHUNK accumulators; for
    each k, acc[c] += (a[r][k] - z_a) * (b[k][c] - z_b) runs contiguously along b's row (vectorizes). */
