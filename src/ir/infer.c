@@ -1001,6 +1001,8 @@ qllc_status qllc_infer_node(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
   case QLLC_OP_CONV_INTEGER:
   case QLLC_OP_DYNAMIC_QUANTIZE:
     return infer_qop(g, n, diag);
+  case QLLC_OP_CUSTOM: /* typed by the importer from the model's value_info; nothing to infer */
+    return QLLC_OK;
   case QLLC_OP_COUNT:
     break;
   }

@@ -9,7 +9,8 @@
  *      (or int8/uint8/int32, which only pre-quantized models read: quantized data, zero points, int32
  *      biases; qllc's own ops reject them elsewhere) with known dims. A symbolic or missing LEADING dim is taken as 1 (exporters write "batch" there;
  *      qllc compiles for one fixed shape); any other symbolic dim is unsupported;
- *   3. nodes, in file order (ONNX requires topological order): op table lookup (default domain only),
+ *   3. nodes, in file order (ONNX requires topological order): op table lookup (default domain; a node
+ *      of any other domain becomes a CUSTOM node typed from value_info, see load_custom),
  *      arity check, attributes copied, qllc_infer_node (which normalises attributes, see infer.c), then
  *      qllc_const_eval, so shape subgraphs fold as they are read and a Reshape's shape input is a
  *      constant by the time Reshape is inferred. Nodes without a name are called "<OpType>#<index>";
@@ -37,6 +38,7 @@ typedef struct importer {
   qllc_graph *g;
   qllc_diag *diag;
   const char *path;
+  const Onnx__GraphProto *gp; /* for the value_info of custom ops' outputs */
 } importer;
 
 /* ---- tensors ---------------------------------------------------------------------------------- */
@@ -279,6 +281,7 @@ static int integer_op(const qllc_node *n) {
   switch (n->op) {
   case QLLC_OP_QUANTIZE: case QLLC_OP_DEQUANTIZE: case QLLC_OP_QLINEAR_CONV: case QLLC_OP_QLINEAR_MATMUL:
   case QLLC_OP_MATMUL_INTEGER: case QLLC_OP_CONV_INTEGER: case QLLC_OP_DYNAMIC_QUANTIZE:
+  case QLLC_OP_CUSTOM: /* typed by the model; the user's kernel computes what it declares */
     return 1;
   default:
     return moves_quantized(n);
@@ -293,6 +296,88 @@ static const struct {
 #undef OP
 };
 
+/* The declared type of value `name`: graph outputs first, then value_info. NULL when the model has none. */
+static const Onnx__ValueInfoProto *declared_type(const importer *im, const char *name) {
+  const Onnx__GraphProto *gp = im->gp;
+  for (size_t i = 0; gp && i < gp->n_output; i++)
+    if (gp->output[i]->name && !strcmp(gp->output[i]->name, name)) return gp->output[i];
+  for (size_t i = 0; gp && i < gp->n_value_info; i++)
+    if (gp->value_info[i]->name && !strcmp(gp->value_info[i]->name, name)) return gp->value_info[i];
+  return NULL;
+}
+
+/* A node of a non-default domain (issue 7) becomes a CUSTOM node: qllc cannot infer its outputs, so
+ * their element types and shapes are read from the model (value_info or the graph outputs). Whether a
+ * user kernel implements it is decided at compile time, when the --kernels files are known. */
+static qllc_status load_custom(importer *im, const Onnx__NodeProto *np, int index, const char *name,
+                               const char *domain, const char *op_type) {
+  qllc_graph *g = im->g;
+  qllc_diag *diag = im->diag;
+  int n_in = (int)np->n_input, n_out = (int)np->n_output;
+  while (n_in > 0 && (!np->input[n_in - 1] || !np->input[n_in - 1][0])) n_in--;
+  while (n_out > 0 && (!np->output[n_out - 1] || !np->output[n_out - 1][0])) n_out--;
+  if (n_out < 1 || n_out > 8)
+    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, name, "node '%s' (%s:%s): %d outputs (custom ops have 1 to 8)", name,
+                     domain, op_type, n_out);
+  qllc_node *n = qllc_node_new(g, QLLC_OP_CUSTOM, name, n_in, n_out);
+  if (!n) return qllc_fail(diag, QLLC_ERR_NOMEM, name, "out of memory");
+  n->onnx_index = index;
+  n->op_type = qllc_arena_strdup(g->arena, op_type);
+  n->domain = qllc_arena_strdup(g->arena, domain);
+  for (int k = 0; k < n_in; k++) {
+    const char *in = np->input[k];
+    if (!in || !in[0]) continue;
+    if (!(n->in[k] = qllc_graph_find_value(g, in)))
+      return qllc_fail(diag, QLLC_ERR_INVALID, name,
+                       "node '%s' (%s:%s): input '%s' is not a graph input, an initializer or the output of an earlier node",
+                       name, domain, op_type, in);
+  }
+  for (size_t k = 0; k < np->n_attribute; k++) {
+    qllc_status st = load_attr(im, n, np->attribute[k]);
+    if (st) return st;
+  }
+  for (int k = 0; k < n_out; k++) {
+    const char *out = np->output[k];
+    if (!out || !out[0])
+      return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, name, "node '%s' (%s:%s): output %d is empty", name, domain, op_type, k);
+    if (qllc_graph_find_value(g, out))
+      return qllc_fail(diag, QLLC_ERR_INVALID, name, "node '%s' (%s:%s): output '%s' is defined twice", name, domain,
+                       op_type, out);
+    const Onnx__ValueInfoProto *vi = declared_type(im, out);
+    const Onnx__TypeProto__Tensor *tt =
+        vi && vi->type && vi->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? vi->type->tensor_type : NULL;
+    if (!tt || !tt->shape)
+      return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, name,
+                       "node '%s' (custom op %s:%s): output '%s' has no type and shape in the model; qllc takes a "
+                       "custom op's output shapes from value_info (add onnx.helper.make_tensor_value_info('%s', ...) "
+                       "to graph.value_info)",
+                       name, domain, op_type, out, out);
+    qllc_elem e;
+    size_t src;
+    if (map_type(tt->elem_type, &e, &src) || tt->elem_type == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE ||
+        tt->elem_type == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL)
+      return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, name, "node '%s' (custom op %s:%s): output '%s' has element type %s",
+                       name, domain, op_type, out, onnx_type_name(tt->elem_type));
+    if (tt->shape->n_dim > QLLC_MAX_RANK)
+      return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, name, "node '%s' (custom op %s:%s): output '%s' has rank %zu (at most %d)",
+                       name, domain, op_type, out, tt->shape->n_dim, QLLC_MAX_RANK);
+    int64_t dims[QLLC_MAX_RANK];
+    for (size_t i = 0; i < tt->shape->n_dim; i++) {
+      const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+      if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value > 0) dims[i] = d->dim_value;
+      else if (i == 0) dims[i] = 1; /* a symbolic batch dim, as for graph inputs */
+      else
+        return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, name,
+                         "node '%s' (custom op %s:%s): output '%s' has a dynamic dimension at axis %zu", name, domain,
+                         op_type, out, i);
+    }
+    n->out[k] = qllc_value_new(g, out, e, (int)tt->shape->n_dim, dims);
+    if (!n->out[k]) return qllc_fail(diag, QLLC_ERR_NOMEM, name, "out of memory");
+    n->out[k]->producer = n;
+  }
+  return QLLC_OK;
+}
+
 static qllc_status load_node(importer *im, const Onnx__NodeProto *np, int index) {
   qllc_graph *g = im->g;
   qllc_diag *diag = im->diag;
@@ -301,7 +386,8 @@ static qllc_status load_node(importer *im, const Onnx__NodeProto *np, int index)
   const char *domain = np->domain ? np->domain : "";
   int op = qllc_op_lookup(op_type);
   int default_domain = !domain[0] || !strcmp(domain, "ai.onnx");
-  if (!default_domain || op < 0 || !strncmp(op_type, "qllc.", 5))
+  if (!default_domain) return load_custom(im, np, index, name, domain, op_type);
+  if (op < 0 || !strncmp(op_type, "qllc.", 5))
     return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, name, "node '%s': op '%s' (domain '%s') is not supported", name, op_type,
                      default_domain ? "ai.onnx" : domain);
   if (g->opset < 6) {
@@ -375,7 +461,7 @@ static qllc_status check_extra_outputs(importer *im) {
   qllc_graph *g = im->g;
   for (int i = 0; i < g->n_nodes; i++) {
     qllc_node *n = g->nodes[i];
-    if (n->dead || n->n_out <= 1 || n->op == QLLC_OP_DYNAMIC_QUANTIZE) continue;
+    if (n->dead || n->n_out <= 1 || n->op == QLLC_OP_DYNAMIC_QUANTIZE || n->op == QLLC_OP_CUSTOM) continue;
     for (int k = 1; k < n->n_out; k++) {
       if (n->out[k] && n->out[k]->n_uses > 0) {
         const char *what = n->op == QLLC_OP_MAXPOOL ? "Indices output" : n->op == QLLC_OP_DROPOUT ? "mask output"
@@ -516,7 +602,7 @@ qllc_status qllc_onnx_load(const char *path, qllc_graph **out, qllc_diag *diag) 
     qllc_diag_set_file(diag, path);
     return st;
   }
-  importer im = {g, diag, path};
+  importer im = {g, diag, path, m->graph};
   st = import_model(&im, m);
   onnx__model_proto__free_unpacked(m, NULL);
   if (st) {

@@ -151,6 +151,8 @@ static void a_float(argv *av, double f) { qllc_lower_arg_float(av, f); }
 
 /* Fails (UNSUPPORTED) when libjit has no such kernel. */
 static qllc_status check_kernel(ctx *c, const qllc_node *n, const char *kernel) {
+  /* custom ops call the user's bitcode: the facade checks those names against the --kernels files */
+  if (n && n->op == QLLC_OP_CUSTOM && strncmp(kernel, "qllc_k_custom_", 14) == 0) return QLLC_OK;
   for (size_t i = 0; i < sizeof known_kernels / sizeof known_kernels[0]; i++)
     if (strcmp(known_kernels[i], kernel) == 0) return QLLC_OK;
   if (qllc_lower_q_known(kernel)) return QLLC_OK;
@@ -792,6 +794,7 @@ static const lowerer lowerers[QLLC_OP_COUNT] = {
     [QLLC_OP_DROPOUT] = {qllc_lower_view, qllc_lower_q_view},
     [QLLC_OP_QUANTIZE] = {NULL, qllc_lower_q_quantize},
     [QLLC_OP_DEQUANTIZE] = {NULL, qllc_lower_q_dequantize},
+    [QLLC_OP_CUSTOM] = {qllc_lower_custom, qllc_lower_custom},
 };
 
 static qllc_status lower_node(ctx *c, const qllc_node *n) {
@@ -816,6 +819,7 @@ static qllc_status lower_node(ctx *c, const qllc_node *n) {
   }
   for (int i = 0; i < n->n_out; i++)
     if (!n->out[i]) return invalid(c, n, "missing output");
+  if (n->op == QLLC_OP_CUSTOM) return fn(c, n); /* any number of inputs, all optional */
   if (n->n_out < 1 || n->n_in < 1 || !n->in[0]) return invalid(c, n, "missing input");
   return fn(c, n);
 }

@@ -114,4 +114,7 @@ qllc_status qllc_lower_q_view(qllc_lower_ctx *c, const qllc_node *n);
 qllc_status qllc_lower_q_quantize(qllc_lower_ctx *c, const qllc_node *n);
 qllc_status qllc_lower_q_dequantize(qllc_lower_ctx *c, const qllc_node *n);
 
+/* ---- lower_custom.c: custom ONNX ops (float and quantized) --------------------------------------- */
+qllc_status qllc_lower_custom(qllc_lower_ctx *c, const qllc_node *n);
+
 #endif

@@ -194,6 +194,12 @@ static qllc_qkind classify(qllc_graph *g, const qllc_node *n, const char **why) 
     *why = "a BatchNormalization that could not be folded (run-time parameters or training mode) has no "
            "integer kernel";
     break;
+  case QLLC_OP_CUSTOM: /* issue 7: the user's kernel decides its own arithmetic; it runs on floats */
+    *why = qllc_arena_printf(g->arena,
+                             "custom op %s:%s runs its user kernel in float (the quantizer does not choose integer "
+                             "variants of user kernels)",
+                             n->domain ? n->domain : "", n->op_type ? n->op_type : "?");
+    break;
   default: *why = qllc_arena_printf(g->arena, "%s has no quantized form", op); break;
   }
   if (k == QLLC_QK_NONE) {
