@@ -321,9 +321,63 @@ static char *report_text(const qllc_graph *g, const qllc_options *o) {
   return buf;
 }
 
+/* Issue 7: every custom node's kernel must be defined by a --kernels file (checked here, before code
+ * generation, so the error names the node, the function it needs and the files searched); and every
+ * instruction whose kernel a user file defines (a custom op, or an override of a built-in by name) is
+ * listed for the reports: "node NAME (OpType): KERNEL: user kernel (FILE)", one line each. *lines is
+ * malloc'ed (NULL when no instruction runs a user kernel). */
+static qllc_status user_kernel_lines(const qllc_program *p, const qllc_options *o, char **lines, qllc_diag *diag) {
+  *lines = NULL;
+  int custom = 0;
+  for (int i = 0; i < p->n_instrs; i++) custom |= p->instrs[i].node && p->instrs[i].node->op == QLLC_OP_CUSTOM;
+  if (!custom && o->n_kernel_files <= 0) return QLLC_OK;
+  qllc_user_kernels *uk = NULL;
+  qllc_status st = qllc_user_kernels_load(o->kernel_files, o->n_kernel_files, &uk, diag);
+  if (st != QLLC_OK) return st;
+  size_t len = 0;
+  FILE *f = open_memstream(lines, &len);
+  if (!f) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+  const qllc_instr *prev = NULL;
+  for (int i = 0; st == QLLC_OK && i < p->n_instrs; i++) {
+    const qllc_instr *in = &p->instrs[i];
+    const qllc_node *n = in->node;
+    const char *file = qllc_user_kernels_find(uk, in->kernel);
+    if (!file && n && n->op == QLLC_OP_CUSTOM) {
+      char files[1024];
+      st = qllc_fail(diag, QLLC_ERR_UNSUPPORTED, n->name,
+                     "node '%s' (custom op %s:%s): no function %s in the kernel files (searched: %s); "
+                     "docs/kernels.md (\"Custom ops\") says how its name and arguments are made",
+                     n->name, n->domain ? n->domain : "", n->op_type ? n->op_type : "?", in->kernel,
+                     qllc_user_kernels_files(uk, files, sizeof files));
+      break;
+    }
+    if (!file || (prev && prev->node == n && strcmp(prev->kernel, in->kernel) == 0)) continue;
+    prev = in;
+    fprintf(f, "node %s (%s): %s: user kernel (%s)\n", n && n->name ? n->name : "(program)",
+            n && n->op_type ? n->op_type : n ? qllc_op_name(n->op) : "copy", in->kernel, file);
+  }
+  if (f) fclose(f);
+  qllc_user_kernels_free(uk);
+  if (st != QLLC_OK || (*lines && !**lines)) {
+    free(*lines);
+    *lines = NULL;
+  }
+  return st;
+}
+
 static qllc_status lower_graph(qllc_model *m, qllc_graph *g, const qllc_options *o, qllc_program **p,
-                               qllc_diag *diag) {
+                               char **user_lines, qllc_diag *diag) {
   qllc_status st = qllc_lower(g, p, diag);
+  if (st == QLLC_OK) {
+    char *lines = NULL;
+    st = user_kernel_lines(*p, o, &lines, diag);
+    if (st != QLLC_OK) {
+      qllc_program_free(*p);
+      *p = NULL;
+    }
+    if (user_lines) *user_lines = lines;
+    else free(lines);
+  }
   if (st != QLLC_OK) {
     qllc_diag_set_file(diag, m->path);
     return st;
@@ -405,7 +459,8 @@ qllc_status qllc_model_describe(qllc_model *m, const qllc_options *opts, void *s
     return st;
   }
   qllc_program *p = NULL;
-  st = lower_graph(m, g, opts, &p, diag);
+  char *user_lines = NULL;
+  st = lower_graph(m, g, opts, &p, &user_lines, diag);
   if (st == QLLC_OK) {
     fprintf(f, "model: %s\n", m->path);
     fprintf(f, "\n== graph ==\n");
@@ -415,6 +470,9 @@ qllc_status qllc_model_describe(qllc_model *m, const qllc_options *opts, void *s
       fprintf(f, "all nodes float (%d nodes)\n", g->n_nodes);
     else
       qllc_quant_report_print(g, f, "");
+    if (opts->n_kernel_files > 0 || user_lines)
+      fprintf(f, "\n== user kernels ==\n%s", user_lines ? user_lines : "none: every node runs a built-in kernel\n");
+    free(user_lines);
     fprintf(f, "\n== memory ==\n");
     fprintf(f, "constant:    %llu bytes\n", (unsigned long long)p->const_size);
     fprintf(f, "mutable:     %llu bytes (inputs and outputs)\n", (unsigned long long)p->mutable_size);
@@ -459,7 +517,8 @@ qllc_status qllc_compile_bundle(qllc_model *m, const qllc_options *opts, const c
   qllc_program *p = NULL;
   char *report = NULL;
   qllc_status st = graph_for(m, opts, &g, &owned, diag);
-  if (st == QLLC_OK) st = lower_graph(m, g, opts, &p, diag);
+  char *user_lines = NULL;
+  if (st == QLLC_OK) st = lower_graph(m, g, opts, &p, &user_lines, diag);
   qllc_codegen_opts cg;
   memset(&cg, 0, sizeof cg);
   if (st == QLLC_OK) {
@@ -469,6 +528,15 @@ qllc_status qllc_compile_bundle(qllc_model *m, const qllc_options *opts, const c
     cg.weights_in_object = !opts->weights_file;
     if ((opts->precision != QLLC_PREC_FLOAT || qllc_graph_is_quantized(g)) && !(report = report_text(g, opts)))
       st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+    if (st == QLLC_OK && user_lines) { /* the header's report also says which nodes run user kernels */
+      size_t n = (report ? strlen(report) : 0) + strlen(user_lines) + 32;
+      char *r = malloc(n);
+      if (!r) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+      else snprintf(r, n, "%s%suser kernels:\n%s", report ? report : "", report ? "\n" : "", user_lines);
+      free(report);
+      report = r;
+    }
+    free(user_lines);
     cg.report = report;
   }
   if (st != QLLC_OK) goto done;
@@ -595,7 +663,7 @@ qllc_status qllc_jit_compile(qllc_model *m, const qllc_options *opts, qllc_jit *
   int owned = 0;
   qllc_status st = graph_for(m, opts, &g, &owned, diag);
   if (st == QLLC_OK && owned) j->own_graph = g;
-  if (st == QLLC_OK) st = lower_graph(m, g, opts, &j->prog, diag);
+  if (st == QLLC_OK) st = lower_graph(m, g, opts, &j->prog, NULL, diag);
   qllc_codegen_opts cg;
   memset(&cg, 0, sizeof cg);
   if (st == QLLC_OK) {

@@ -107,6 +107,7 @@ typedef struct cg {
   LLVMValueRef entry;
   LLVMValueRef region[3];   /* the entry's three arguments, by qllc_region */
   LLVMValueRef *globals;    /* [n_buffers]: CONST buffer globals (weights_in_object) */
+  qllc_user_kernels *uk;    /* what the --kernels files define (names errors after the file) */
 } cg;
 
 static const char *node_name(const qllc_instr *in) { return in->node && in->node->name ? in->node->name : NULL; }
@@ -259,6 +260,9 @@ static qllc_status load_library(cg *c) {
     return qllc_fail(c->diag, QLLC_ERR_MISMATCH, NULL, "%s has triple '%s', but the target description says '%s'",
                      what, LLVMGetTarget(c->m), t->triple);
   st = check_module_target(c, c->m, what, NULL);
+  /* reads each file's LLVM version (older bitcode would parse silently) and its function names */
+  if (st == QLLC_OK && c->o->n_kernel_files > 0)
+    st = qllc_user_kernels_load(c->o->kernel_files, c->o->n_kernel_files, &c->uk, c->diag);
   for (int i = 0; st == QLLC_OK && i < c->o->n_kernel_files; i++) st = link_user_file(c, c->o->kernel_files[i]);
   return st;
 }
@@ -398,26 +402,38 @@ static void remove_enum_attr(LLVMValueRef f, const char *name) {
 }
 
 static qllc_status emit_call(cg *c, LLVMBuilderRef b, const qllc_instr *in) {
-  char ns[300];
+  char ns[300], files[1024], from[1200] = "";
   LLVMValueRef fn = in->kernel ? LLVMGetNamedFunction(c->m, in->kernel) : NULL;
-  if (!fn)
-    return qllc_fail(c->diag, QLLC_ERR_UNSUPPORTED, node_name(in), "kernel %s not found in the kernel library%s",
-                     in->kernel ? in->kernel : "(null)", node_suffix(in, ns, sizeof ns));
+  const char *ufile = qllc_user_kernels_find(c->uk, in->kernel);
+  if (ufile) snprintf(from, sizeof from, " (user kernel from %s; docs/kernels.md gives the ABI)", ufile);
+  if (!fn || (LLVMIsDeclaration(fn) && in->kernel && strncmp(in->kernel, "qllc_k_custom_", 14) == 0))
+    return qllc_fail(c->diag, QLLC_ERR_UNSUPPORTED, node_name(in), "kernel %s not found in the kernel library%s%s%s",
+                     in->kernel ? in->kernel : "(null)", node_suffix(in, ns, sizeof ns),
+                     in->kernel && strncmp(in->kernel, "qllc_k_custom_", 14) == 0 ? "; files searched: " : "",
+                     in->kernel && strncmp(in->kernel, "qllc_k_custom_", 14) == 0
+                         ? qllc_user_kernels_files(c->uk, files, sizeof files)
+                         : "");
   if (LLVMIsDeclaration(fn))
     return qllc_fail(c->diag, QLLC_ERR_UNSUPPORTED, node_name(in),
                      "kernel %s is declared but not defined in the kernel library%s", in->kernel,
                      node_suffix(in, ns, sizeof ns));
   LLVMTypeRef fty = LLVMGlobalGetValueType(fn);
   unsigned np = LLVMCountParamTypes(fty);
+  if ((LLVMIsFunctionVarArg(fty) || np != (unsigned)in->n_args) && ufile) qllc_diag_set_file(c->diag, ufile);
   if (LLVMIsFunctionVarArg(fty) || np != (unsigned)in->n_args)
     return qllc_fail(c->diag, QLLC_ERR_MISMATCH, node_name(in),
-                     "kernel %s takes %u%s arguments, but the instruction passes %d%s", in->kernel, np,
-                     LLVMIsFunctionVarArg(fty) ? " (variadic)" : "", in->n_args, node_suffix(in, ns, sizeof ns));
+                     "kernel %s takes %u%s arguments, but the instruction passes %d%s%s", in->kernel, np,
+                     LLVMIsFunctionVarArg(fty) ? " (variadic)" : "", in->n_args, node_suffix(in, ns, sizeof ns), from);
   LLVMTypeRef *pts = calloc(np ? np : 1, sizeof *pts);
   LLVMValueRef *args = calloc(np ? np : 1, sizeof *args);
   qllc_status st = pts && args ? QLLC_OK : qllc_fail(c->diag, QLLC_ERR_NOMEM, NULL, "out of memory");
   if (st == QLLC_OK) LLVMGetParamTypes(fty, pts);
   for (unsigned i = 0; st == QLLC_OK && i < np; i++) st = convert_arg(c, b, in, (int)i, pts[i], &args[i]);
+  if (st != QLLC_OK && ufile && c->diag) { /* name the file the mistyped function came from */
+    size_t len = strlen(c->diag->message);
+    snprintf(c->diag->message + len, sizeof c->diag->message - len, "%s", from);
+    qllc_diag_set_file(c->diag, ufile);
+  }
   if (st == QLLC_OK) {
     LLVMBuildCall2(b, fty, fn, args, np, "");
     remove_enum_attr(fn, "noinline");
@@ -615,6 +631,7 @@ qllc_status qllc_llvm_build(const qllc_program *p, const qllc_codegen_opts *o, L
     st = optimise(&c, tm);
   }
   free(c.globals);
+  qllc_user_kernels_free(c.uk);
   if (st != QLLC_OK) {
     if (c.m) LLVMDisposeModule(c.m);
     return st;

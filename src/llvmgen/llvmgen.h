@@ -53,6 +53,20 @@ qllc_status qllc_codegen_ir_text(const qllc_program *p, const qllc_codegen_opts 
  * The library is read once per target and cached for the life of the process (has_kernel.c). */
 int qllc_codegen_has_kernel(const qllc_target_desc *t, const char *name);
 
+/* The user's --kernels files (user_kernels.c): each is checked to be LLVM bitcode written by the same LLVM
+ * major version qllc links (an error naming the file and both versions otherwise), and the names of the
+ * functions it defines are recorded. Dispose with qllc_user_kernels_free. */
+typedef struct qllc_user_kernels qllc_user_kernels;
+qllc_status qllc_user_kernels_load(const char *const *files, int n, qllc_user_kernels **out, qllc_diag *diag);
+/* The file defining function `name` (the first one given, when several do), or NULL. */
+const char *qllc_user_kernels_find(const qllc_user_kernels *uk, const char *name);
+/* "a.bc, b.bc" (or "(no --kernels files given)") into buf, for error messages; returns buf. */
+const char *qllc_user_kernels_files(const qllc_user_kernels *uk, char *buf, size_t size);
+void qllc_user_kernels_free(qllc_user_kernels *uk);
+/* QLLC_OK when data is LLVM bitcode whose IDENTIFICATION block names this LLVM major version (or has
+ * none); QLLC_ERR_MISMATCH naming `file`, the producer and both versions otherwise. */
+qllc_status qllc_bitcode_check_version(const void *data, size_t size, const char *file, qllc_diag *diag);
+
 typedef struct qllc_jit_code qllc_jit_code;
 /* Compiles in-process for the host; *entry is callable until qllc_jit_code_free. */
 qllc_status qllc_codegen_jit(const qllc_program *p, const qllc_codegen_opts *o, qllc_jit_code **out,

@@ -205,6 +205,11 @@ static const cli_opt target_opts[] = {
     {"--kernels", NULL, "FILE.bc", "add user kernels from an LLVM bitcode file (repeatable)", set_kernels},
     {NULL, NULL, NULL, NULL, NULL}};
 
+/* info has no target options, but the user kernels change what it describes (custom ops, overrides) */
+static const cli_opt kernel_opts[] = {
+    {"--kernels", NULL, "FILE.bc", "add user kernels from an LLVM bitcode file (repeatable)", set_kernels},
+    {NULL, NULL, NULL, NULL, NULL}};
+
 static const cli_opt run_opts[] = {
     {"--input", "-i", "NAME=FILE|FILE", "input tensor as .npy or ONNX TensorProto .pb; a bare FILE fills the "
      "next unnamed input in model order (repeatable)", set_input},
@@ -264,8 +269,8 @@ static const cli_command commands[] = {
     {"info", "qllc info MODEL [options]",
      "describe the model as it would be compiled: the graph with every value's type, the precision "
      "report, the memory plan and the kernel calls",
-     {quant_opts, common_opts, NULL, NULL, NULL},
-     {"quantization options", "other options", NULL, NULL, NULL}},
+     {quant_opts, kernel_opts, common_opts, NULL, NULL},
+     {"quantization options", "kernel options", "other options", NULL, NULL}},
 };
 
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
