@@ -46,6 +46,22 @@ model.ir_version = 8
 onnx.save(model, os.path.join(HERE, "model.onnx"))
 
 
+# Two broken variants for tests/ext/kernel_errors_test.sh: the custom node's output without value_info
+# (qllc cannot know its shape), and a custom node with a string attribute (not passed to kernels).
+g2 = helper.make_graph(nodes, "no_value_info", graph.input, graph.output, initializer=graph.initializer)
+m2 = helper.make_model(g2, opset_imports=model.opset_import)
+m2.ir_version = 8
+onnx.save(m2, os.path.join(HERE, "model_no_value_info.onnx"))
+nodes3 = list(nodes)
+nodes3[2] = helper.make_node("HardSwish", ["r"], ["h"], name="hswish", domain="com.acme", beta=float(beta),
+                             offset=offset, mode="fast")
+g3 = helper.make_graph(nodes3, "string_attr", graph.input, graph.output, initializer=graph.initializer,
+                       value_info=graph.value_info)
+m3 = helper.make_model(g3, opset_imports=model.opset_import)
+m3.ir_version = 8
+onnx.save(m3, os.path.join(HERE, "model_string_attr.onnx"))
+
+
 def hardswish(r):
     # the kernel's order: x * clamp(x + offset, 0, 6) * beta, in float32
     c = np.clip(r + np.float32(offset), np.float32(0), np.float32(6)).astype(np.float32)
