@@ -115,8 +115,20 @@
 #define QP_MIN_K 8 /* reduction length below which the dot products do not pay */
 #endif
 
+#if defined(__clang__) && !defined(QP_NO_PRAGMA)
+#define QP_DOT_LOOP _Pragma("clang loop vectorize_width(QP_VW) interleave_count(QP_IC)")
+#else
+#define QP_DOT_LOOP
+#endif
+#ifndef QP_VW
+#define QP_VW 32
+#endif
+#ifndef QP_IC
+#define QP_IC 2
+#endif
 QLLC_INLINE int32_t qk_dot32_i8(const int16_t *QLLC_RESTRICT x, const int8_t *QLLC_RESTRICT w, int64_t k) {
   int32_t s = 0;
+  QP_DOT_LOOP
   for (int64_t i = 0; i < k; i++) s += (int32_t)x[i] * (int32_t)w[i];
   return s;
 }
@@ -146,6 +158,16 @@ QLLC_INLINE int64_t qk_dot64_i16(const int16_t *QLLC_RESTRICT x, const int16_t *
       const int64_t oh = (p0 + p) / OW, ow = (p0 + p) % OW;                                                     \
       const int64_t ih0 = oh * stride_h - pad_top, iw0 = ow * stride_w - pad_left;                              \
       int16_t *d = panel + p * K;                                                                               \
+      if (ih0 >= 0 && ih0 + (KH - 1) * dil_h < H && iw0 >= 0 && iw0 + (KW - 1) * dil_w < W) {                    \
+        /* the whole window inside the image (most pixels): plain copies, no test per tap */                    \
+        const TI *xw = xg + ih0 * W + iw0;                                                                      \
+        for (int64_t c = 0; c < cg; c++)                                                                        \
+          for (int64_t kh = 0; kh < KH; kh++, d += KW) {                                                        \
+            const TI *xr = xw + (c * H + kh * dil_h) * W;                                                       \
+            for (int64_t kw = 0; kw < KW; kw++) d[kw] = (int16_t)xr[kw * dil_w];                                \
+          }                                                                                                     \
+        continue;                                                                                               \
+      }                                                                                                         \
       for (int64_t c = 0; c < cg; c++) {                                                                        \
         const TI *xc = xg + c * H * W;                                                                          \
         for (int64_t kh = 0; kh < KH; kh++, d += KW) {                                                          \
