@@ -113,7 +113,9 @@ typedef struct qllc_options {
   const char *features;            /* "+f,-g" or NULL */
   int reloc_pic;                   /* 1: position-independent object (default 1) */
   int weights_file;                /* 1: write NAME.weights.bin instead of embedding weights */
-  const char *const *kernel_files; /* user bitcode files (--kernels) */
+  const char *const *kernel_files; /* user bitcode files (--kernels, docs/kernels.md): custom-op kernels
+                                      and overrides of built-in kernels by name; made by clang-19 for the
+                                      target's triple. Read by describe, compile, JIT and profile */
   int n_kernel_files;
   const char *dump_after;          /* print the IR after this pass to dump_stream (NULL: none) */
   void *dump_stream;               /* FILE *; NULL means stderr */
@@ -125,7 +127,10 @@ void qllc_options_init(qllc_options *o);
 
 typedef struct qllc_model qllc_model;
 
-/* Loads an ONNX model. Dispose with qllc_model_free. */
+/* Loads an ONNX model. Dispose with qllc_model_free. Nodes of a non-default domain (custom ops) load
+ * without any kernel file (their outputs are typed from the model's value_info); whether a user kernel
+ * implements them is checked when the model is described, compiled, JIT-compiled or profiled with
+ * opts->kernel_files: an error names the node, the function it needs and the files searched. */
 qllc_status qllc_model_load(const char *path, qllc_model **out, qllc_diag *diag);
 void qllc_model_free(qllc_model *m);
 
@@ -167,6 +172,11 @@ typedef struct qllc_profile_summary {
 qllc_status qllc_profile_dataset(qllc_model *m, const char *const *dataset_specs, int n_specs, int bins,
                                  const char *out_yaml, qllc_progress_fn progress, void *progress_ctx,
                                  qllc_profile_summary *summary, qllc_diag *diag);
+/* The same with options; only opts->kernel_files / n_kernel_files are read (a model with custom ops, or
+ * whose float run should use overridden kernels, needs its user kernels to be profiled). opts may be NULL. */
+qllc_status qllc_profile_dataset_opts(qllc_model *m, const qllc_options *opts, const char *const *dataset_specs,
+                                      int n_specs, int bins, const char *out_yaml, qllc_progress_fn progress,
+                                      void *progress_ctx, qllc_profile_summary *summary, qllc_diag *diag);
 
 /* ---- JIT -------------------------------------------------------------------------------------- */
 

@@ -985,6 +985,19 @@ static qllc_status ds_assign(const qllc_graph *g, const char *const *specs, int 
 qllc_status qllc_profile_dataset(qllc_model *m, const char *const *dataset_specs, int n_specs, int bins,
                                  const char *out_yaml, qllc_progress_fn progress, void *progress_ctx,
                                  qllc_profile_summary *summary, qllc_diag *diag) {
+  return qllc_profile_dataset_opts(m, NULL, dataset_specs, n_specs, bins, out_yaml, progress, progress_ctx, summary,
+                                   diag);
+}
+
+qllc_status qllc_profile_dataset_opts(qllc_model *m, const qllc_options *opts, const char *const *dataset_specs,
+                                      int n_specs, int bins, const char *out_yaml, qllc_progress_fn progress,
+                                      void *progress_ctx, qllc_profile_summary *summary, qllc_diag *diag) {
+  qllc_options dflt;
+  qllc_options_init(&dflt);
+  if (opts) { /* only the user kernels matter to the float run (issue 7) */
+    dflt.kernel_files = opts->kernel_files;
+    dflt.n_kernel_files = opts->n_kernel_files;
+  }
   if (summary) memset(summary, 0, sizeof *summary);
   if (!m) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "no model");
   if (!out_yaml || !*out_yaml) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "no profile output file given");
@@ -1031,12 +1044,15 @@ qllc_status qllc_profile_dataset(qllc_model *m, const char *const *dataset_specs
     if (qllc_graph_add_output(g, v) != 0) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
   }
   if (st == QLLC_OK) st = qllc_lower(g, &p, diag);
+  if (st == QLLC_OK) { /* custom nodes need a user kernel: the same check and message as a compile */
+    char *lines = NULL;
+    st = user_kernel_lines(p, &dflt, &lines, diag);
+    free(lines);
+  }
   qllc_codegen_opts cg;
   memset(&cg, 0, sizeof cg);
   if (st == QLLC_OK) {
-    qllc_options o;
-    qllc_options_init(&o);
-    st = qllc_codegen_resolve(&o, 1, &cg, diag);
+    st = qllc_codegen_resolve(&dflt, 1, &cg, diag);
     cg.weights_in_object = 1;
     cg.entry_name = "qllc_profile_entry";
   }

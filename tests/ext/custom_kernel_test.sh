@@ -12,7 +12,9 @@
 #      when the cross tools are missing; the rest still runs);
 #   4. the override really ran: every output differs from y_builtin_ref.npy (what the built-in Relu
 #      gives), and `qllc info --kernels` and the bundle header say which nodes run user kernels;
-#   5. without --kernels the custom node is an error naming the node and the function it needs.
+#   5. without --kernels the custom node is an error naming the node and the function it needs;
+#   6. int8: `qllc profile --kernels` runs the float model with the user kernels; the quantized bundle's
+#      header says why the custom op stays float and that it runs a user kernel; --strict refuses it.
 set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}" "${QLLC_BUILD_DIR:?}"
 E=$QLLC_SOURCE_DIR/examples/custom_kernel
@@ -85,6 +87,22 @@ rc=$?
 [ $rc -eq 1 ] || fail "run without --kernels: exit $rc, expected 1: $(cat "$tmp/nok.out")"
 grep -q "hswish.*no function qllc_k_custom_com_acme_HardSwish_f32_f32.*no --kernels files given" "$tmp/nok.out" ||
   fail "run without --kernels: message does not name the node and function: $(cat "$tmp/nok.out")"
+
+# ---- 6. int8: profile with --kernels, then the quantizer keeps the custom op float and says why ----
+"$QLLC" profile "$E/model.onnx" --kernels "$BC/kernels_x86_64.bc" --dataset "$E/x.npy" -o "$tmp/p.yaml" \
+  >"$tmp/p.out" 2>&1 || fail "qllc profile --kernels: $(cat "$tmp/p.out")"
+"$QLLC" profile "$E/model.onnx" --dataset "$E/x.npy" -o "$tmp/p2.yaml" >"$tmp/p2.out" 2>&1 &&
+  fail "qllc profile without --kernels succeeded on a model with a custom op"
+grep -q "no function qllc_k_custom_com_acme_HardSwish_f32_f32" "$tmp/p2.out" || fail "profile without --kernels: unclear message: $(cat "$tmp/p2.out")"
+"$QLLC" compile "$E/model.onnx" --precision int8 --profile "$tmp/p.yaml" --kernels "$BC/kernels_x86_64.bc" \
+  -o "$tmp/bq" --name ckq >"$tmp/cq.out" 2>&1 || fail "compile int8 --kernels: $(cat "$tmp/cq.out")"
+grep -q 'hswish.*float.*custom op com.acme:HardSwish runs its user kernel in float' "$tmp/bq/ckq.h" ||
+  fail "int8 header does not say why hswish stays float"
+grep -q 'node hswish (HardSwish): qllc_k_custom_com_acme_HardSwish_f32_f32: user kernel' "$tmp/bq/ckq.h" ||
+  fail "int8 header does not list hswish's user kernel"
+"$QLLC" compile "$E/model.onnx" --precision int8 --profile "$tmp/p.yaml" --kernels "$BC/kernels_x86_64.bc" \
+  --strict -o "$tmp/bqs" >"$tmp/cqs.out" 2>&1 && fail "--strict accepted a custom op left in float"
+grep -q hswish "$tmp/cqs.out" || fail "--strict error does not name hswish: $(cat "$tmp/cqs.out")"
 
 [ $fails -eq 0 ] && echo "custom_kernel: all checks passed"
 exit $((fails > 0))

@@ -205,7 +205,7 @@ static const cli_opt target_opts[] = {
     {"--kernels", NULL, "FILE.bc", "add user kernels from an LLVM bitcode file (repeatable)", set_kernels},
     {NULL, NULL, NULL, NULL, NULL}};
 
-/* info has no target options, but the user kernels change what it describes (custom ops, overrides) */
+/* info and profile have no target options, but need the user kernels (custom ops, overrides) */
 static const cli_opt kernel_opts[] = {
     {"--kernels", NULL, "FILE.bc", "add user kernels from an LLVM bitcode file (repeatable)", set_kernels},
     {NULL, NULL, NULL, NULL, NULL}};
@@ -264,8 +264,8 @@ static const cli_command commands[] = {
     {"profile", "qllc profile MODEL --dataset SPEC [--dataset SPEC ...] -o profile.yaml [--bins N]",
      "run the float model over a calibration data set and record min, max and a histogram of every value "
      "into a YAML profile (what compile, run and info read with their profile option)",
-     {profile_opts, help_opts, NULL, NULL, NULL},
-     {"profile options", "other options", NULL, NULL, NULL}},
+     {profile_opts, kernel_opts, help_opts, NULL, NULL},
+     {"profile options", "kernel options", "other options", NULL, NULL}},
     {"info", "qllc info MODEL [options]",
      "describe the model as it would be compiled: the graph with every value's type, the precision "
      "report, the memory plan and the kernel calls",

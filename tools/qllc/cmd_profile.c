@@ -34,7 +34,8 @@ int cmd_profile(cli_args *a) {
   if (qllc_model_load(a->model, &m, &d) != QLLC_OK) return cli_diag_error(&d, a->model);
   bar b = {isatty(fileno(stderr)), -1};
   qllc_profile_summary sum;
-  qllc_status st = qllc_profile_dataset(m, a->datasets, a->n_datasets, a->bins, a->out, draw, &b, &sum, &d);
+  qllc_status st =
+      qllc_profile_dataset_opts(m, &a->opts, a->datasets, a->n_datasets, a->bins, a->out, draw, &b, &sum, &d);
   qllc_model_free(m);
   if (st != QLLC_OK) {
     if (b.tty && b.last >= 0) fputc('\n', stderr);
