@@ -6,7 +6,10 @@
  *
  * Rules (docs/kernels.md says more):
  *  - Name: qllc_k_<op>_<in>_<w>_<out>[__<isa>] (element names f32 i8 u8 i16 i32 i64); ops without a
- *    second operand omit <w>: qllc_k_relu_f32_f32.
+ *    second operand omit <w>: qllc_k_relu_f32_f32. A user's custom op D:T is
+ *    qllc_k_custom_<D>_<T>_<input types>_<output types> (non-alphanumerics of D and T become '_') and
+ *    takes outputs, inputs, every output's then input's dims (int64_t), int/float attributes sorted
+ *    by name (docs/kernels.md, "Writing your own kernels").
  *  - Arguments in this order: outputs, inputs, weights/bias, then shapes (int64_t), then quantization
  *    parameters (int32_t / float). Shapes and quantization parameters are compile-time constants.
  *  - Pointer arguments are never NULL unless documented ("may be NULL"); buffers are 64-byte aligned
