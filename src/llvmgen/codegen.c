@@ -211,6 +211,13 @@ static qllc_status link_user_file(cg *c, const char *path) {
     const char *name = LLVMGetValueName2(f, &n);
     LLVMValueRef lf = LLVMGetNamedFunction(c->m, name);
     if (!lf || LLVMIsDeclaration(lf)) continue;
+    const char *first = qllc_user_kernels_find(c->uk, name); /* the first file given that defines it */
+    if (first && strcmp(first, path) != 0) {
+      qllc_diag_set_file(c->diag, path);
+      st = qllc_fail(c->diag, QLLC_ERR_MISMATCH, NULL, "%s: function %s is also defined in kernel file %s", what,
+                     name, first);
+      break;
+    }
     if (LLVMGlobalGetValueType(lf) != LLVMGlobalGetValueType(f)) {
       qllc_diag_set_file(c->diag, path);
       char *a = LLVMPrintTypeToString(LLVMGlobalGetValueType(f));

@@ -7,6 +7,7 @@
 #                        an integer; an override whose type differs from the built-in's
 #   another LLVM version bitcode made by clang-14 (real foreign bitcode; skipped with a note when
 #                        clang-14 is missing; tests/llvmgen/user_kernels_test.c covers faked producers)
+#   duplicate            two files defining the same function
 #   another triple       aarch64 bitcode for an x86_64 compile and the reverse
 #   not bitcode          a C source given as --kernels
 #   model errors         a custom node without value_info (at load), a string attribute (at lowering)
@@ -46,6 +47,12 @@ QLLC_KERNEL void qllc_k_relu_f32_f32(float *y, const float *x, int64_t n) {
   for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : 0.5f * x[i];
 }
 C
+cat >"$tmp/other.c" <<'C'
+#include "qllc_kernel.h"
+QLLC_KERNEL void qllc_k_custom_com_acme_Other_f32_f32(float *y, const float *x, int64_t n, int64_t m) {
+  for (int64_t i = 0; i < n; i++) y[i] = x[i];
+}
+C
 cat >"$tmp/few_args.c" <<C
 #include "qllc_kernel.h"
 QLLC_KERNEL void $HS(float *y, const float *x, int64_t n) { for (int64_t i = 0; i < n; i++) y[i] = x[i]; }
@@ -55,14 +62,11 @@ cat >"$tmp/bad_type.c" <<C
 QLLC_KERNEL void $HS(float *y, const float *x, int64_t y0, int64_t y1, int64_t x0, int64_t x1, int64_t beta,
                      int64_t offset) { for (int64_t i = 0; i < y0 * y1; i++) y[i] = x[i] * (float)(beta + offset); }
 C
-cat >"$tmp/bad_override.c" <<'C'
-#include "qllc_kernel.h"
-QLLC_KERNEL void qllc_k_relu_f32_f32(float *y, const float *x, int32_t n) {
-  for (int32_t i = 0; i < n; i++) y[i] = x[i];
-}
-C
+# the example's file with the Relu override's count made an int32_t (the built-in takes int64_t)
+sed 's/qllc_k_relu_f32_f32(\(.*\)int64_t n)/qllc_k_relu_f32_f32(\1int32_t n)/' "$E/kernels.c" >"$tmp/bad_override.c"
+grep -q 'int32_t n)' "$tmp/bad_override.c" || fail "sed did not change the override's signature"
 cp "$E/kernels.c" "$tmp/good.c"
-bc override_only; bc few_args; bc bad_type; bc bad_override
+bc override_only; bc other; bc few_args; bc bad_type; bc bad_override
 bc good --target=aarch64-unknown-linux-gnu; mv "$tmp/good.bc" "$tmp/good_aarch64.bc"
 bc good --target=x86_64-unknown-linux-gnu; mv "$tmp/good.bc" "$tmp/good_x86_64.bc"
 
@@ -73,14 +77,16 @@ expect_error "missing symbol (compile)" "hswish" "$HS" "override_only.bc" -- \
   compile "$M" --kernels "$tmp/override_only.bc" -o "$tmp/b1"
 [ -e "$tmp/b1/model.o" ] && fail "a failed compile left model.o behind"
 expect_error "missing symbol (info)" "hswish" "$HS" -- info "$M" --kernels "$tmp/override_only.bc"
-expect_error "missing symbol, two files" "searched: .*override_only.bc, .*bad_override.bc" -- \
-  info "$M" --kernels "$tmp/override_only.bc" --kernels "$tmp/bad_override.bc"
+expect_error "missing symbol, two files" "searched: .*override_only.bc, .*other.bc" -- \
+  info "$M" --kernels "$tmp/override_only.bc" --kernels "$tmp/other.bc"
 expect_error "too few arguments" "$HS takes 3 arguments, but the instruction passes 8" "hswish" "few_args.bc" -- \
   compile "$M" --kernels "$tmp/few_args.bc" -o "$tmp/b2"
 expect_error "wrong argument type" "$HS" "argument 6" "float" "hswish" "bad_type.bc" -- \
   run "$M" --kernels "$tmp/bad_type.bc" --input "$E/x.npy" --output-dir "$tmp/o"
 expect_error "override with another signature" "bad_override.bc" "qllc_k_relu_f32_f32" "built-in kernel" -- \
-  run "$M" --kernels "$tmp/good_x86_64.bc" --kernels "$tmp/bad_override.bc" --input "$E/x.npy" --output-dir "$tmp/o"
+  run "$M" --kernels "$tmp/bad_override.bc" --input "$E/x.npy" --output-dir "$tmp/o"
+expect_error "the same function in two files" "override_only.bc" "qllc_k_relu_f32_f32" "also defined" -- \
+  run "$M" --kernels "$tmp/good_x86_64.bc" --kernels "$tmp/override_only.bc" --input "$E/x.npy" --output-dir "$tmp/o"
 expect_error "aarch64 bitcode for x86_64" "good_aarch64.bc" "aarch64" "--target=x86_64" -- \
   compile "$M" --kernels "$tmp/good_aarch64.bc" -o "$tmp/b3"
 expect_error "x86_64 bitcode for aarch64" "good_x86_64.bc" "x86_64" "--target=aarch64" -- \
