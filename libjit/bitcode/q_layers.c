@@ -132,10 +132,13 @@ QLLC_INLINE int32_t qk_dot32_i8(const int16_t *QLLC_RESTRICT x, const int8_t *QL
   for (int64_t i = 0; i < k; i++) s += (int32_t)x[i] * (int32_t)w[i];
   return s;
 }
-/* int16 x int8 (16x8): each product fits int32 (< 2^22), the sum is int64 */
+/* int16 x int8 (16x8): |product| <= 2^15 * 2^7 = 2^22, so runs of QP_RUN16X8 = 256 products sum exactly
+ * in int32 (<= 2^30) and take the same vpmaddwd path as the 8-bit kernels; the runs add up in int64. */
+#define QP_RUN16X8 256
 QLLC_INLINE int64_t qk_dot64_i8(const int16_t *QLLC_RESTRICT x, const int8_t *QLLC_RESTRICT w, int64_t k) {
   int64_t s = 0;
-  for (int64_t i = 0; i < k; i++) s += (int64_t)((int32_t)x[i] * (int32_t)w[i]);
+  for (int64_t k0 = 0; k0 < k; k0 += QP_RUN16X8)
+    s += qk_dot32_i8(x + k0, w + k0, k - k0 < QP_RUN16X8 ? k - k0 : QP_RUN16X8);
   return s;
 }
 /* int16 x int16: each product fits int32 (|p| <= 2^30), the sum is int64 */
