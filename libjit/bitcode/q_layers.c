@@ -204,6 +204,7 @@ CONV_PACK(int16_t, i16)
     int64_t npb = QP_PANEL / K;                                                                                   \
     if (npb > QP_NPB) npb = QP_NPB;                                                                               \
     int16_t panel[QP_PANEL] __attribute__((aligned(64)));                                                         \
+    ACC acc[QP_NPB];                                                                                              \
     for (int64_t b = 0; b < N; b++)                                                                               \
       for (int64_t g = 0; g < group; g++) {                                                                       \
         const TI *xg = x + (b * C + g * cg) * H * W;                                                              \
@@ -216,8 +217,9 @@ CONV_PACK(int16_t, i16)
             const ACC b0 = (ACC)bias[oc];                                                                         \
             const int32_t mc = m[oc], nc = n[oc];                                                                 \
             TO *yr = y + (b * M + oc) * NP + p0;                                                                  \
-            for (int64_t p = 0; p < np; p++)                                                                      \
-              yr[p] = (TO)qk_out(REQ(b0 + DOT(panel + p * K, wr, K), mc, nc), z_y, act_lo, act_hi);              \
+            for (int64_t p = 0; p < np; p++) acc[p] = b0 + DOT(panel + p * K, wr, K);                             \
+            /* a separate pass over the row: the requantization vectorizes across pixels */                       \
+            for (int64_t p = 0; p < np; p++) yr[p] = (TO)qk_out(REQ(acc[p], mc, nc), z_y, act_lo, act_hi);       \
           }                                                                                                       \
         }                                                                                                         \
       }                                                                                                           \
