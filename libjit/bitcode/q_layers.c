@@ -118,6 +118,8 @@
  * loops, which stay as the reference. */
 #define QP_PANEL 16384 /* int16 panel entries: 32 KiB */
 #define QP_NPB 64      /* pixels (rows) per panel */
+#define QP_KALIGN 64   /* conv panel rows and dot lengths are padded with zeros to a multiple of this */
+#define QP_SLACK 8     /* panel entries past QP_PANEL that conv packing may overwrite (kwp - KW < 4) */
 #ifndef QP_MIN_ROWS /* overridable so that a test build can send every shape through the GEMM path */
 #define QP_MIN_ROWS 8 /* output channels per group below which conv runs the direct loop */
 #endif
@@ -167,16 +169,28 @@ QLLC_INLINE int64_t qk_dot64_i16(const int16_t *QLLC_RESTRICT x, const int16_t *
   QLLC_INLINE void conv_pack_##ti(int16_t *QLLC_RESTRICT panel, const TI *QLLC_RESTRICT xg, int64_t p0,         \
                                   int64_t np, int64_t cg, int64_t H, int64_t W, int64_t OW, int64_t KH,         \
                                   int64_t KW, int64_t stride_h, int64_t stride_w, int64_t pad_top,              \
-                                  int64_t pad_left, int64_t dil_h, int64_t dil_w, int32_t z_x) {                 \
+                                  int64_t pad_left, int64_t dil_h, int64_t dil_w, int32_t z_x, int64_t ld) {     \
     const int64_t K = cg * KH * KW;                                                                             \
     const int16_t zx = (int16_t)z_x;                                                                            \
     for (int64_t p = 0; p < np; p++) {                                                                          \
       const int64_t oh = (p0 + p) / OW, ow = (p0 + p) % OW;                                                     \
       const int64_t ih0 = oh * stride_h - pad_top, iw0 = ow * stride_w - pad_left;                              \
-      int16_t *d = panel + p * K;                                                                               \
+      int16_t *d = panel + p * ld;                                                                              \
       if (ih0 >= 0 && ih0 + (KH - 1) * dil_h < H && iw0 >= 0 && iw0 + (KW - 1) * dil_w < W) {                    \
         /* the whole window inside the image (most pixels): plain copies, no test per tap */                    \
         const TI *xw = xg + ih0 * W + iw0;                                                                      \
+        const int64_t kwp = (KW + 3) & ~(int64_t)3;                                                             \
+        if (dil_w == 1 && iw0 + kwp <= W) {                                                                     \
+          /* copies of kwp >= KW taps (a whole vector: one load, one widening, one store per row of the      \
+             window); the kwp - KW extra values land where the next row of the window (or the next pixel)    \
+             is written right after, and the panel has QP_SLACK entries past its end for the last one */     \
+          for (int64_t c = 0; c < cg; c++)                                                                      \
+            for (int64_t kh = 0; kh < KH; kh++, d += KW) {                                                      \
+              const TI *xr = xw + (c * H + kh * dil_h) * W;                                                     \
+              for (int64_t kw = 0; kw < kwp; kw++) d[kw] = (int16_t)xr[kw];                                     \
+            }                                                                                                   \
+          continue;                                                                                             \
+        }                                                                                                       \
         for (int64_t c = 0; c < cg; c++)                                                                        \
           for (int64_t kh = 0; kh < KH; kh++, d += KW) {                                                        \
             const TI *xr = xw + (c * H + kh * dil_h) * W;                                                       \
@@ -197,6 +211,8 @@ QLLC_INLINE int64_t qk_dot64_i16(const int16_t *QLLC_RESTRICT x, const int16_t *
         }                                                                                                       \
       }                                                                                                         \
     }                                                                                                           \
+    for (int64_t p = 0; p < np; p++) /* zero the row tails (and what the vector copies left there) */          \
+      for (int64_t j = K; j < ld; j++) panel[p * ld + j] = 0;                                                    \
   }
 CONV_PACK(int8_t, i8)
 CONV_PACK(uint8_t, u8)
@@ -209,14 +225,16 @@ CONV_PACK(int16_t, i16)
       int64_t OW, int64_t KH, int64_t KW, int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left, \
       int64_t dil_h, int64_t dil_w, int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi) {    \
     const int64_t cg = C / group, mg = M / group, K = cg * KH * KW, NP = OH * OW;                                 \
-    if (mg < QP_MIN_ROWS || K < QP_MIN_K || K > QP_PANEL) {                                                       \
+    const int64_t Kp = (K + QP_KALIGN - 1) & ~(int64_t)(QP_KALIGN - 1); /* panel row: whole vector steps */  \
+    if (mg < QP_MIN_ROWS || K < QP_MIN_K || Kp > QP_PANEL) {                                                      \
       conv_direct_##ti##_##tw##_##to(y, x, w, bias, m, n, N, C, H, W, M, OH, OW, KH, KW, stride_h, stride_w,      \
                                      pad_top, pad_left, dil_h, dil_w, group, z_x, z_y, act_lo, act_hi);          \
       return;                                                                                                     \
     }                                                                                                             \
-    int64_t npb = QP_PANEL / K;                                                                                   \
+    int64_t npb = QP_PANEL / Kp;                                                                                  \
     if (npb > QP_NPB) npb = QP_NPB;                                                                               \
-    int16_t panel[QP_PANEL] __attribute__((aligned(64)));                                                         \
+    int16_t panel[QP_PANEL + QP_SLACK] __attribute__((aligned(64)));                                              \
+    TW wpad[QP_PANEL]; /* a weight row padded with zeros to Kp, when K is not a multiple of QP_KALIGN */           \
     ACC acc[QP_NPB];                                                                                              \
     for (int64_t b = 0; b < N; b++)                                                                               \
       for (int64_t g = 0; g < group; g++) {                                                                       \
@@ -224,13 +242,18 @@ CONV_PACK(int16_t, i16)
         for (int64_t p0 = 0; p0 < NP; p0 += npb) {                                                                \
           const int64_t np = NP - p0 < npb ? NP - p0 : npb;                                                       \
           conv_pack_##ti(panel, xg, p0, np, cg, H, W, OW, KH, KW, stride_h, stride_w, pad_top, pad_left, dil_h,  \
-                         dil_w, z_x);                                                                             \
+                         dil_w, z_x, Kp);                                                                         \
           for (int64_t oc = g * mg; oc < (g + 1) * mg; oc++) {                                                    \
             const TW *wr = w + oc * K;                                                                            \
+            if (Kp != K) {                                                                                        \
+              for (int64_t j = 0; j < K; j++) wpad[j] = wr[j];                                                    \
+              for (int64_t j = K; j < Kp; j++) wpad[j] = 0;                                                       \
+              wr = wpad;                                                                                          \
+            }                                                                                                     \
             const ACC b0 = (ACC)bias[oc];                                                                         \
             const int32_t mc = m[oc], nc = n[oc];                                                                 \
             TO *yr = y + (b * M + oc) * NP + p0;                                                                  \
-            for (int64_t p = 0; p < np; p++) acc[p] = b0 + DOT(panel + p * K, wr, K);                             \
+            for (int64_t p = 0; p < np; p++) acc[p] = b0 + DOT(panel + p * Kp, wr, Kp);                             \
             /* a separate pass over the row: the requantization vectorizes across pixels */                       \
             for (int64_t p = 0; p < np; p++) yr[p] = (TO)qk_out(REQ(acc[p], mc, nc), z_y, act_lo, act_hi);       \
           }                                                                                                       \
