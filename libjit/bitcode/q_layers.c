@@ -116,7 +116,9 @@
  * not wrap at all), so the bits equal the direct loops above. Layers the panel does not fit (K > QP_PANEL)
  * or too narrow to pay for packing (depthwise: fewer than QP_MIN_ROWS outputs per group) run the direct
  * loops, which stay as the reference. */
+#ifndef QP_PANEL
 #define QP_PANEL 16384 /* int16 panel entries: 32 KiB */
+#endif
 #define QP_NPB 64      /* pixels (rows) per panel */
 #define QP_KALIGN 64   /* conv panel rows and dot lengths are padded with zeros to a multiple of this */
 #define QP_SLACK 8     /* panel entries past QP_PANEL that conv packing may overwrite (kwp - KW < 4) */
