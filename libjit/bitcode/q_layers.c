@@ -302,10 +302,10 @@ LAYER(uint8_t, u8, int8_t, i8, uint8_t, u8, int32_t, int32_t, qk_req32, qk_dot32
 LAYER(int16_t, i16, int16_t, i16, int16_t, i16, int64_t, int64_t, qk_req64, qk_dot64_i16)
 LAYER(int16_t, i16, int8_t, i8, int16_t, i16, int64_t, int64_t, qk_req64, qk_dot64_i8)
 
-/* MatMul of two activations: for each output row, columns in chunks of QK_CHUNK accumulators; for
+/* Direct MatMul of two activations: for each output row, columns in chunks of QK_CHUNK accumulators; for
    each k, acc[c] += (a[r][k] - z_a) * (b[k][c] - z_b) runs contiguously along b's row (vectorizes). */
-#define MATMUL(T, t, ACC, REQ)                                                                                   \
-  QLLC_KERNEL void qllc_k_matmul_##t##_##t##_##t(T *QLLC_RESTRICT y, const T *QLLC_RESTRICT a,                    \
+#define MATMUL_DIRECT(T, t, ACC, REQ)                                                                            \
+  QLLC_INLINE void matmul_direct_##t(T *QLLC_RESTRICT y, const T *QLLC_RESTRICT a,                                \
                                                  const T *QLLC_RESTRICT b, int64_t batches, int64_t M, int64_t N, \
                                                  int64_t K, const int64_t *a_off, const int64_t *b_off,          \
                                                  int32_t z_a, int32_t z_b, int32_t m, int32_t n, int32_t z_y,    \
@@ -327,6 +327,63 @@ LAYER(int16_t, i16, int8_t, i8, int16_t, i16, int64_t, int64_t, qk_req64, qk_dot
         }                                                                                                         \
     }                                                                                                             \
   }
-MATMUL(int8_t, i8, int32_t, qk_req32)
-MATMUL(uint8_t, u8, int32_t, qk_req32)
-MATMUL(int16_t, i16, int64_t, qk_req64)
+
+/* 8-bit MatMul as dot products, as the fused layers: per batch and block of columns, the columns of B
+ * minus z_b are packed as int16 rows of Kp values (Kp = K padded with zeros to QP_KALIGN), each row of
+ * A minus z_a likewise, and every output is one dot product (the vpmaddwd / vpdpwssd path). Exact:
+ * |a - z_a|, |b - z_b| <= 255 fit int16, a product pair sums to < 2^17, and the int32 sum is the same
+ * in any order. int16 MatMul (differences up to 2^16 do not fit int16) and shapes the panel does not
+ * fit run the direct loop. */
+QLLC_INLINE int32_t qk_dot32_i16(const int16_t *QLLC_RESTRICT x, const int16_t *QLLC_RESTRICT w, int64_t k) {
+  int32_t s = 0;
+  QP_DOT_LOOP
+  for (int64_t i = 0; i < k; i++) s += (int32_t)x[i] * (int32_t)w[i];
+  return s;
+}
+#define MATMUL8(T, t)                                                                                            \
+  QLLC_KERNEL void qllc_k_matmul_##t##_##t##_##t(T *QLLC_RESTRICT y, const T *QLLC_RESTRICT a,                    \
+                                                 const T *QLLC_RESTRICT b, int64_t batches, int64_t M, int64_t N, \
+                                                 int64_t K, const int64_t *a_off, const int64_t *b_off,          \
+                                                 int32_t z_a, int32_t z_b, int32_t m, int32_t n, int32_t z_y,    \
+                                                 int32_t act_lo, int32_t act_hi) {                               \
+    const int64_t Kp = (K + QP_KALIGN - 1) & ~(int64_t)(QP_KALIGN - 1);                                          \
+    if (K < QP_MIN_K || N < QP_MIN_ROWS || Kp > QP_PANEL) {                                                       \
+      matmul_direct_##t(y, a, b, batches, M, N, K, a_off, b_off, z_a, z_b, m, n, z_y, act_lo, act_hi);           \
+      return;                                                                                                     \
+    }                                                                                                             \
+    int64_t ncb = QP_PANEL / Kp;                                                                                  \
+    if (ncb > QP_NPB) ncb = QP_NPB;                                                                               \
+    int16_t bt[QP_PANEL] __attribute__((aligned(64)));                                                            \
+    int16_t ar[QP_PANEL] __attribute__((aligned(64)));                                                            \
+    int32_t acc[QP_NPB];                                                                                          \
+    for (int64_t i = 0; i < batches; i++) {                                                                       \
+      const T *A = a + a_off[i], *B = b + b_off[i];                                                               \
+      T *Y = y + i * M * N;                                                                                       \
+      for (int64_t c0 = 0; c0 < N; c0 += ncb) {                                                                   \
+        const int64_t nc = N - c0 < ncb ? N - c0 : ncb;                                                           \
+        for (int64_t k = 0; k < K; k++)                                                                           \
+          for (int64_t c = 0; c < nc; c++) bt[c * Kp + k] = (int16_t)((int32_t)B[k * N + c0 + c] - z_b);         \
+        for (int64_t c = 0; c < nc; c++)                                                                          \
+          for (int64_t k = K; k < Kp; k++) bt[c * Kp + k] = 0;                                                    \
+        for (int64_t r = 0; r < M; r++) {                                                                         \
+          for (int64_t k = 0; k < K; k++) ar[k] = (int16_t)((int32_t)A[r * K + k] - z_a);                        \
+          for (int64_t k = K; k < Kp; k++) ar[k] = 0;                                                             \
+          for (int64_t c = 0; c < nc; c++) acc[c] = qk_dot32_i16(ar, bt + c * Kp, Kp);                            \
+          T *yr = Y + r * N + c0;                                                                                 \
+          for (int64_t c = 0; c < nc; c++) yr[c] = (T)qk_out(qk_req32(acc[c], m, n), z_y, act_lo, act_hi);       \
+        }                                                                                                         \
+      }                                                                                                           \
+    }                                                                                                             \
+  }
+MATMUL_DIRECT(int8_t, i8, int32_t, qk_req32)
+MATMUL_DIRECT(uint8_t, u8, int32_t, qk_req32)
+MATMUL_DIRECT(int16_t, i16, int64_t, qk_req64)
+MATMUL8(int8_t, i8)
+MATMUL8(uint8_t, u8)
+QLLC_KERNEL void qllc_k_matmul_i16_i16_i16(int16_t *QLLC_RESTRICT y, const int16_t *QLLC_RESTRICT a,
+                                           const int16_t *QLLC_RESTRICT b, int64_t batches, int64_t M, int64_t N,
+                                           int64_t K, const int64_t *a_off, const int64_t *b_off, int32_t z_a,
+                                           int32_t z_b, int32_t m, int32_t n, int32_t z_y, int32_t act_lo,
+                                           int32_t act_hi) {
+  matmul_direct_i16(y, a, b, batches, M, N, K, a_off, b_off, z_a, z_b, m, n, z_y, act_lo, act_hi);
+}
