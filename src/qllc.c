@@ -184,10 +184,23 @@ static const char *kernel_stem(const qllc_node *n, int *arity) {
   }
 }
 
+/* What the quantizer's kernel query consults: the target's library, and the user's --kernels files
+ * (NULL when none) for custom ops. */
+typedef struct kernel_lookup {
+  const qllc_target_desc *target;
+  const qllc_user_kernels *user;
+} kernel_lookup;
+
 /* qllc_kernel_query for the quantizer: is there a kernel qllc_k_<stem>_<in>[_<w>]_<out> in the target's
- * library? ctx is the qllc_target_desc. */
+ * library? For a custom op: does a --kernels file define qllc_custom_kernel_name(n, in) (its quantized
+ * variant, every computed value of kind in = out)? ctx is a kernel_lookup. */
 static int target_supports(void *ctx, const qllc_node *n, qllc_elem in, qllc_elem w, qllc_elem out) {
-  const qllc_target_desc *t = ctx;
+  const kernel_lookup *kl = ctx;
+  const qllc_target_desc *t = kl->target;
+  char cname[512];
+  if (n->op == QLLC_OP_CUSTOM)
+    return in == out && kl->user && !qllc_custom_kernel_name(n, in, cname, sizeof cname) &&
+           qllc_user_kernels_find(kl->user, cname) != NULL;
   int arity = 2;
   const char *stem = kernel_stem(n, &arity);
   char name[160], fallback[64];
@@ -237,17 +250,22 @@ static qllc_status quantize(qllc_graph *g, const qllc_options *o, qllc_diag *dia
   qo.quantized_io = o->quantized_io;
   qo.strict = o->strict;
   qo.widen_for_bias = 1;
+  qllc_user_kernels *uk = NULL;
+  if (o->n_kernel_files > 0 && (st = qllc_user_kernels_load(o->kernel_files, o->n_kernel_files, &uk, diag)) != QLLC_OK)
+    return st;
+  kernel_lookup kl = {t, uk};
   qo.supports = target_supports;
-  qo.supports_ctx = (void *)t;
+  qo.supports_ctx = &kl;
 
   qllc_profile *prof = NULL;
   st = qllc_profile_read(o->profile_path, &prof, diag);
   if (st != QLLC_OK) {
     qllc_diag_set_file(diag, o->profile_path);
-    return st;
+  } else {
+    st = qllc_quantize_graph(g, prof, &qo, diag);
+    qllc_profile_free(prof);
   }
-  st = qllc_quantize_graph(g, prof, &qo, diag);
-  qllc_profile_free(prof);
+  qllc_user_kernels_free(uk);
   return st;
 }
 

@@ -228,7 +228,10 @@ typedef enum qllc_qkind {
   QLLC_QK_RESCALE,            /* Add/Sub/Mul/Concat/avg pools/requantize: per-input m/n/z */
   QLLC_QK_TABLE,              /* Sigmoid/Tanh/LeakyRelu (8-bit: 256 entries; 16-bit: 513, interpolated) */
   QLLC_QK_SOFTMAX,            /* exp table + output reciprocal */
-  QLLC_QK_SAME                /* no arithmetic (max pool, views, Relu as clamp): output params = input's */
+  QLLC_QK_SAME,               /* no arithmetic (max pool, views, Relu as clamp): output params = input's */
+  QLLC_QK_CUSTOM              /* a custom op (issue 7): the user kernel gets each value's scale and zero
+                                 point (lowering reads them from the values); in/out elem, z_x, z_y and
+                                 inputs[i].zero_point are filled for the report */
 } qllc_qkind;
 
 typedef struct qllc_qinput {
@@ -317,7 +320,9 @@ qllc_status qllc_quant_pool_multipliers(float s_x, float s_y, int64_t max_count,
 
 /* Asked by the quantizer before it gives a node a precision: does the target have a kernel for this
  * node with these element kinds (w: the weight kind for fused layers, else the second input's kind or
- * QLLC_ELEM_COUNT when there is none)? The facade answers from the target's kernel library. */
+ * QLLC_ELEM_COUNT when there is none)? The facade answers from the target's kernel library; for a
+ * custom op (QLLC_OP_CUSTOM: every input and the output of kind `in`/`out`) from the user's --kernels
+ * files, which must define the function qllc_custom_kernel_name(n, in) names (src/lower/lower.h). */
 typedef int (*qllc_kernel_query)(void *ctx, const qllc_node *n, qllc_elem in, qllc_elem w, qllc_elem out);
 
 typedef struct qllc_quant_opts {

@@ -16,7 +16,9 @@
  *     qkind: FUSED (Conv, FC, ChannelAffine), MATMUL (MatMul: any operand may be a constant, which is
  *     then quantized like an activation, per tensor), RESCALE (Add, Sub, Mul, Concat, AveragePool,
  *     GlobalAveragePool), TABLE (Sigmoid, Tanh, LeakyRelu), SOFTMAX, SAME (MaxPool, Relu/Clip as a
- *     clamp, views, Transpose, Pad).
+ *     clamp, views, Transpose, Pad), CUSTOM (a custom op whose inputs are all computed float tensors,
+ *     when o->supports says the user's kernel files define its variant with act_elem everywhere; not
+ *     under symmetric_uint8; else float with a reason naming the function looked for).
  *  2. symmetric_uint8 only: kernels other than the fused layers take one element kind for all their
  *     operands and result, so values joined by such a node (union-find) form a class, which is uint8
  *     when every calibrated range in it is non-negative, else symmetric int8. Other schemas use
@@ -36,6 +38,8 @@
  *                GlobalAveragePool: m[0]/n[0] (and inputs[0].m/n) of s_x / (s_y * H*W).
  *       TABLE    qllc_quant_table (LeakyRelu's alpha from its attribute); output from the profile.
  *       SOFTMAX  qllc_quant_softmax fixes the output parameters.
+ *       CUSTOM   no arithmetic: the output from the profile; the lowering passes every value's scale and
+ *                zero point to the user kernel (src/lower/lower_custom.c).
  *       SAME     output params = input params (they hold the same real values; the profile's range is
  *                ignored). Relu/Clip: act_lo/act_hi is the clamp in the integer domain. Pad: z_x is the
  *                integer pad value (the zero point when the pad value is 0, i.e. real 0).
@@ -61,6 +65,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lower/lower.h" /* qllc_custom_kernel_name: the custom kernel grammar, for the float reason */
 #include "quant.h"
 
 typedef struct qz {
@@ -140,7 +145,7 @@ static int data_inputs(const qllc_node *n, qllc_qkind k) {
   if (k == QLLC_QK_FUSED) return 1;
   switch (n->op) {
   case QLLC_OP_MATMUL: case QLLC_OP_ADD: case QLLC_OP_SUB: case QLLC_OP_MUL: return 2;
-  case QLLC_OP_CONCAT: return n->n_in;
+  case QLLC_OP_CONCAT: case QLLC_OP_CUSTOM: return n->n_in;
   default: return 1;
   }
 }
@@ -194,12 +199,7 @@ static qllc_qkind classify(qllc_graph *g, const qllc_node *n, const char **why) 
     *why = "a BatchNormalization that could not be folded (run-time parameters or training mode) has no "
            "integer kernel";
     break;
-  case QLLC_OP_CUSTOM: /* issue 7: the user's kernel decides its own arithmetic; it runs on floats */
-    *why = qllc_arena_printf(g->arena,
-                             "custom op %s:%s runs its user kernel in float (the quantizer does not choose integer "
-                             "variants of user kernels)",
-                             n->domain ? n->domain : "", n->op_type ? n->op_type : "?");
-    break;
+  case QLLC_OP_CUSTOM: k = QLLC_QK_CUSTOM; break; /* issue 7: custom_choice() asks for the user's kernel */
   default: *why = qllc_arena_printf(g->arena, "%s has no quantized form", op); break;
   }
   if (k == QLLC_QK_NONE) {
@@ -214,6 +214,13 @@ static qllc_qkind classify(qllc_graph *g, const qllc_node *n, const char **why) 
       return QLLC_QK_NONE;
     }
     /* a constant is quantized like an activation only where a second operand is usual */
+    if (v->data && k == QLLC_QK_CUSTOM) {
+      *why = qllc_arena_printf(g->arena,
+                               "custom op %s:%s runs its user kernel in float (its input '%s' is a constant; custom "
+                               "kernels are quantized only when every input is computed)",
+                               n->domain ? n->domain : "", op, v->name);
+      return QLLC_QK_NONE;
+    }
     if (v->data && (k == QLLC_QK_FUSED || nd == 1 || (k == QLLC_QK_MATMUL && n->in[1 - i]->data))) {
       *why = qllc_arena_printf(g->arena, "its input '%s' is a constant (the graph should have been folded)", v->name);
       return QLLC_QK_NONE;
@@ -224,6 +231,30 @@ static qllc_qkind classify(qllc_graph *g, const qllc_node *n, const char **why) 
     return QLLC_QK_NONE;
   }
   return k;
+}
+
+/* A custom node that classify() let through: quantized when the user's kernel files define its
+ * quantized variant (every input and the output of act_elem; asked through o->supports, which the
+ * facade answers from the files), else float with a reason naming the function looked for. */
+static qllc_qkind custom_choice(qz *z, const qllc_node *n, const char **why) {
+  qllc_graph *g = z->g;
+  char name[512];
+  const char *d = n->domain ? n->domain : "", *t = n->op_type ? n->op_type : "?";
+  if (qllc_custom_kernel_name(n, z->o->act_elem, name, sizeof name)) snprintf(name, sizeof name, "(a name too long)");
+  if (z->u8mode) {
+    *why = qllc_arena_printf(g->arena,
+                             "custom op %s:%s runs its user kernel in float (symmetric_uint8 picks u8 or i8 per value; "
+                             "custom kernels are quantized under the other schemas, as %s)", d, t, name);
+  } else if (!z->o->supports) {
+    *why = qllc_arena_printf(g->arena, "custom op %s:%s runs its user kernel in float (no kernel query to look for %s)",
+                             d, t, name);
+  } else if (!z->o->supports(z->o->supports_ctx, n, z->o->act_elem, QLLC_ELEM_COUNT, z->o->act_elem)) {
+    *why = qllc_arena_printf(g->arena, "custom op %s:%s runs its user kernel in float (the kernel files define no %s)",
+                             d, t, name);
+  } else {
+    return QLLC_QK_CUSTOM;
+  }
+  return QLLC_QK_NONE;
 }
 
 /* ---- ranges and parameters -------------------------------------------------------------------- */
@@ -683,6 +714,7 @@ static qllc_status run(qz *z) {
       z->reason[i] = qllc_arena_printf(g->arena, "kept in float by --keep-float %s", kept);
     } else {
       z->kind[i] = classify(g, n, &z->reason[i]);
+      if (z->kind[i] == QLLC_QK_CUSTOM) z->kind[i] = custom_choice(z, n, &z->reason[i]);
     }
     if (!z->reason[i] && z->kind[i] == QLLC_QK_NONE) return oom(z, n);
   }

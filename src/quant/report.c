@@ -52,6 +52,7 @@ static const char *kind_name(qllc_qkind k) {
   case QLLC_QK_TABLE: return "table";
   case QLLC_QK_SOFTMAX: return "softmax";
   case QLLC_QK_SAME: return "same";
+  case QLLC_QK_CUSTOM: return "custom";
   default: return "none";
   }
 }
