@@ -149,9 +149,10 @@ QLLC_INLINE int32_t qk_dot32_i8(const int16_t *QLLC_RESTRICT x, const int8_t *QL
   for (int64_t i = 0; i < k; i++) s += (int32_t)x[i] * (int32_t)w[i];
   return s;
 }
-/* int16 x int8 (16x8): |product| <= 2^15 * 2^7 = 2^22, so runs of QP_RUN16X8 = 256 products sum exactly
- * in int32 (<= 2^30) and take the same vpmaddwd path as the 8-bit kernels; the runs add up in int64. */
-#define QP_RUN16X8 256
+/* int16 x int8 (16x8): |product| <= 2^15 * 2^7 = 2^22, so runs of QP_RUN16X8 = 448 products sum exactly
+ * in int32 (448 * 2^22 < 2^31; a multiple of the 64-tap padding) and take the same vpmaddwd path as the
+ * 8-bit kernels; the runs add up in int64. */
+#define QP_RUN16X8 448
 QLLC_INLINE int64_t qk_dot64_i8(const int16_t *QLLC_RESTRICT x, const int8_t *QLLC_RESTRICT w, int64_t k) {
   int64_t s = 0;
   for (int64_t k0 = 0; k0 < k; k0 += QP_RUN16X8)
