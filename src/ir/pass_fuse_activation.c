@@ -9,6 +9,11 @@
  * a constant output, which a clamp cannot express: those are left alone). act is RELU when the
  * result is [0, +inf], CLIP otherwise.
  *
+ * Through a view: when x is produced by a Reshape or Flatten v (single use, not a graph output) whose
+ * input is such a layer output (e.g. gemm_to_fc's [M, K] FC wrapped in Reshapes for a batched MatMul),
+ * the clamp goes into the layer the same way and v writes r's output value instead: an elementwise
+ * clamp commutes with a view.
+ *
  * Invariants. r's output value (which may be a graph output) keeps its name; x becomes unused and is
  * dropped by qllc_graph_compact. Nodes are only removed, so the order stays topological. Only f32
  * nodes are fused: this pass runs on the float graph, before quantization.
@@ -50,7 +55,13 @@ qllc_status qllc_pass_fuse_activation(qllc_graph *g, qllc_diag *diag) {
     if (r->dead || (r->op != QLLC_OP_RELU && r->op != QLLC_OP_CLIP) || r->n_out < 1 || !r->out[0]) continue;
     qllc_value *x = r->in[0], *y = r->out[0];
     if (!x || x->elem != QLLC_ELEM_F32 || x->n_uses != 1 || x->is_output) continue;
-    qllc_node *p = x->producer;
+    qllc_node *p = x->producer, *view = NULL;
+    if (p && !p->dead && (p->op == QLLC_OP_RESHAPE || p->op == QLLC_OP_FLATTEN) && p->n_in >= 1 && p->in[0] &&
+        p->in[0]->elem == QLLC_ELEM_F32 && p->in[0]->n_uses == 1 && !p->in[0]->is_output) {
+      view = p;
+      x = p->in[0];
+      p = x->producer;
+    }
     if (!p || p->dead || p->n_out < 1 || p->out[0] != x) continue;
     if (p->op != QLLC_OP_CONV && p->op != QLLC_OP_FC && p->op != QLLC_OP_GEMM) continue;
     float lo, hi;
@@ -63,10 +74,18 @@ qllc_status qllc_pass_fuse_activation(qllc_graph *g, qllc_diag *diag) {
     p->act = lo == 0.0f && hi == INFINITY ? QLLC_ACT_RELU : QLLC_ACT_CLIP;
     p->act_lo = lo;
     p->act_hi = hi;
-    p->out[0] = y;
-    y->producer = p;
-    x->producer = NULL;
-    x->n_uses = 0;
+    if (view) { /* layer -> x -> view -> r: the view now writes y, the layer keeps writing x */
+      qllc_value *vx = view->out[0];
+      view->out[0] = y;
+      y->producer = view;
+      vx->producer = NULL;
+      vx->n_uses = 0;
+    } else {
+      p->out[0] = y;
+      y->producer = p;
+      x->producer = NULL;
+      x->n_uses = 0;
+    }
     r->dead = 1;
     changed = 1;
   }

@@ -614,6 +614,42 @@ static void test_fuse_relu(void **state) {
   qllc_graph_free(g);
 }
 
+/* conv -> Reshape -> Relu: the clamp goes into the conv, the Reshape writes the Relu's output (a view
+ * commutes with an elementwise clamp); a Reshape with another user is not looked through. */
+static void test_fuse_relu_through_view(void **state) {
+  qllc_graph *g = qllc_graph_new("t.onnx");
+  int64_t xd[4] = {1, 2, 2, 2}, fd[2] = {1, 8};
+  qllc_value *x = input(g, "x", 4, xd);
+  qllc_node *c = conv1x1(g, "conv", x, "c");
+  qllc_node *v = node1(g, QLLC_OP_RESHAPE, "view", "f", 2, fd, 1, c->out[0]);
+  qllc_node_set_attr_ints(g, v, "shape", 2, fd);
+  qllc_node *r = node1(g, QLLC_OP_RELU, "relu", "y", 2, fd, 1, v->out[0]);
+  output(g, r->out[0]);
+  pass_ok(qllc_pass_fuse_activation, g);
+  assert_int_equal(count_op(g, QLLC_OP_RELU), 0);
+  assert_int_equal(g->n_nodes, 2);
+  assert_int_equal(c->act, QLLC_ACT_RELU);
+  assert_ptr_equal(v->in[0], c->out[0]);
+  assert_string_equal(v->out[0]->name, "y");
+  assert_ptr_equal(g->outputs[0], v->out[0]);
+  assert_null(qllc_graph_find_value(g, "f"));
+  assert_int_equal(qllc_graph_verify(g, NULL), QLLC_OK);
+  qllc_graph_free(g);
+
+  g = qllc_graph_new("t.onnx"); /* the view's output is also a graph output: not fused */
+  x = input(g, "x", 4, xd);
+  c = conv1x1(g, "conv", x, "c");
+  v = node1(g, QLLC_OP_RESHAPE, "view", "f", 2, fd, 1, c->out[0]);
+  qllc_node_set_attr_ints(g, v, "shape", 2, fd);
+  r = node1(g, QLLC_OP_RELU, "relu", "y", 2, fd, 1, v->out[0]);
+  output(g, v->out[0]);
+  output(g, r->out[0]);
+  pass_ok(qllc_pass_fuse_activation, g);
+  assert_int_equal(count_op(g, QLLC_OP_RELU), 1);
+  assert_int_equal(c->act, QLLC_ACT_NONE);
+  qllc_graph_free(g);
+}
+
 static void test_fuse_clip_gemm_fc(void **state) {
   qllc_graph *g = qllc_graph_new("t.onnx");
   int64_t ad[2] = {2, 3}, bd[2] = {3, 4}, yd[2] = {2, 4};
@@ -833,6 +869,7 @@ int main(void) {
       cmocka_unit_test(test_matmul_add_to_fc),
       cmocka_unit_test(test_matmul_add_stays),
       cmocka_unit_test(test_matmul_add_rank3),
+      cmocka_unit_test(test_fuse_relu_through_view),
       cmocka_unit_test(test_fuse_relu),
       cmocka_unit_test(test_fuse_clip_gemm_fc),
       cmocka_unit_test(test_fuse_refused),
