@@ -132,6 +132,16 @@ typedef struct qllc_model qllc_model;
  * implements them is checked when the model is described, compiled, JIT-compiled or profiled with
  * opts->kernel_files: an error names the node, the function it needs and the files searched. */
 qllc_status qllc_model_load(const char *path, qllc_model **out, qllc_diag *diag);
+/* The same with graph inputs bound to compile-time constants (qllc compiles for fixed shapes, and many
+ * models take shapes, axes, pads or bounds as graph inputs). Each of the n_bound tensors names a graph
+ * input (bound[i].name) and gives its value: its element kind and shape must match the input's
+ * declaration (a symbolic dim matches any size; a declared DOUBLE reads as f32 and BOOL as u8, as
+ * qllc_tensor_read does) else QLLC_ERR_INVALID naming the input; a name that is not a graph input is an
+ * error too. A bound input becomes an initializer before shape inference and folding, so it is no
+ * longer an input of the compiled code; integer inputs (int64 shapes ...) may be bound. The tensors
+ * are copied; every later use of the model (describe, compile, JIT, profile) sees the same bindings. */
+qllc_status qllc_model_load_bound(const char *path, const qllc_tensor *bound, int n_bound, qllc_model **out,
+                                  qllc_diag *diag);
 void qllc_model_free(qllc_model *m);
 
 /* Writes a human-readable description of the model as it will be compiled with `opts`: the graph,

@@ -35,6 +35,9 @@ struct qllc_model {
   qllc_graph *graph; /* after qllc_graph_optimize (options-independent float passes) */
   int refs;          /* live JITs borrowing `graph` */
   int freed;         /* qllc_model_free was called while refs > 0 */
+  qllc_tensor *bound; /* graph inputs bound to constants (qllc_model_load_bound): copies, applied on
+                         every reload so all graphs of the model agree */
+  int n_bound;
 };
 
 struct qllc_jit {
@@ -274,7 +277,7 @@ static qllc_status quantize(qllc_graph *g, const qllc_options *o, qllc_diag *dia
 static qllc_status reload(qllc_model *m, const char *dump_after, FILE *dump, qllc_graph **out, qllc_diag *diag) {
   qllc_graph *fresh = NULL;
   *out = NULL;
-  qllc_status st = qllc_onnx_load(m->path, &fresh, diag);
+  qllc_status st = qllc_onnx_load_bound(m->path, m->bound, m->n_bound, &fresh, diag);
   if (st == QLLC_OK && dump_after && strcmp(dump_after, "import") == 0) {
     fprintf(dump, "# after import\n");
     qllc_graph_print(fresh, dump);
@@ -422,11 +425,47 @@ void qllc_options_init(qllc_options *o) {
   o->weights_file = 0;
 }
 
+static void free_bound(qllc_tensor *b, int n) {
+  for (int i = 0; b && i < n; i++) qllc_tensor_free(&b[i]);
+  free(b);
+}
+
+/* Deep copies of the bindings (name and data). NULL on OOM (or when n is 0). */
+static qllc_tensor *copy_bound(const qllc_tensor *b, int n) {
+  if (n <= 0) return NULL;
+  qllc_tensor *c = calloc((size_t)n, sizeof *c);
+  if (!c) return NULL;
+  for (int i = 0; i < n; i++) {
+    c[i] = b[i];
+    c[i].name = NULL, c[i].data = NULL;
+    size_t bytes = qllc_elem_size(b[i].elem);
+    for (uint32_t k = 0; k < b[i].rank && k < QLLC_MAX_RANK; k++) bytes *= b[i].dims[k] > 0 ? (size_t)b[i].dims[k] : 0;
+    c[i].name = xstrdup(b[i].name ? b[i].name : "");
+    c[i].data = malloc(bytes ? bytes : 1);
+    if (!c[i].name || !c[i].data) {
+      free_bound(c, i + 1);
+      return NULL;
+    }
+    if (bytes && b[i].data) memcpy(c[i].data, b[i].data, bytes);
+  }
+  return c;
+}
+
 qllc_status qllc_model_load(const char *path, qllc_model **out, qllc_diag *diag) {
+  return qllc_model_load_bound(path, NULL, 0, out, diag);
+}
+
+qllc_status qllc_model_load_bound(const char *path, const qllc_tensor *bound, int n_bound, qllc_model **out,
+                                  qllc_diag *diag) {
   *out = NULL;
   if (!path) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "no model path given");
+  if (n_bound < 0 || (n_bound > 0 && !bound)) {
+    qllc_fail(diag, QLLC_ERR_INVALID, NULL, "qllc_model_load_bound: no bindings given for n_bound = %d", n_bound);
+    qllc_diag_set_file(diag, path);
+    return QLLC_ERR_INVALID;
+  }
   qllc_graph *g = NULL;
-  qllc_status st = qllc_onnx_load(path, &g, diag);
+  qllc_status st = qllc_onnx_load_bound(path, bound, n_bound, &g, diag);
   if (st == QLLC_OK) st = qllc_graph_optimize(g, NULL, NULL, diag);
   if (st == QLLC_OK && qllc_graph_has_qdq(g)) st = qllc_pass_qdq(g, diag); /* pre-quantized model */
   if (st != QLLC_OK) {
@@ -435,13 +474,15 @@ qllc_status qllc_model_load(const char *path, qllc_model **out, qllc_diag *diag)
     return st;
   }
   qllc_model *m = calloc(1, sizeof *m);
-  if (!m || !(m->path = xstrdup(path))) {
+  if (!m || !(m->path = xstrdup(path)) || (n_bound > 0 && !(m->bound = copy_bound(bound, n_bound)))) {
+    if (m) free(m->path);
     free(m);
     qllc_graph_free(g);
     qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
     qllc_diag_set_file(diag, path);
     return QLLC_ERR_NOMEM;
   }
+  m->n_bound = n_bound;
   m->graph = g;
   *out = m;
   return QLLC_OK;
@@ -449,6 +490,7 @@ qllc_status qllc_model_load(const char *path, qllc_model **out, qllc_diag *diag)
 
 static void model_release(qllc_model *m) {
   qllc_graph_free(m->graph);
+  free_bound(m->bound, m->n_bound);
   free(m->path);
   free(m);
 }

@@ -195,6 +195,12 @@ int qllc_graph_add_output(qllc_graph *g, qllc_value *v);
  * dispatch, shape inference for every value, constant folding of shape subgraphs. On failure returns
  * NULL in *out and a diagnostic naming the file (and node). Dispose with qllc_graph_free. */
 qllc_status qllc_onnx_load(const char *path, qllc_graph **out, qllc_diag *diag);
+/* The same with graph inputs bound to constants: each tensor of `bound` (n_bound of them) names a graph
+ * input, whose declared element type and shape it must match (a symbolic dim matches any size); the
+ * input becomes a constant before shape inference and folding. A name that is not a graph input, or
+ * is bound twice, is an error. The tensors are copied. */
+qllc_status qllc_onnx_load_bound(const char *path, const qllc_tensor *bound, int n_bound, qllc_graph **out,
+                                 qllc_diag *diag);
 
 /* Infers the output element kinds and shapes of one node from its inputs (and constant inputs such as
  * Reshape's shape). Used by the importer and by passes that make nodes. */

@@ -5,7 +5,9 @@
  *   1. initializers become constant values (raw_data or the typed fields; FLOAT, DOUBLE (converted to
  *      f32), INT64, INT32, INT16, INT8, UINT8 and BOOL (as u8); anything else is unsupported, naming the
  *      tensor). Tensors stored in external files are rejected with a message saying how to embed them;
- *   2. graph inputs that are not initializers become the graph's inputs. They must be float tensors
+ *   2. graph inputs bound to a constant (qllc_onnx_load_bound: element type and declared shape must match)
+ *      become constants like initializers, replacing an initializer of the same name; the other graph
+ *      inputs that are not initializers become the graph's inputs. They must be float tensors
  *      (or int8/uint8/int32, which only pre-quantized models read: quantized data, zero points, int32
  *      biases; qllc's own ops reject them elsewhere) with known dims. A symbolic or missing LEADING dim is taken as 1 (exporters write "batch" there;
  *      qllc compiles for one fixed shape); any other symbolic dim is unsupported;
@@ -39,6 +41,8 @@ typedef struct importer {
   qllc_diag *diag;
   const char *path;
   const Onnx__GraphProto *gp; /* for the value_info of custom ops' outputs */
+  const qllc_tensor *bound;   /* graph inputs bound to constants (qllc_onnx_load_bound), or NULL */
+  int n_bound;
 } importer;
 
 /* ---- tensors ---------------------------------------------------------------------------------- */
@@ -227,8 +231,9 @@ static qllc_status load_input(importer *im, const Onnx__ValueInfoProto *vi) {
   case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: elem = QLLC_ELEM_I32; break;
   default:
     return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL,
-                     "graph input '%s' has element type %s; qllc takes float, int8, uint8 and int32 inputs", name,
-                     onnx_type_name(tt->elem_type));
+                     "graph input '%s' has element type %s; qllc takes float, int8, uint8 and int32 inputs (or bind it "
+                     "to a constant: qllc --const %s=FILE, qllc_model_load_bound)", name,
+                     onnx_type_name(tt->elem_type), name);
   }
   if (!tt->shape)
     return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL, "graph input '%s' has no shape; qllc needs fixed input shapes", name);
@@ -256,6 +261,66 @@ static qllc_status load_input(importer *im, const Onnx__ValueInfoProto *vi) {
     return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "graph input '%s' is declared twice", name);
   if (qllc_graph_add_input(im->g, v)) return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
   return QLLC_OK;
+}
+
+/* A graph input bound to a constant: its declared element type must be the tensor's (after the same
+ * mapping as initializers: DOUBLE reads as f32, BOOL as u8) and its declared shape must match, a
+ * symbolic or missing dim matching any size. The value is an initializer from here on, so shape
+ * inference and folding see it. */
+static qllc_status load_bound(importer *im, const Onnx__ValueInfoProto *vi, const qllc_tensor *t) {
+  qllc_diag *diag = im->diag;
+  const char *name = vi->name ? vi->name : "";
+  const Onnx__TypeProto *tp = vi->type;
+  if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
+    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL, "bound graph input '%s' is not a tensor", name);
+  const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+  qllc_elem elem;
+  size_t src;
+  if (map_type(tt->elem_type, &elem, &src))
+    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL, "bound graph input '%s' has element type %s, which qllc does not support",
+                     name, onnx_type_name(tt->elem_type));
+  if ((int)elem != (int)t->elem)
+    return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "graph input '%s' is declared %s (%s) but is bound to a tensor of kind %s", name,
+                     onnx_type_name(tt->elem_type), qllc_elem_name((qllc_elem_kind)elem), qllc_elem_name(t->elem));
+  if (t->rank > QLLC_MAX_RANK)
+    return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "graph input '%s' is bound to a tensor of rank %u", name, t->rank);
+  if (tt->shape) {
+    int ok = tt->shape->n_dim == t->rank;
+    for (size_t i = 0; ok && i < tt->shape->n_dim; i++) {
+      const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+      if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value != t->dims[i]) ok = 0;
+    }
+    if (!ok) {
+      char decl[256] = "", got[256] = "";
+      size_t n = 0;
+      for (size_t i = 0; i < tt->shape->n_dim && n < sizeof decl - 24; i++) {
+        const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+        if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+          n += (size_t)snprintf(decl + n, sizeof decl - n, "%s%lld", i ? "," : "", (long long)d->dim_value);
+        else
+          n += (size_t)snprintf(decl + n, sizeof decl - n, "%s?", i ? "," : "");
+      }
+      n = 0;
+      for (uint32_t i = 0; i < t->rank && n < sizeof got - 24; i++)
+        n += (size_t)snprintf(got + n, sizeof got - n, "%s%lld", i ? "," : "", (long long)t->dims[i]);
+      return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "graph input '%s' has shape [%s] but is bound to a tensor of shape [%s]",
+                       name, decl, got);
+    }
+  }
+  for (uint32_t i = 0; i < t->rank; i++)
+    if (t->dims[i] < 0) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "graph input '%s': bound tensor has a negative dim", name);
+  qllc_value *v = qllc_const_new(im->g, name, elem, (int)t->rank, t->dims, NULL);
+  if (!v || !v->data) return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory binding graph input '%s'", name);
+  size_t bytes = qllc_value_bytes(v);
+  if (bytes && !t->data) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "graph input '%s' is bound to a tensor without data", name);
+  if (bytes) memcpy(v->data, t->data, bytes);
+  return QLLC_OK;
+}
+
+static const qllc_tensor *find_bound(const importer *im, const char *name) {
+  for (int i = 0; i < im->n_bound; i++)
+    if (im->bound[i].name && !strcmp(im->bound[i].name, name)) return &im->bound[i];
+  return NULL;
 }
 
 /* ---- nodes ------------------------------------------------------------------------------------ */
@@ -526,15 +591,39 @@ static qllc_status import_model(importer *im, const Onnx__ModelProto *m) {
     return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL, "sparse initializer '%s' is not supported",
                      gp->sparse_initializer[0]->values && gp->sparse_initializer[0]->values->name
                          ? gp->sparse_initializer[0]->values->name : "?");
+  /* every binding names a graph input, once */
+  for (int b = 0; b < im->n_bound; b++) {
+    const char *bn = im->bound[b].name;
+    if (!bn || !bn[0]) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "binding %d has no input name", b);
+    size_t i = 0;
+    while (i < gp->n_input && !(gp->input[i]->name && !strcmp(gp->input[i]->name, bn))) i++;
+    if (i == gp->n_input) {
+      char names[512] = "";
+      size_t n = 0;
+      for (size_t k = 0; k < gp->n_input && n < sizeof names - 64; k++)
+        n += (size_t)snprintf(names + n, sizeof names - n, "%s'%s'", k ? ", " : "", gp->input[k]->name ? gp->input[k]->name : "");
+      return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "cannot bind '%s': the model has no graph input of that name (inputs: %s)",
+                       bn, n ? names : "none");
+    }
+    for (int c = 0; c < b; c++)
+      if (!strcmp(im->bound[c].name, bn)) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "graph input '%s' is bound twice", bn);
+  }
   for (size_t i = 0; i < gp->n_initializer; i++) {
     qllc_value *v;
     const char *name = gp->initializer[i]->name ? gp->initializer[i]->name : "";
     if (!name[0]) return qllc_fail(diag, QLLC_ERR_PARSE, NULL, "initializer %zu has no name", i);
+    if (find_bound(im, name)) continue; /* a graph input with a default value: the binding replaces it */
     if (qllc_graph_find_value(g, name)) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "initializer '%s' is declared twice", name);
     if ((st = load_tensor(im, gp->initializer[i], name, 0, NULL, &v))) return st;
   }
   for (size_t i = 0; i < gp->n_input; i++) {
     const char *name = gp->input[i]->name ? gp->input[i]->name : "";
+    const qllc_tensor *b = find_bound(im, name);
+    if (b) {
+      if (qllc_graph_find_value(g, name)) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "graph input '%s' is declared twice", name);
+      if ((st = load_bound(im, gp->input[i], b))) return st;
+      continue;
+    }
     if (qllc_graph_find_value(g, name)) continue; /* an initializer: a constant, not an input */
     if ((st = load_input(im, gp->input[i]))) return st;
   }
@@ -555,6 +644,11 @@ static qllc_status import_model(importer *im, const Onnx__ModelProto *m) {
 }
 
 qllc_status qllc_onnx_load(const char *path, qllc_graph **out, qllc_diag *diag) {
+  return qllc_onnx_load_bound(path, NULL, 0, out, diag);
+}
+
+qllc_status qllc_onnx_load_bound(const char *path, const qllc_tensor *bound, int n_bound, qllc_graph **out,
+                                 qllc_diag *diag) {
   *out = NULL;
   if (diag) diag->status = QLLC_OK, diag->message[0] = 0, diag->node[0] = 0, diag->file[0] = 0;
   qllc_status st;
@@ -602,7 +696,7 @@ qllc_status qllc_onnx_load(const char *path, qllc_graph **out, qllc_diag *diag) 
     qllc_diag_set_file(diag, path);
     return st;
   }
-  importer im = {g, diag, path, m->graph};
+  importer im = {g, diag, path, m->graph, bound, n_bound > 0 ? n_bound : 0};
   st = import_model(&im, m);
   onnx__model_proto__free_unpacked(m, NULL);
   if (st) {

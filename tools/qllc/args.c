@@ -68,6 +68,39 @@ int cli_diag_error(const qllc_diag *d, const char *file) {
   return EXIT_ERROR;
 }
 
+/* ---- loading the model ------------------------------------------------------------------------ */
+
+int cli_load_model(const cli_args *a, qllc_model **m) {
+  qllc_diag d;
+  qllc_tensor bound[CLI_MAX_LIST] = {0};
+  char names[CLI_MAX_LIST][256];
+  int n = 0, rc = 0;
+  *m = NULL;
+  for (int i = 0; i < a->n_consts && !rc; i++) {
+    const char *eq = strchr(a->consts[i], '='); /* checked by set_const */
+    size_t len = (size_t)(eq - a->consts[i]);
+    if (len >= sizeof names[i]) {
+      rc = cli_usage_error("--const: input name too long in '%s'", a->consts[i]);
+      break;
+    }
+    memcpy(names[i], a->consts[i], len);
+    names[i][len] = 0;
+    if (qllc_tensor_read(eq + 1, &bound[n], &d) != QLLC_OK) {
+      rc = cli_diag_error(&d, eq + 1);
+      break;
+    }
+    free(bound[n].name); /* the file's own tensor name; the binding is by NAME */
+    bound[n].name = names[i];
+    n++;
+  }
+  if (!rc && qllc_model_load_bound(a->model, bound, n, m, &d) != QLLC_OK) rc = cli_diag_error(&d, a->model);
+  for (int i = 0; i < n; i++) {
+    bound[i].name = NULL;
+    qllc_tensor_free(&bound[i]);
+  }
+  return rc;
+}
+
 /* ---- value parsers ---------------------------------------------------------------------------- */
 
 /* Looks `value` up in a NULL-terminated list of names; prints a usage error listing them if absent. */
@@ -169,6 +202,11 @@ static int set_bins(cli_args *a, const char *f, const char *v) {
   a->bins = (int)n;
   return 0;
 }
+static int set_const(cli_args *a, const char *f, const char *v) {
+  const char *eq = strchr(v, '=');
+  if (!eq || eq == v || !eq[1]) return cli_usage_error("%s: invalid value '%s' (NAME=FILE)", f, v);
+  return push(f, a->consts, &a->n_consts, v);
+}
 static int set_verbose(cli_args *a, const char *f, const char *v) { a->verbose = 1; return 0; }
 static int set_help(cli_args *a, const char *f, const char *v) { a->help = 1; return 0; }
 
@@ -233,6 +271,12 @@ static const cli_opt profile_opts[] = {
     {"--bins", NULL, "N", "histogram bins per value (even, >= 16; default 2048)", set_bins},
     {NULL, NULL, NULL, NULL, NULL}};
 
+/* every command that loads a model */
+static const cli_opt model_opts[] = {
+    {"--const", NULL, "NAME=FILE", "bind the graph input NAME to the tensor in FILE (.npy or .pb) as a compile-time "
+     "constant: it is no longer an input; its type and shape must match the declaration (repeatable)", set_const},
+    {NULL, NULL, NULL, NULL, NULL}};
+
 static const cli_opt common_opts[] = {
     {"--dump-after", NULL, "PASS", "print the IR after PASS to stderr (import, fold_constants, fold_batchnorm, "
      "gemm_to_fc, fuse_activation, eliminate_identity, quantize, lower, memory_plan)", set_dump_after},
@@ -247,30 +291,30 @@ typedef struct cli_command {
   const char *name;
   const char *usage;
   const char *summary;
-  const cli_opt *groups[5];
-  const char *group_titles[5];
+  const cli_opt *groups[6];
+  const char *group_titles[6];
 } cli_command;
 
 static const cli_command commands[] = {
     {"run", "qllc run MODEL [--input NAME=FILE | --input FILE ...] [--output-dir DIR] [options]",
      "JIT-compile the model for this machine, run it once on the given inputs, write each output as .npy "
      "and print a summary line per output",
-     {run_opts, quant_opts, target_opts, common_opts, NULL},
-     {"run options", "quantization options", "target options", "other options", NULL}},
+     {run_opts, model_opts, quant_opts, target_opts, common_opts, NULL},
+     {"run options", "model options", "quantization options", "target options", "other options", NULL}},
     {"compile", "qllc compile MODEL -o DIR [--name NAME] [options]",
      "compile the model ahead of time to a bundle: DIR/NAME.o and DIR/NAME.h (and DIR/NAME.weights.bin)",
-     {compile_opts, quant_opts, target_opts, common_opts, NULL},
-     {"compile options", "quantization options", "target options", "other options", NULL}},
+     {compile_opts, model_opts, quant_opts, target_opts, common_opts, NULL},
+     {"compile options", "model options", "quantization options", "target options", "other options", NULL}},
     {"profile", "qllc profile MODEL --dataset SPEC [--dataset SPEC ...] -o profile.yaml [--bins N]",
      "run the float model over a calibration data set and record min, max and a histogram of every value "
      "into a YAML profile (what compile, run and info read with their profile option)",
-     {profile_opts, kernel_opts, help_opts, NULL, NULL},
-     {"profile options", "kernel options", "other options", NULL, NULL}},
+     {profile_opts, model_opts, kernel_opts, help_opts, NULL},
+     {"profile options", "model options", "kernel options", "other options", NULL}},
     {"info", "qllc info MODEL [options]",
      "describe the model as it would be compiled: the graph with every value's type, the precision "
      "report, the memory plan and the kernel calls",
-     {quant_opts, kernel_opts, common_opts, NULL, NULL},
-     {"quantization options", "kernel options", "other options", NULL, NULL}},
+     {model_opts, quant_opts, kernel_opts, common_opts, NULL},
+     {"model options", "quantization options", "kernel options", "other options", NULL}},
 };
 
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))

@@ -34,6 +34,8 @@ typedef struct cli_args {
   const char *datasets[CLI_MAX_LIST];       /* profile: --dataset SPEC */
   int n_datasets;
   int bins;                                 /* profile: --bins (0: default) */
+  const char *consts[CLI_MAX_LIST];         /* --const NAME=FILE: graph inputs bound to constants */
+  int n_consts;
   const char *name;                         /* compile: --name */
   int verbose;
   int help;
@@ -51,6 +53,10 @@ int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints a library diagnostic; `file` is used when the diagnostic names none. Returns EXIT_ERROR. */
 int cli_diag_error(const qllc_diag *d, const char *file);
 int cli_error(const char *file, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Loads a->model with the --const bindings (files read here). Returns 0, or the exit code after
+ * printing the error. */
+int cli_load_model(const cli_args *a, qllc_model **m);
 
 int cmd_run(cli_args *a);
 int cmd_compile(cli_args *a);

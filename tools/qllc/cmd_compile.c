@@ -29,7 +29,10 @@ int cmd_compile(cli_args *a) {
   qllc_diag d;
   memset(&d, 0, sizeof d);
   qllc_model *m = NULL;
-  if (qllc_model_load(a->model, &m, &d) != QLLC_OK) return cli_diag_error(&d, a->model);
+  {
+    int lrc = cli_load_model(a, &m);
+    if (lrc) return lrc;
+  }
   if (a->verbose && qllc_model_describe(m, &a->opts, stdout, &d) != QLLC_OK) {
     qllc_model_free(m);
     return cli_diag_error(&d, a->model);
@@ -47,7 +50,10 @@ int cmd_info(cli_args *a) {
   qllc_diag d;
   memset(&d, 0, sizeof d);
   qllc_model *m = NULL;
-  if (qllc_model_load(a->model, &m, &d) != QLLC_OK) return cli_diag_error(&d, a->model);
+  {
+    int lrc = cli_load_model(a, &m);
+    if (lrc) return lrc;
+  }
   qllc_status st = qllc_model_describe(m, &a->opts, stdout, &d);
   qllc_model_free(m);
   return st == QLLC_OK ? 0 : cli_diag_error(&d, a->model);

@@ -31,7 +31,10 @@ int cmd_profile(cli_args *a) {
   qllc_diag d;
   memset(&d, 0, sizeof d);
   qllc_model *m = NULL;
-  if (qllc_model_load(a->model, &m, &d) != QLLC_OK) return cli_diag_error(&d, a->model);
+  {
+    int lrc = cli_load_model(a, &m);
+    if (lrc) return lrc;
+  }
   bar b = {isatty(fileno(stderr)), -1};
   qllc_profile_summary sum;
   qllc_status st =

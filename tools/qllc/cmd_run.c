@@ -88,7 +88,10 @@ int cmd_run(cli_args *a) {
   qllc_tensor *outs = NULL;
   int n_out = 0, rc = 0;
 
-  if (qllc_model_load(a->model, &m, &d) != QLLC_OK) return cli_diag_error(&d, a->model);
+  {
+    int lrc = cli_load_model(a, &m);
+    if (lrc) return lrc;
+  }
   if (qllc_jit_compile(m, &a->opts, &j, &d) != QLLC_OK) {
     rc = cli_diag_error(&d, a->model);
     goto out;
