@@ -68,31 +68,31 @@ static void *aligned_buffer(uint64_t size) {
   return p;
 }
 
-static const char *const graph_passes[] = {
-    /* the order of qllc_graph_optimize (src/ir/pipeline.c); "import" is the graph as loaded */
-    "import", "fold_constants", "fold_batchnorm", "gemm_to_fc", "fuse_activation", "eliminate_identity",
-    "quantize", /* only with --precision int8/int16 */
-};
-static const char *const program_passes[] = {"lower", "memory_plan"};
+/* --dump-after names: "import" (the graph as loaded), the graph passes of qllc_graph_optimize (listed by
+ * src/ir/pipeline.c, the one place they are named), "quantize" (only with --precision int8/int16), then
+ * the program passes. */
+static const char *const program_passes[] = {"lower", "memory_plan", NULL};
 
-static int in_list(const char *s, const char *const *list, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (strcmp(s, list[i]) == 0) return 1;
+static int in_list(const char *s, const char *const *list) {
+  for (; *list; list++)
+    if (strcmp(s, *list) == 0) return 1;
   return 0;
 }
 
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-
 static qllc_status check_dump_after(const char *pass, qllc_diag *diag) {
-  if (!pass || in_list(pass, graph_passes, COUNT(graph_passes)) ||
-      in_list(pass, program_passes, COUNT(program_passes)))
+  if (!pass || !strcmp(pass, "import") || !strcmp(pass, "quantize") || in_list(pass, qllc_graph_pass_names()) ||
+      in_list(pass, program_passes))
     return QLLC_OK;
-  char list[512] = "";
-  for (size_t i = 0; i < COUNT(graph_passes); i++) {
-    strcat(list, graph_passes[i]);
+  char list[512] = "import";
+  for (const char *const *p = qllc_graph_pass_names(); *p; p++) {
     strcat(list, ", ");
+    strcat(list, *p);
   }
-  strcat(list, "lower, memory_plan");
+  strcat(list, ", quantize");
+  for (const char *const *p = program_passes; *p; p++) {
+    strcat(list, ", ");
+    strcat(list, *p);
+  }
   return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "unknown pass '%s' for --dump-after (passes: %s)", pass, list);
 }
 
@@ -306,7 +306,7 @@ static qllc_status graph_for(qllc_model *m, const qllc_options *o, qllc_graph **
   int quant = o->precision != QLLC_PREC_FLOAT;
   if (!quant && o->dump_after && strcmp(o->dump_after, "quantize") == 0)
     return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "--dump-after quantize needs --precision int8 or int16");
-  int graph_dump = o->dump_after && !in_list(o->dump_after, program_passes, COUNT(program_passes)) &&
+  int graph_dump = o->dump_after && !in_list(o->dump_after, program_passes) &&
                    strcmp(o->dump_after, "quantize") != 0;
   if (!quant && !graph_dump) return QLLC_OK;
   qllc_graph *fresh = NULL;
@@ -403,7 +403,7 @@ static qllc_status lower_graph(qllc_model *m, qllc_graph *g, const qllc_options 
     qllc_diag_set_file(diag, m->path);
     return st;
   }
-  if (o->dump_after && in_list(o->dump_after, program_passes, COUNT(program_passes))) {
+  if (o->dump_after && in_list(o->dump_after, program_passes)) {
     fprintf(dump_stream(o), "# after %s\n", o->dump_after);
     qllc_program_print(*p, dump_stream(o));
   }

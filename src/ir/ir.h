@@ -243,5 +243,7 @@ qllc_status qllc_pass_fuse_activation(qllc_graph *g, qllc_diag *diag);
 qllc_status qllc_pass_eliminate_identity(qllc_graph *g, qllc_diag *diag);
 /* Runs the float pipeline. When dump_after names a pass, the graph is printed to dump after it. */
 qllc_status qllc_graph_optimize(qllc_graph *g, const char *dump_after, FILE *dump, qllc_diag *diag);
+/* The names of the passes qllc_graph_optimize runs, in order, NULL-terminated (for --dump-after). */
+const char *const *qllc_graph_pass_names(void);
 
 #endif

@@ -19,8 +19,10 @@
 typedef qllc_status (*pass_fn)(qllc_graph *, qllc_diag *);
 
 static const char *const pass_names[] = {"fold_constants", "fold_batchnorm", "gemm_to_fc", "fuse_activation",
-                                         "eliminate_identity"};
-#define N_PASSES (sizeof pass_names / sizeof pass_names[0])
+                                         "eliminate_identity", NULL};
+#define N_PASSES (sizeof pass_names / sizeof pass_names[0] - 1)
+
+const char *const *qllc_graph_pass_names(void) { return pass_names; }
 
 static qllc_status run(qllc_graph *g, const char *name, pass_fn fn, const char *dump_after, FILE *dump,
                        qllc_diag *diag) {
