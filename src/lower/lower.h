@@ -85,6 +85,12 @@ qllc_status qllc_pass_memory_plan(qllc_program *p, qllc_diag *diag);
 
 void qllc_program_print(const qllc_program *p, FILE *f);
 
+/* The kernel lowering will call for node n once quantized with input kind `in`, weight (or second
+ * input) kind `w` (QLLC_ELEM_COUNT: none) and output kind `out`, e.g. "qllc_k_conv2d_i8_i8_i8": what the
+ * quantizer's target query looks up. Returns 0, or -1 when buf is too small. */
+int qllc_lower_quant_kernel_name(const qllc_node *n, qllc_elem in, qllc_elem w, qllc_elem out, char *buf,
+                                 size_t size);
+
 /* The user kernel a CUSTOM node calls (lower_custom.c, docs/kernels.md): qllc_k_custom_<D>_<T>_<in..>_<out..>
  * with the node's element kinds; force != QLLC_ELEM_COUNT names the kernel as if every computed float
  * value had that kind (the quantizer's question). 0 on success, -1 when it does not fit `size`. */

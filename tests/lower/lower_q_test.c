@@ -874,6 +874,31 @@ static void e2e_quantized(const e2e_ref *r, qllc_elem act, qllc_elem w, qllc_sch
     if (strstr(k, "_f32") && !strstr(k, "quantize_f32_") && !strstr(k, "dequantize_"))
       fail_msg("float kernel %s left in the quantized program", k);
   }
+  /* The quantizer's target query names kernels with qllc_lower_quant_kernel_name before lowering: for
+     every quantized node that lowered to instructions, the name it gives must be one of them. */
+  int checked = 0;
+  for (int i = 0; i < g->n_nodes; i++) {
+    const qllc_node *n = g->nodes[i];
+    const qllc_qnode *q = n->quant;
+    if (!q || n->n_in < 1 || !n->in[0] || !n->out[0]) continue;
+    qllc_elem w = q->kind == QLLC_QK_FUSED ? q->w_elem
+                  : n->n_in > 1 && n->in[1] ? n->in[1]->elem
+                                            : QLLC_ELEM_COUNT;
+    char want[160];
+    assert_int_equal(qllc_lower_quant_kernel_name(n, n->in[0]->elem, w, n->out[0]->elem, want, sizeof want), 0);
+    int emitted = 0, found = 0;
+    for (int k = 0; k < p->n_instrs; k++)
+      if (p->instrs[k].node == n) {
+        emitted++;
+        found |= !strcmp(p->instrs[k].kernel, want);
+      }
+    if (!emitted) continue; /* views */
+    if (!found && n->op == QLLC_OP_CONCAT) continue; /* every input copied: no requantize needed */
+    if (!found) fail_msg("node '%s' (%s): the kernel query names %s, lowering emitted something else", n->name,
+                         qllc_op_name(n->op), want);
+    checked++;
+  }
+  assert_true(checked >= 8);
   jit_run j;
   jit(p, &j);
   float ys[E2E_SAMPLES][25], fcs[E2E_SAMPLES][5];
