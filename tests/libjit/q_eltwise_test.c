@@ -17,31 +17,9 @@
 #include "kernels_q.h"
 #include "quant/quant.h"
 
-typedef enum { K_I8, K_U8, K_I16 } kind;
-static const char *kname[] = {"i8", "u8", "i16"};
-static int32_t kmin(kind k) { return k == K_I8 ? -128 : k == K_U8 ? 0 : -32768; }
-static int32_t kmax(kind k) { return k == K_I8 ? 127 : k == K_U8 ? 255 : 32767; }
-static size_t ksize(kind k) { return k == K_I16 ? 2 : 1; }
-static void *tbuf(kind k, const int32_t *v, int64_t n) {
-  void *p = calloc((size_t)(n ? n : 1), ksize(k));
-  for (int64_t i = 0; i < n; i++) {
-    if (k == K_I8) ((int8_t *)p)[i] = (int8_t)v[i];
-    else if (k == K_U8) ((uint8_t *)p)[i] = (uint8_t)v[i];
-    else ((int16_t *)p)[i] = (int16_t)v[i];
-  }
-  return p;
-}
-static int32_t tget(kind k, const void *p, int64_t i) {
-  return k == K_I8 ? ((const int8_t *)p)[i] : k == K_U8 ? ((const uint8_t *)p)[i] : ((const int16_t *)p)[i];
-}
-static uint64_t rng = 0x2545f4914f6cdd1dULL;
-static uint64_t next(void) {
-  rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-  return rng;
-}
-static int64_t irand(int64_t lo, int64_t hi) { return lo + (int64_t)(next() % (uint64_t)(hi - lo + 1)); }
-static int32_t clampi(__int128 v, int32_t lo, int32_t hi) { return v < lo ? lo : v > hi ? hi : (int32_t)v; }
-static int32_t *ivec(int64_t n) { return calloc((size_t)(n ? n : 1), sizeof(int32_t)); }
+#define Q_TEST_SEED 0x2545f4914f6cdd1dULL
+#include "q_test_util.h"
+
 
 /* floor(v / 2^n) by division, independent of the kernels' arithmetic shifts. */
 static __int128 floor_div_pow2(__int128 v, int32_t n) {

@@ -20,38 +20,15 @@
 #include "kernels_q.h"
 #include "quant/quant.h"
 
-/* ---- helpers: element kinds as int32 arrays ------------------------------------------------------ */
-typedef enum { K_I8, K_U8, K_I16 } kind;
-static const char *kname[] = {"i8", "u8", "i16"};
-static int32_t kmin(kind k) { return k == K_I8 ? -128 : k == K_U8 ? 0 : -32768; }
-static int32_t kmax(kind k) { return k == K_I8 ? 127 : k == K_U8 ? 255 : 32767; }
-static size_t ksize(kind k) { return k == K_I16 ? 2 : 1; }
-static void *tbuf(kind k, const int32_t *v, int64_t n) {
-  void *p = malloc((size_t)(n ? n : 1) * ksize(k));
-  for (int64_t i = 0; i < n; i++) {
-    if (k == K_I8) ((int8_t *)p)[i] = (int8_t)v[i];
-    else if (k == K_U8) ((uint8_t *)p)[i] = (uint8_t)v[i];
-    else ((int16_t *)p)[i] = (int16_t)v[i];
-  }
-  return p;
-}
-static int32_t tget(kind k, const void *p, int64_t i) {
-  return k == K_I8 ? ((const int8_t *)p)[i] : k == K_U8 ? ((const uint8_t *)p)[i] : ((const int16_t *)p)[i];
-}
+#define Q_TEST_SEED 0x9e3779b97f4a7c15ULL
+#include "q_test_util.h"
 
-static uint64_t rng = 0x9e3779b97f4a7c15ULL;
-static uint64_t next(void) {
-  rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-  return rng;
-}
-static int64_t irand(int64_t lo, int64_t hi) { return lo + (int64_t)(next() % (uint64_t)(hi - lo + 1)); }
-static int32_t clampi(int64_t v, int32_t lo, int32_t hi) { return v < lo ? lo : v > hi ? hi : (int32_t)v; }
+
 static int64_t ilog2(uint64_t v) {
   int64_t l = 0;
   while (v >>= 1) l++;
   return l;
 }
-static int32_t *ivec(int64_t n) { return calloc((size_t)(n ? n : 1), sizeof(int32_t)); }
 
 /* Fills v[n] with a pattern: 0 random, 1 all min, 2 all max, 3 alternating min/max. */
 static void fill(int32_t *v, int64_t n, int32_t lo, int32_t hi, int pattern) {

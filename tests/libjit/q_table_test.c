@@ -16,17 +16,13 @@
 #include "kernels_q.h"
 #include "quant/quant.h"
 
-static uint64_t rng = 0xda942042e4dd58b5ULL;
-static uint64_t next(void) {
-  rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-  return rng;
-}
-static int64_t irand(int64_t lo, int64_t hi) { return lo + (int64_t)(next() % (uint64_t)(hi - lo + 1)); }
+#define Q_TEST_SEED 0xda942042e4dd58b5ULL
+#include "q_test_util.h"
+
 static int64_t floor_div(int64_t a, int64_t b) { /* b > 0 */
   int64_t q = a / b;
   return (a % b != 0 && a < 0) ? q - 1 : q;
 }
-static int32_t clampi(int64_t v, int32_t lo, int32_t hi) { return v < lo ? lo : v > hi ? hi : (int32_t)v; }
 
 static void test_lut8(void **state) {
   (void)state;
@@ -100,9 +96,6 @@ static void test_lut16_tanh(void **state) {
 
 /* Softmax, the documented formula: d = max - x, e = table (8-bit: exp_table[d]; int16: interpolated
    between entries d / 128 and d / 128 + 1), S = sum e, y = clamp(z_y + floor((e * recip + S / 2) / S)). */
-typedef enum { K_I8, K_U8, K_I16 } kind;
-static int32_t kmin(kind k) { return k == K_I8 ? -128 : k == K_U8 ? 0 : -32768; }
-static int32_t kmax(kind k) { return k == K_I8 ? 127 : k == K_U8 ? 255 : 32767; }
 static int64_t ref_e(kind k, const int32_t *et, int32_t d) {
   if (k != K_I16) return et[d];
   int32_t i = d / 128, f = d % 128;
