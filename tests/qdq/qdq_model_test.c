@@ -21,24 +21,14 @@
 
 #include <cmocka.h>
 
+#include "qdq_test_util.h"
+
 #include "ir/ir.h"
 #include "qllc.h"
 #include "quant/quant.h"
 
 #define DATA QLLC_SOURCE_DIR "/tests/qdq/data/"
 #define NSAMPLES 8
-
-static qllc_graph *load_recognised(const char *path) {
-  qllc_graph *g = NULL;
-  qllc_diag d;
-  memset(&d, 0, sizeof d);
-  qllc_status st = qllc_onnx_load(path, &g, &d);
-  if (st == QLLC_OK) st = qllc_graph_optimize(g, NULL, NULL, &d);
-  if (st == QLLC_OK && qllc_graph_has_qdq(g)) st = qllc_pass_qdq(g, &d);
-  if (st != QLLC_OK) fprintf(stderr, "%s: %s\n", path, d.message);
-  assert_int_equal(st, QLLC_OK);
-  return g;
-}
 
 static void recognised(void **state) {
   (void)state;

@@ -20,23 +20,13 @@
 
 #include <cmocka.h>
 
+#include "qdq_test_util.h"
+
 #include "ir/ir.h"
 #include "qllc.h"
 #include "quant/quant.h"
 
 #define DATA QLLC_SOURCE_DIR "/tests/qdq/data/"
-
-static qllc_graph *recognised(const char *path) {
-  qllc_graph *g = NULL;
-  qllc_diag d;
-  memset(&d, 0, sizeof d);
-  qllc_status st = qllc_onnx_load(path, &g, &d);
-  if (st == QLLC_OK) st = qllc_graph_optimize(g, NULL, NULL, &d);
-  if (st == QLLC_OK && qllc_graph_has_qdq(g)) st = qllc_pass_qdq(g, &d);
-  if (st != QLLC_OK) fprintf(stderr, "%s: %s\n", path, d.message);
-  assert_int_equal(st, QLLC_OK);
-  return g;
-}
 
 /* The only live node of a one-node model. */
 static const qllc_node *only_node(const qllc_graph *g) {
@@ -52,7 +42,7 @@ static const qllc_node *only_node(const qllc_graph *g) {
 
 static void recognition(void **state) {
   (void)state;
-  qllc_graph *g = recognised(DATA "qlc_conv.onnx");
+  qllc_graph *g = load_recognised(DATA "qlc_conv.onnx");
   const qllc_node *n = only_node(g);
   assert_int_equal(n->op, QLLC_OP_CONV);
   const qllc_qnode *q = n->quant;
@@ -78,14 +68,14 @@ static void recognition(void **state) {
   qllc_graph_free(raw);
   qllc_graph_free(g);
 
-  g = recognised(DATA "qlc_mm.onnx");
+  g = load_recognised(DATA "qlc_mm.onnx");
   n = only_node(g);
   assert_int_equal(n->op, QLLC_OP_FC);
   assert_int_equal(((const qllc_qnode *)n->quant)->kind, QLLC_QK_FUSED);
   assert_int_equal(((const qllc_qnode *)n->quant)->channels, 8);
   qllc_graph_free(g);
 
-  g = recognised(DATA "qlc_mm2d_act.onnx");
+  g = load_recognised(DATA "qlc_mm2d_act.onnx");
   n = only_node(g);
   assert_int_equal(n->op, QLLC_OP_MATMUL);
   assert_int_equal(((const qllc_qnode *)n->quant)->kind, QLLC_QK_MATMUL);
@@ -93,7 +83,7 @@ static void recognition(void **state) {
   qllc_graph_free(g);
 
   /* scales given at run time: left to the run-time kernels */
-  g = recognised("/usr/share/libonnx-testdata/data/node/test_qlinearconv/model.onnx");
+  g = load_recognised("/usr/share/libonnx-testdata/data/node/test_qlinearconv/model.onnx");
   n = only_node(g);
   assert_int_equal(n->op, QLLC_OP_QLINEAR_CONV);
   assert_null(n->quant);
