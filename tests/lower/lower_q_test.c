@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "lower_test_util.h"
+
 #include "llvmgen/llvmgen.h"
 #include "lower/lower.h"
 #include "quant/quant.h"
@@ -40,26 +42,7 @@ static qllc_value *fval(qllc_graph *g, const char *name, int rank, const int64_t
   return v;
 }
 
-static qllc_node *node(qllc_graph *g, qllc_op op, const char *name, int n_in, qllc_value **in, qllc_value *out) {
-  qllc_node *n = qllc_node_new(g, op, name, n_in, 1);
-  assert_non_null(n);
-  for (int i = 0; i < n_in; i++) n->in[i] = in[i];
-  n->out[0] = out;
-  return n;
-}
-
 static qllc_qparams qp(const qllc_value *v) { return (qllc_qparams){v->scale, v->zero_point, v->elem}; }
-
-static qllc_program *lower_ok(qllc_graph *g) {
-  qllc_program *p = NULL;
-  qllc_diag d;
-  memset(&d, 0, sizeof d);
-  qllc_status st = qllc_lower(g, &p, &d);
-  if (st != QLLC_OK) fail_msg("qllc_lower: %s", d.message);
-  assert_non_null(p);
-  if (getenv("QLLC_TEST_VERBOSE")) qllc_program_print(p, stderr);
-  return p;
-}
 
 /* Lowering fails with `st`; the message names the node and contains `needle`. */
 static void expect_fail(qllc_graph *g, qllc_status st, const char *node_name, const char *needle) {
@@ -71,21 +54,6 @@ static void expect_fail(qllc_graph *g, qllc_status st, const char *node_name, co
   assert_non_null(d.node);
   assert_string_equal(d.node, node_name);
   if (!strstr(d.message, needle)) fail_msg("message '%s' does not contain '%s'", d.message, needle);
-}
-
-static const qllc_arg *arg(const qllc_program *p, int instr, int k) {
-  assert_true(instr < p->n_instrs);
-  assert_true(k < p->instrs[instr].n_args);
-  return &p->instrs[instr].args[k];
-}
-
-static void check_ints(const qllc_program *p, int instr, int first, int count, const int64_t *want) {
-  for (int k = 0; k < count; k++) {
-    const qllc_arg *a = arg(p, instr, first + k);
-    if (a->kind != QLLC_ARG_INT) fail_msg("instr %d arg %d: kind %d, want INT", instr, first + k, (int)a->kind);
-    if (a->i != want[k])
-      fail_msg("instr %d arg %d: %lld, want %lld", instr, first + k, (long long)a->i, (long long)want[k]);
-  }
 }
 
 /* A CONST buffer argument with exactly these bytes and element kind. */

@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "lower_test_util.h"
+
 #include "lower/lower.h"
 
 #define D(...) ((const int64_t[]){__VA_ARGS__})
@@ -32,39 +34,6 @@ static qllc_value *cst(qllc_graph *g, const char *name, int rank, const int64_t 
   free(d);
   assert_non_null(v);
   return v;
-}
-
-static qllc_node *node(qllc_graph *g, qllc_op op, const char *name, int n_in, qllc_value **in, qllc_value *out) {
-  qllc_node *n = qllc_node_new(g, op, name, n_in, 1);
-  assert_non_null(n);
-  for (int i = 0; i < n_in; i++) n->in[i] = in[i];
-  n->out[0] = out;
-  return n;
-}
-
-static qllc_program *lower_ok(qllc_graph *g) {
-  qllc_program *p = NULL;
-  qllc_diag d;
-  memset(&d, 0, sizeof d);
-  qllc_status st = qllc_lower(g, &p, &d);
-  if (st != QLLC_OK) fail_msg("qllc_lower: %s", d.message);
-  assert_non_null(p);
-  return p;
-}
-
-static const qllc_arg *arg(const qllc_program *p, int instr, int k) {
-  assert_true(instr < p->n_instrs);
-  assert_true(k < p->instrs[instr].n_args);
-  return &p->instrs[instr].args[k];
-}
-
-static void check_ints(const qllc_program *p, int instr, int first, int count, const int64_t *want) {
-  for (int k = 0; k < count; k++) {
-    const qllc_arg *a = arg(p, instr, first + k);
-    assert_int_equal(a->kind, QLLC_ARG_INT);
-    if (a->i != want[k]) fail_msg("instr %d arg %d: %lld, want %lld", instr, first + k, (long long)a->i,
-                                  (long long)want[k]);
-  }
 }
 
 /* The int64 array a CONST buffer argument points to. */
