@@ -461,7 +461,7 @@ static int same(const qllc_qparams *a, const qllc_qparams *b) {
 
 static qllc_status try_other(pass *ps, qllc_node *n, const char **why) {
   int nin = n->op == QLLC_OP_ADD ? 2 : n->op == QLLC_OP_CONCAT ? n->n_in : 1;
-  if (nin > 64) return QLLC_OK;
+  if (nin < 1 || nin > 64) return QLLC_OK;
   qllc_qparams x[64], y;
   qllc_value *xv[64];
   for (int i = 0; i < nin; i++)
