@@ -67,7 +67,9 @@ int main(int argc, char **argv) {
   int runs = 20, warmup = 3;
   qllc_options opts;
   qllc_options_init(&opts);
-  static const char *const precisions[] = {"float", "int8", "int16"};
+  /* "16x8": int16 activations with int8 weights (--precision int16 --weight-precision int8) */
+  static const char *const precisions[] = {"float", "int8", "int16", "16x8"};
+  const char *prec_name = "float";
 
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -81,14 +83,16 @@ int main(int argc, char **argv) {
     else if (strcmp(a, "--profile") == 0) opts.profile_path = v;
     else if (strcmp(a, "--precision") == 0) {
       int k = -1;
-      for (int j = 0; j < 3; j++) if (strcmp(v, precisions[j]) == 0) k = j;
-      if (k < 0) { fprintf(stderr, "bench: --precision float|int8|int16\n"); return 2; }
-      opts.precision = opts.weight_precision = (qllc_precision)k;
+      for (int j = 0; j < 4; j++) if (strcmp(v, precisions[j]) == 0) k = j;
+      if (k < 0) { fprintf(stderr, "bench: --precision float|int8|int16|16x8\n"); return 2; }
+      prec_name = precisions[k];
+      opts.precision = k == 3 ? QLLC_PREC_INT16 : (qllc_precision)k;
+      opts.weight_precision = k == 3 ? QLLC_PREC_INT8 : opts.precision;
     } else { fprintf(stderr, "bench: unknown option %s\n", a); return 2; }
   }
   if (!model_path || runs < 1 || warmup < 0) {
     fprintf(stderr, "usage: bench MODEL.onnx [--name NAME] [--runs N] [--warmup W] [--input FILE.npy]\n"
-                    "             [--precision float|int8|int16] [--profile FILE]\n");
+                    "             [--precision float|int8|int16|16x8] [--profile FILE]\n");
     return 2;
   }
   if (!name) name = model_path;
@@ -150,7 +154,7 @@ int main(int argc, char **argv) {
   double median = median_of(times, runs), cpu_median = median_of(cpu, runs);
   printf("qllc model=%s precision=%s load_ms=%.2f compile_ms=%.2f median_ms=%.4f min_ms=%.4f "
          "cpu_median_ms=%.4f compile_cpu_ms=%.2f runs=%d\n",
-         name, precisions[opts.precision], t1 - t0, t2 - t1, median, times[0], cpu_median, c2 - c1, runs);
+         name, prec_name, t1 - t0, t2 - t1, median, times[0], cpu_median, c2 - c1, runs);
   rc = 0;
 
 out:

@@ -5,7 +5,8 @@
 #
 #   bench/run.sh                      # build dir: $QLLC_BUILD_DIR or ./build
 #   RUNS=50 DIGITS_RUNS=2000 bench/run.sh
-#   PRECISIONS="float int8 int16" bench/run.sh   # quantized rows: profiles each model with `qllc profile`
+#   PRECISIONS="float int8 int16 16x8" bench/run.sh  # quantized rows (16x8: int16 activations, int8 weights):
+#                                                # profiles each model with `qllc profile`
 #                                                # on its calibration set first (skipped if that fails)
 #
 # Not a test: numbers depend on the machine and on what else runs on it. Record them in
@@ -94,7 +95,9 @@ for prec in $PRECISIONS; do
     [ -z "$prof" ] && { log "skipping $prec"; continue; }
     popts=(--precision "$prec" --profile "$prof")
   fi
-  if [ -x "$BUILD/examples/digits_demo" ]; then
+  if [ "$prec" = 16x8 ]; then
+    log "digits_demo has no --weight-precision: no 16x8 accuracy line"
+  elif [ -x "$BUILD/examples/digits_demo" ]; then
     acc=$("$BUILD/examples/digits_demo" --quiet "${popts[@]}" 2>&1 | tail -1) || true
     echo "$prec: $acc" >>"$ACC"
     log "digits_demo $prec: $acc"
@@ -109,8 +112,10 @@ for prec in $PRECISIONS; do
       [ -z "$prof" ] && continue
       ropts=(--precision "$prec" --profile "$prof")
     fi
+    rqopts=("${ropts[@]}")
+    [ "$prec" = 16x8 ] && rqopts=(--precision int16 --weight-precision int8 --profile "$prof")
     if [ "$prec" != float ]; then # how far the quantized output is from torch's float output
-      if "$BUILD/qllc" run "$R18" --input "$OUT/resnet18_in.npy" --output-dir "$OUT/r18_$prec" "${ropts[@]}" \
+      if "$BUILD/qllc" run "$R18" --input "$OUT/resnet18_in.npy" --output-dir "$OUT/r18_$prec" "${rqopts[@]}" \
          >"$OUT/r18_$prec.log" 2>&1; then
         got=$(ls "$OUT/r18_$prec"/*.npy 2>/dev/null | head -1)
         [ -n "$got" ] && echo "resnet18 $prec vs torch float: $("$OUT/npycmp" "$got" "$OUT/resnet18_out.npy" 1e9 0)" >>"$ACC"
