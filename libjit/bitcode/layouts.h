@@ -1,0 +1,68 @@
+/* libjit/bitcode/layouts.h: the packed weight layouts and scratch sizes shared by the ISA kernel
+ * variants (targets/<arch>/kernels/) and the compiler's pack functions (src/lower/pack.c).
+ *
+ * A variant of a fused layer (Conv, FC) does not read the scalar kernel's w[channels][K]: the lowering
+ * packs the constant weights at compile time into the layout its registry row names, and gives the
+ * kernel a bias with every constant correction already folded in. Activations are packed at run time
+ * into a scratch buffer that the lowering allocates in the activation region (never the stack); its
+ * size is the function below for the layout, so the compiler and the kernel agree on it.
+ *
+ * Layouts (K = the reduction length: C/group*KH*KW for conv, K for FC; Kp = K rounded up):
+ *
+ *  QLLC_LAYOUT_ROWS_K4 (conv, 8-bit weights): w[M][Kp4] int8, Kp4 = K rounded up to a multiple of 4,
+ *      zeros past K. Each output channel's weights stay a contiguous row (ONNX order c, kh, kw), so a
+ *      kernel broadcasts 4 consecutive weights as one 32-bit lane (vpdpbusd / sdot operand).
+ *  QLLC_LAYOUT_K4N16 (FC, 8-bit weights): for each block of 16 output channels nb (N rounded up to 16,
+ *      zero channels past N), for each group of 4 reductions k4 (K rounded up to 4, zeros past K):
+ *      16 x 4 bytes w[nb*16 + j][k4*4 + t] at ((nb * Kp4/4 + k4) * 16 + j) * 4 + t. One 64-byte line
+ *      per (nb, k4) is one zmm operand of vpdpbusd (two ymm halves for 256-bit variants).
+ *  QLLC_LAYOUT_ROWS_K2 (conv, 16-bit in): w[M][Kp2] int16 (16x8 weights widened), Kp2 = K rounded up
+ *      to a multiple of 2, zeros past K.
+ *  QLLC_LAYOUT_ROWS_K2_SPLIT (conv, int16 x int16): two planes of ROWS_K2, lo then hi, each w[M][Kp2]
+ *      int16: lo = w & 0xff (0 .. 255), hi = (w - lo) >> 8 (-128 .. 127), so w = hi * 256 + lo and
+ *      every vpdpwssd product stays below 2^23 (runs of QLLC_RUN_SPLIT pairs are exact in int32).
+ *  QLLC_LAYOUT_K2N16 (FC, 16-bit in): per block nb of 16 channels, per pair k2: 16 x 2 int16
+ *      w[nb*16 + j][k2*2 + t] at ((nb * Kp2/2 + k2) * 16 + j) * 2 + t.
+ *  QLLC_LAYOUT_K2N16_SPLIT (FC, int16 x int16): as K2N16 but each (nb, k2) step holds the 16 x 2 lo
+ *      values, then the 16 x 2 hi values (64 int16 per step).
+ *
+ * Bias passed to a variant ("bias_c", per output channel, N entries, not padded):
+ *   8-bit variants computing u8 x s8 (vpdpbusd): an i8 input is shifted to u8 (x + 128) when packed,
+ *   so bias_c[c] = bias[c] - 128 * sum_k w[c][k] for i8 inputs (bias[c] as the scalar kernel gets it,
+ *   the -z_x * sum w term already in), computed modulo 2^32 like the int32 accumulator; u8 inputs:
+ *   bias_c = bias. Padded taps read the input zero point (z_x, shifted like every other input value).
+ *   16-bit variants: bias_c = bias (int64, no shift: vpdpwssd is signed x signed).
+ */
+#ifndef QLLC_LAYOUTS_H
+#define QLLC_LAYOUTS_H
+#include <stdint.h>
+
+typedef enum qllc_layout {
+  QLLC_LAYOUT_PLAIN = 0,      /* the scalar kernel's own: conv w[M][C/g][KH][KW], fc w[N][K] */
+  QLLC_LAYOUT_ROWS_K4,
+  QLLC_LAYOUT_K4N16,
+  QLLC_LAYOUT_ROWS_K2,
+  QLLC_LAYOUT_ROWS_K2_SPLIT,
+  QLLC_LAYOUT_K2N16,
+  QLLC_LAYOUT_K2N16_SPLIT,
+} qllc_layout;
+
+#define QLLC_NB 16          /* output channels per FC weight block */
+#define QLLC_CONV_PB 64     /* output pixels per packed conv activation panel (at most) */
+#define QLLC_FC_MB 64       /* input rows per packed FC activation panel (at most) */
+#define QLLC_RUN_16X8 128   /* vpdpwssd pairs per exact int32 run, 16x8: 128 * 2 * 2^15 * 2^7 = 2^30 */
+#define QLLC_RUN_SPLIT 128  /* the same for the split int16 x int16 planes: 128 * 2 * 2^15 * 255 < 2^31 */
+
+static inline int64_t qllc_round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+/* Scratch bytes a conv variant needs: one activation panel of Kp x QLLC_CONV_PB elements of esize
+ * bytes (1 for 8-bit inputs, 2 for int16), Kp = K rounded up to 4 (8-bit) or 2 (16-bit). */
+static inline int64_t qllc_scratch_conv(int64_t K, int64_t esize) {
+  return qllc_round_up(K, esize == 1 ? 4 : 2) * QLLC_CONV_PB * esize;
+}
+/* Scratch bytes an FC variant needs: min(M, QLLC_FC_MB) packed input rows of Kp elements. */
+static inline int64_t qllc_scratch_fc(int64_t M, int64_t K, int64_t esize) {
+  return (M < QLLC_FC_MB ? M : QLLC_FC_MB) * qllc_round_up(K, esize == 1 ? 4 : 2) * esize;
+}
+
+#endif

@@ -1,0 +1,29 @@
+/* src/lower/pack.h: compile-time packing of a fused layer's constants into an ISA variant's layout
+ * (libjit/bitcode/layouts.h defines every layout and the bias each variant expects).
+ *
+ * Inputs are what the scalar kernel would get from the quantizer (src/quant, qllc_qnode): w[ch][K] in
+ * the plain layout (conv: [M][C/g*KH*KW], fc: [N][K]), bias[ch] (int32 for 8-bit inputs with the
+ * -z_x * sum w term already folded in, int64 for 16-bit inputs). Outputs go to caller-owned buffers of
+ * the sizes the *_size functions return. Pure functions: no allocation, no LLVM, usable from tests.
+ */
+#ifndef QLLC_PACK_H
+#define QLLC_PACK_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../libjit/bitcode/layouts.h"
+
+/* Bytes of the packed weights of `ch` output channels of K reductions with elements of wsize bytes
+ * (1 int8, 2 int16) in layout l. */
+size_t qllc_pack_size(qllc_layout l, int64_t ch, int64_t K);
+
+/* 8-bit weights: ROWS_K4 and K4N16. in_is_i8: the input is int8 (the variant shifts it to u8), so the
+ * packed bias is bias - 128 * sum_k w[c][k] (mod 2^32); else bias_c = bias. */
+void qllc_pack_w8(qllc_layout l, void *wp, const int8_t *w, int64_t ch, int64_t K);
+void qllc_pack_bias8(int32_t *bias_c, const int32_t *bias, const int8_t *w, int64_t ch, int64_t K, int in_is_i8);
+
+/* 16-bit inputs: ROWS_K2, K2N16 (w8 != NULL: 16x8 weights, widened) and ROWS_K2_SPLIT, K2N16_SPLIT
+ * (w16 != NULL: int16 weights split into lo/hi planes). The bias is used as it is. */
+void qllc_pack_w16(qllc_layout l, void *wp, const int8_t *w8, const int16_t *w16, int64_t ch, int64_t K);
+
+#endif
