@@ -299,6 +299,18 @@ static void test_fc_extremes(void **state) {
           }
 }
 
+/* The requantization over its whole domain: K = 1 and 2 (the accumulator is nearly the bias), biases
+   up to 2^61, every n from 0 to 62 and random m (the variants' epilogue is vector code, not qk_req64). */
+static void test_epilogue(void **state) {
+  (void)state;
+  REQUIRE_ISA();
+  for (int i = 0; i < 200; i++) {
+    qcase q = {.wide = i & 1, .xpat = 4, .wpat = 4, .z_x = (int32_t)irand(-32768, 32767), .outvar = (int)irand(0, 4),
+               .mnvar = 3, .qb_mag = (int64_t)1 << irand(0, 61), .xoff = i % 3};
+    run_fc(&q, irand(1, 5), irand(1, 40), irand(1, 2));
+  }
+}
+
 /* ---- Conv ------------------------------------------------------------------------------------------ */
 
 typedef struct cshape {
@@ -470,7 +482,7 @@ static void test_conv_extremes(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_pack_layouts), cmocka_unit_test(test_fc_16x8),     cmocka_unit_test(test_fc_i16),
-      cmocka_unit_test(test_fc_extremes),  cmocka_unit_test(test_conv_fixed),  cmocka_unit_test(test_conv_16x8),
+      cmocka_unit_test(test_fc_extremes),  cmocka_unit_test(test_epilogue),  cmocka_unit_test(test_conv_fixed),  cmocka_unit_test(test_conv_16x8),
       cmocka_unit_test(test_conv_i16),     cmocka_unit_test(test_conv_extremes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

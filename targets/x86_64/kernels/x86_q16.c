@@ -36,6 +36,29 @@ typedef int32_t qx_pair __attribute__((may_alias, aligned(2)));
 
 QX_FN __m512i qx_bcast(const int16_t *p) { return _mm512_set1_epi32(*(const qx_pair *)p); }
 
+/* The epilogue of 8 outputs: clamp(sat32((acc * m + 2^(n-1)) >> n) + z_y, lo, hi) in int64 lanes, the
+ * bits of qk_out(qk_req64(acc, m, n), z_y, lo, hi) without 128-bit arithmetic. m in [0, 2^31), n in
+ * [0, 62]. With acc = ah * 2^32 + al (al unsigned 32-bit, |ah| <= 2^31):
+ *   u = al * m + 2^(n-1)          < 2^63 + 2^61: exact in uint64
+ *   H = ah * m + (u >> 32)        |H| < 2^62 + 2^32, and acc * m + 2^(n-1) = H * 2^32 + (u mod 2^32)
+ *   n >= 32: floor(.. / 2^n) = H >> (n - 32)          (the low 32 bits cannot carry into the floor)
+ *   n <  32: = H * 2^(32-n) + ((u mod 2^32) >> n), with H first clamped to [-2^31, 2^31): an H outside
+ *            saturates either way (|result| >= 2^32 - 2^31 > 2^31 on the same side), inside it is exact
+ *            and the sum stays within int64. */
+QX_FN __m512i qx_req8(__m512i acc, __m512i m, __m512i n, __m512i zy, __m512i lo, __m512i hi) {
+  const __m512i one = _mm512_set1_epi64(1), c32 = _mm512_set1_epi64(32), lo32 = _mm512_set1_epi64(0xffffffff);
+  const __m512i rnd = _mm512_sllv_epi64(one, _mm512_sub_epi64(n, one)); /* n = 0: a count >= 64 gives 0 */
+  const __m512i u = _mm512_add_epi64(_mm512_mul_epu32(acc, m), rnd);
+  const __m512i H = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srai_epi64(acc, 32), m), _mm512_srli_epi64(u, 32));
+  const __m512i big = _mm512_srav_epi64(H, _mm512_sub_epi64(n, c32)); /* n >= 32 */
+  const __m512i Hc = _mm512_min_epi64(_mm512_max_epi64(H, _mm512_set1_epi64(INT32_MIN)), _mm512_set1_epi64(INT32_MAX));
+  const __m512i small = _mm512_add_epi64(_mm512_sllv_epi64(Hc, _mm512_sub_epi64(c32, n)),
+                                         _mm512_srlv_epi64(_mm512_and_si512(u, lo32), n));
+  __m512i v = _mm512_mask_blend_epi64(_mm512_cmpge_epi64_mask(n, c32), small, big);
+  v = _mm512_min_epi64(_mm512_max_epi64(v, _mm512_set1_epi64(INT32_MIN)), _mm512_set1_epi64(INT32_MAX));
+  return _mm512_min_epi64(_mm512_max_epi64(_mm512_add_epi64(v, zy), lo), hi);
+}
+
 /* d[0..16) += the 16 int32 lanes of lo (+ 256 * those of hi when split), in int64 */
 QX_FN void qx_add64(int64_t *d, __m512i lo, __m512i hi, const int split) {
   __m512i l0 = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(lo));
@@ -103,6 +126,7 @@ QX_FN void fc_impl(int16_t *QLLC_RESTRICT y, const int16_t *QLLC_RESTRICT x, con
   const int64_t P = (K + 1) / 2, Kp2 = 2 * P, NBt = (N + QLLC_NB - 1) / QLLC_NB, S = split ? 64 : 32;
   int16_t *xs = (int16_t *)scratch;
   int64_t acc[FC_R * 64] __attribute__((aligned(64)));
+  const __m512i zy = _mm512_set1_epi64(z_y), lo = _mm512_set1_epi64(act_lo), hi = _mm512_set1_epi64(act_hi);
   for (int64_t i0 = 0; i0 < M; i0 += QLLC_FC_MB) {
     const int64_t mb = M - i0 < QLLC_FC_MB ? M - i0 : QLLC_FC_MB;
     const int16_t *xb = x + i0 * K;
@@ -125,10 +149,14 @@ QX_FN void fc_impl(int16_t *QLLC_RESTRICT y, const int16_t *QLLC_RESTRICT x, con
         if (rr == FC_R) fc_tile_nbc(acc, xb + r0 * ldx, ldx, wb, P, FC_R, nbc, split);
         else
           for (int64_t r = 0; r < rr; r++) fc_tile_nbc(acc + r * 64, xb + (r0 + r) * ldx, ldx, wb, P, 1, nbc, split);
-        for (int64_t r = 0; r < rr; r++) {
-          int16_t *yr = y + (i0 + r0 + r) * N;
-          for (int64_t c = c0; c < c1; c++)
-            yr[c] = (int16_t)qk_out(qk_req64(acc[r * 64 + (c - c0)], m[c], n[c]), z_y, act_lo, act_hi);
+        for (int64_t c = c0; c < c1; c += 8) { /* the epilogue, 8 channels at a time */
+          const __mmask8 mk = c1 - c >= 8 ? 0xff : (__mmask8)((1u << (c1 - c)) - 1);
+          const __m512i mv = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(mk, (const void *)(m + c)));
+          const __m512i nv = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(mk, (const void *)(n + c)));
+          for (int64_t r = 0; r < rr; r++) {
+            const __m512i o = qx_req8(_mm512_load_si512((const void *)(acc + r * 64 + (c - c0))), mv, nv, zy, lo, hi);
+            _mm_mask_storeu_epi16((void *)(y + (i0 + r0 + r) * N + c), mk, _mm512_cvtepi64_epi16(o));
+          }
         }
       }
     }
@@ -263,6 +291,7 @@ QX_FN void conv_impl(int16_t *QLLC_RESTRICT y, const int16_t *QLLC_RESTRICT x, c
   const int R = split ? CV_R16 : CV_R8;
   int16_t *panel = (int16_t *)scratch;
   int64_t acc[CV_RMAX * 64] __attribute__((aligned(64)));
+  const __m512i zy = _mm512_set1_epi64(z_y), lo = _mm512_set1_epi64(act_lo), hi = _mm512_set1_epi64(act_hi);
   for (int64_t b = 0; b < N; b++)
     for (int64_t g = 0; g < group; g++) {
       const int16_t *xg = x + (b * C + g * cg) * H * W;
@@ -282,11 +311,14 @@ QX_FN void conv_impl(int16_t *QLLC_RESTRICT y, const int16_t *QLLC_RESTRICT x, c
             for (int64_t r = 0; r < rr; r++)
               conv_tile_nv(acc + r * 64, panel, w0 + r * Kp2, w1 + r * Kp2, Kp2, P, 1, nv, split);
           }
-          for (int64_t r = 0; r < rr; r++) {
-            const int32_t mc = m[oc0 + r], nc = n[oc0 + r];
+          for (int64_t r = 0; r < rr; r++) { /* the epilogue, 8 pixels at a time */
+            const __m512i mv = _mm512_set1_epi64(m[oc0 + r]), nv = _mm512_set1_epi64(n[oc0 + r]);
             int16_t *yr = y + (b * M + oc0 + r) * NP + p0;
-            for (int64_t p = 0; p < np; p++)
-              yr[p] = (int16_t)qk_out(qk_req64(acc[r * 64 + p], mc, nc), z_y, act_lo, act_hi);
+            for (int64_t p = 0; p < np; p += 8) {
+              const __mmask8 mk = np - p >= 8 ? 0xff : (__mmask8)((1u << (np - p)) - 1);
+              const __m512i o = qx_req8(_mm512_load_si512((const void *)(acc + r * 64 + p)), mv, nv, zy, lo, hi);
+              _mm_mask_storeu_epi16((void *)(yr + p), mk, _mm512_cvtepi64_epi16(o));
+            }
           }
         }
       }
