@@ -1,0 +1,46 @@
+/* src/lower/pack.c: packing of 8-bit fused-layer weights and biases into the layouts of
+ * libjit/bitcode/layouts.h (ROWS_K4 for conv, K4N16 for FC), and the packed size of every layout.
+ * The 16-bit packers are in pack16.c. */
+#include "lower/pack.h"
+
+#include <string.h>
+
+size_t qllc_pack_size(qllc_layout l, int64_t ch, int64_t K) {
+  const int64_t Kp4 = qllc_round_up(K, 4), Kp2 = qllc_round_up(K, 2), Np = qllc_round_up(ch, QLLC_NB);
+  switch (l) {
+  case QLLC_LAYOUT_PLAIN: return (size_t)(ch * K); /* 8-bit elements; the plain layout is never packed */
+  case QLLC_LAYOUT_ROWS_K4: return (size_t)(ch * Kp4);
+  case QLLC_LAYOUT_K4N16: return (size_t)(Np * Kp4);
+  case QLLC_LAYOUT_ROWS_K2: return (size_t)(ch * Kp2 * 2);
+  case QLLC_LAYOUT_ROWS_K2_SPLIT: return (size_t)(2 * ch * Kp2 * 2);
+  case QLLC_LAYOUT_K2N16: return (size_t)(Np * Kp2 * 2);
+  case QLLC_LAYOUT_K2N16_SPLIT: return (size_t)(2 * Np * Kp2 * 2);
+  }
+  return 0;
+}
+
+void qllc_pack_w8(qllc_layout l, void *wp, const int8_t *w, int64_t ch, int64_t K) {
+  int8_t *d = wp;
+  const int64_t Kp4 = qllc_round_up(K, 4);
+  memset(d, 0, qllc_pack_size(l, ch, K));
+  if (l == QLLC_LAYOUT_ROWS_K4) {
+    for (int64_t c = 0; c < ch; c++) memcpy(d + c * Kp4, w + c * K, (size_t)K);
+  } else if (l == QLLC_LAYOUT_K4N16) {
+    for (int64_t c = 0; c < ch; c++) {
+      const int64_t nb = c / QLLC_NB, j = c % QLLC_NB;
+      for (int64_t k = 0; k < K; k++) d[((nb * (Kp4 / 4) + k / 4) * QLLC_NB + j) * 4 + k % 4] = w[c * K + k];
+    }
+  }
+}
+
+void qllc_pack_bias8(int32_t *bias_c, const int32_t *bias, const int8_t *w, int64_t ch, int64_t K, int in_is_i8) {
+  for (int64_t c = 0; c < ch; c++) {
+    uint32_t b = (uint32_t)bias[c];
+    if (in_is_i8) {
+      uint32_t s = 0; /* sum_k w[c][k] modulo 2^32, as the int32 accumulator wraps */
+      for (int64_t k = 0; k < K; k++) s += (uint32_t)(int32_t)w[c * K + k];
+      b -= 128u * s;
+    }
+    bias_c[c] = (int32_t)b;
+  }
+}

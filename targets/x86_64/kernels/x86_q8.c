@@ -1,0 +1,549 @@
+/* targets/x86_64/kernels/x86_q8.c: x86_64 variants of the fused 8-bit Conv and FC layers
+ * (kernels_x86_q8.h), bit-identical to the scalar qllc_k_conv2d_* / qllc_k_fc_* of q_layers.c.
+ *
+ * All three ISAs compute u8 x s8 dot products of 4 bytes per 32-bit lane, added to the int32
+ * accumulator modulo 2^32 (vpdpbusd is not saturating; the avx2 variant emulates it exactly with two
+ * vpmaddwd of zero-/sign-extended 16-bit halves, never vpmaddubsw, which saturates). An int8 input is
+ * shifted to u8 (x ^ 0x80) when it is packed into the scratch buffer; the bias the compiler packed
+ * (qllc_pack_bias8) already holds the -128 * sum_k w correction.
+ *
+ * FC (weights QLLC_LAYOUT_K4N16): up to QLLC_FC_MB input rows are copied to scratch (u8, K padded to a
+ * multiple of 4 with zeros); a register tile of FC_R rows x FC_NJ vectors of VL output channels
+ * broadcasts 4 input bytes of a row against the 64-byte weight line of 16 channels (ymm: one half).
+ * One row (GEMV) keeps two accumulator sets, for even and odd k4, to hide the vpdpbusd latency.
+ *
+ * Conv (weights QLLC_LAYOUT_ROWS_K4): implicit GEMM per image and group. A panel of up to
+ * QLLC_CONV_PB output pixels (whole output rows when OW <= 64, else a chunk of one row; a pointwise
+ * conv is one long row) is packed as [Kp4/4][64 pixels][4] u8: four taps k at a time are gathered into
+ * four 64-byte rows (stride-1 rows with masked loads / vector copies, padding reads z_x), then
+ * interleaved byte-wise by a 4 x 64 transpose. A tile of CV_R output channels x CV_NJ vectors of VL
+ * pixels broadcasts 4 weight bytes of a channel's row against the panel.
+ *
+ * Requantization in vectors, exactly REQUANT: the even and odd int32 lanes are multiplied by m into
+ * int64 (vpmuldq), + (1 << n) >> 1, arithmetic shift by n (AVX-512 vpsravq; AVX2 emulates it with
+ * xor of the sign), + z_y, clamp to [act_lo, act_hi] in int64, then the low byte of each lane.
+ *
+ * The three ISAs are one template: this file includes itself once per ISA (QX_TEMPLATE) with the
+ * vector type, the primitives and the tile sizes defined as macros. */
+#ifndef QX_TEMPLATE
+#include <immintrin.h>
+
+#include "kernels_x86_q8.h"
+#include "q_common.h"
+
+typedef int32_t qx_i32u __attribute__((may_alias, aligned(1)));
+typedef uint64_t qx_u64u __attribute__((may_alias, aligned(1)));
+
+#define QX_PB QLLC_CONV_PB /* panel pixels (64) */
+#define QX_KWMAX 32        /* kernel widths whose valid column ranges are tabulated per panel */
+#define QX_UNROLL _Pragma("GCC unroll 16")
+
+QLLC_INLINE uint64_t qx_bits(int64_t n) { return n <= 0 ? 0 : n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1; }
+
+/* Output columns j in [lo, hi) of a panel row of len pixels starting at ow0 read input column
+   j * s + off + ow0 * s inside [0, W); the others are padding. */
+QLLC_INLINE void qx_lohi(int64_t off, int64_t s, int64_t W, int64_t OW, int64_t ow0, int64_t len, int64_t *lo,
+                         int64_t *hi) {
+  int64_t l = qk_first_inside(off, s) - ow0, h = qk_end_inside(off, s, W, OW) - ow0;
+  l = l < 0 ? 0 : l > len ? len : l;
+  h = h < l ? l : h > len ? len : h;
+  *lo = l, *hi = h;
+}
+
+/* A panel row of any stride: d[j] = src[j * s] for j in [lo, hi), zx elsewhere. */
+QLLC_INLINE void qx_fill_gen(uint8_t *d, uintptr_t src, int64_t s, int64_t lo, int64_t hi, int64_t len, uint8_t zx) {
+  int64_t j = 0;
+  for (; j < lo; j++) d[j] = zx;
+  for (; j < hi; j++) d[j] = *(const uint8_t *)(src + (uintptr_t)(j * s));
+  for (; j < len; j++) d[j] = zx;
+}
+
+/* ---- AVX-512 (F, BW, VL, DQ, VNNI) primitives ------------------------------------------------------ */
+#define QX_TZ "avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"
+#define ZI static inline __attribute__((always_inline, target(QX_TZ)))
+typedef struct qx_zq {
+  __m512i me, mo, ne, no, re, ro; /* m, n and the rounding term of the even and odd lanes, as int64 */
+} qx_zq;
+ZI __m512i z_set1(int32_t v) { return _mm512_set1_epi32(v); }
+ZI __m512i z_set64(int64_t v) { return _mm512_set1_epi64(v); }
+ZI __m512i z_load(const void *p) { return _mm512_loadu_si512(p); }
+ZI __m512i z_bcast(const void *p) { return _mm512_set1_epi32(*(const qx_i32u *)p); }
+ZI __m512i z_dp(__m512i acc, __m512i u8, __m512i s8) { return _mm512_dpbusd_epi32(acc, u8, s8); }
+ZI __m512i z_add(__m512i a, __m512i b) { return _mm512_add_epi32(a, b); }
+ZI void z_qprep(qx_zq *q, __m512i m, __m512i n) {
+  const __m512i lo32 = _mm512_set1_epi64(0xffffffff), one = _mm512_set1_epi64(1);
+  q->me = m, q->mo = _mm512_srli_epi64(m, 32);
+  q->ne = _mm512_and_si512(n, lo32), q->no = _mm512_srli_epi64(n, 32);
+  q->re = _mm512_srli_epi64(_mm512_sllv_epi64(one, q->ne), 1);
+  q->ro = _mm512_srli_epi64(_mm512_sllv_epi64(one, q->no), 1);
+}
+ZI __m512i z_req(__m512i acc, const qx_zq *q, __m512i zy, __m512i lo, __m512i hi) {
+  __m512i pe = _mm512_mul_epi32(acc, q->me), po = _mm512_mul_epi32(_mm512_srli_epi64(acc, 32), q->mo);
+  pe = _mm512_add_epi64(_mm512_srav_epi64(_mm512_add_epi64(pe, q->re), q->ne), zy);
+  po = _mm512_add_epi64(_mm512_srav_epi64(_mm512_add_epi64(po, q->ro), q->no), zy);
+  pe = _mm512_min_epi64(_mm512_max_epi64(pe, lo), hi);
+  po = _mm512_min_epi64(_mm512_max_epi64(po, lo), hi);
+  return _mm512_mask_blend_epi32(0xAAAA, pe, _mm512_slli_epi64(po, 32));
+}
+/* The low bytes of the first cnt lanes (values already inside the output type's range). */
+ZI void z_store8(uint8_t *d, __m512i v, int64_t cnt) {
+  __m128i b = _mm512_cvtepi32_epi8(v);
+  if (cnt >= 16) _mm_storeu_si128((__m128i *)d, b);
+  else _mm_mask_storeu_epi8(d, (__mmask16)qx_bits(cnt), b);
+}
+/* d[0, n) = s ^ flip, d[n, np) = 0. */
+ZI void z_copyflip(uint8_t *d, const uint8_t *s, int64_t n, int64_t np, uint8_t flip) {
+  const __m512i f = _mm512_set1_epi8((char)flip);
+  int64_t j = 0;
+  for (; j + 64 <= n; j += 64) _mm512_storeu_si512(d + j, _mm512_xor_si512(_mm512_loadu_si512(s + j), f));
+  for (; j < np; j += 64) {
+    const __mmask64 lm = qx_bits(n - j);
+    __m512i v = _mm512_maskz_mov_epi8(lm, _mm512_xor_si512(_mm512_maskz_loadu_epi8(lm, s + j), f));
+    _mm512_mask_storeu_epi8(d + j, qx_bits(np - j), v);
+  }
+}
+/* A stride-1 panel row: d[j] = src[j] for j in [lo, hi), zx elsewhere in [0, len). Masked loads touch
+   only [lo, hi) (src may point before the row). */
+ZI void z_fill_s1(uint8_t *d, uintptr_t src, int64_t lo, int64_t hi, int64_t len, uint8_t zx) {
+  const __mmask64 in = qx_bits(hi) & ~qx_bits(lo);
+  __m512i v = _mm512_mask_loadu_epi8(_mm512_set1_epi8((char)zx), in, (const void *)src);
+  _mm512_mask_storeu_epi8(d, qx_bits(len), v);
+}
+/* 4 rows of 64 bytes (taps k..k+3 of 64 pixels) -> 64 x 4 interleaved bytes (pixel-major), ^ flip. */
+ZI void z_tr4(uint8_t *dst, uint8_t (*rows)[QX_PB], uint8_t flip) {
+  const __m512i f = _mm512_set1_epi8((char)flip);
+  const __m512i a = _mm512_xor_si512(_mm512_load_si512(rows[0]), f), b = _mm512_xor_si512(_mm512_load_si512(rows[1]), f);
+  const __m512i c = _mm512_xor_si512(_mm512_load_si512(rows[2]), f), d = _mm512_xor_si512(_mm512_load_si512(rows[3]), f);
+  const __m512i t0 = _mm512_unpacklo_epi8(a, b), t1 = _mm512_unpackhi_epi8(a, b);
+  const __m512i t2 = _mm512_unpacklo_epi8(c, d), t3 = _mm512_unpackhi_epi8(c, d);
+  /* per 128-bit lane l: u0 = pixels 16l+0..3, u1 = 16l+4..7, u2 = 16l+8..11, u3 = 16l+12..15 */
+  const __m512i u0 = _mm512_unpacklo_epi16(t0, t2), u1 = _mm512_unpackhi_epi16(t0, t2);
+  const __m512i u2 = _mm512_unpacklo_epi16(t1, t3), u3 = _mm512_unpackhi_epi16(t1, t3);
+  const __m512i v0 = _mm512_shuffle_i64x2(u0, u1, 0x88), v1 = _mm512_shuffle_i64x2(u2, u3, 0x88);
+  const __m512i v2 = _mm512_shuffle_i64x2(u0, u1, 0xDD), v3 = _mm512_shuffle_i64x2(u2, u3, 0xDD);
+  _mm512_store_si512(dst, _mm512_shuffle_i64x2(v0, v1, 0x88));
+  _mm512_store_si512(dst + 64, _mm512_shuffle_i64x2(v2, v3, 0x88));
+  _mm512_store_si512(dst + 128, _mm512_shuffle_i64x2(v0, v1, 0xDD));
+  _mm512_store_si512(dst + 192, _mm512_shuffle_i64x2(v2, v3, 0xDD));
+}
+
+/* ---- AVX2 primitives (shared by avxvnni and avx2) ----------------------------------------------------- */
+#define YI static inline __attribute__((always_inline, target("avx2")))
+typedef struct qx_yq {
+  __m256i me, mo, ne, no, re, ro;
+} qx_yq;
+YI __m256i y_set1(int32_t v) { return _mm256_set1_epi32(v); }
+YI __m256i y_set64(int64_t v) { return _mm256_set1_epi64x(v); }
+YI __m256i y_load(const void *p) { return _mm256_loadu_si256((const __m256i *)p); }
+YI __m256i y_bcast(const void *p) { return _mm256_set1_epi32(*(const qx_i32u *)p); }
+YI __m256i y_add(__m256i a, __m256i b) { return _mm256_add_epi32(a, b); }
+/* Exact vpdpbusd: acc + sum of the 4 products u8 * s8 of each 32-bit lane, modulo 2^32. The 16-bit
+   halves are exact (0..255 and -128..127) and a vpmaddwd pair sum stays below 2^16 in magnitude. */
+YI __m256i ye_dp(__m256i acc, __m256i u, __m256i s) {
+  const __m256i m8 = _mm256_set1_epi16(0x00ff);
+  const __m256i ue = _mm256_and_si256(u, m8), uo = _mm256_srli_epi16(u, 8);
+  const __m256i se = _mm256_srai_epi16(_mm256_slli_epi16(s, 8), 8), so = _mm256_srai_epi16(s, 8);
+  return _mm256_add_epi32(acc, _mm256_add_epi32(_mm256_madd_epi16(ue, se), _mm256_madd_epi16(uo, so)));
+}
+YI void y_qprep(qx_yq *q, __m256i m, __m256i n) {
+  const __m256i lo32 = _mm256_set1_epi64x(0xffffffff), one = _mm256_set1_epi64x(1);
+  q->me = m, q->mo = _mm256_srli_epi64(m, 32);
+  q->ne = _mm256_and_si256(n, lo32), q->no = _mm256_srli_epi64(n, 32);
+  q->re = _mm256_srli_epi64(_mm256_sllv_epi64(one, q->ne), 1);
+  q->ro = _mm256_srli_epi64(_mm256_sllv_epi64(one, q->no), 1);
+}
+/* Arithmetic right shift of int64 lanes (AVX2 has only the logical one): ~(~v >> n) for v < 0. */
+YI __m256i y_sra64(__m256i v, __m256i n) {
+  const __m256i s = _mm256_cmpgt_epi64(_mm256_setzero_si256(), v);
+  return _mm256_xor_si256(_mm256_srlv_epi64(_mm256_xor_si256(v, s), n), s);
+}
+YI __m256i y_clamp64(__m256i v, __m256i lo, __m256i hi) {
+  v = _mm256_blendv_epi8(v, lo, _mm256_cmpgt_epi64(lo, v));
+  return _mm256_blendv_epi8(v, hi, _mm256_cmpgt_epi64(v, hi));
+}
+YI __m256i y_req(__m256i acc, const qx_yq *q, __m256i zy, __m256i lo, __m256i hi) {
+  __m256i pe = _mm256_mul_epi32(acc, q->me), po = _mm256_mul_epi32(_mm256_srli_epi64(acc, 32), q->mo);
+  pe = y_clamp64(_mm256_add_epi64(y_sra64(_mm256_add_epi64(pe, q->re), q->ne), zy), lo, hi);
+  po = y_clamp64(_mm256_add_epi64(y_sra64(_mm256_add_epi64(po, q->ro), q->no), zy), lo, hi);
+  return _mm256_blend_epi32(pe, _mm256_slli_epi64(po, 32), 0xAA);
+}
+YI void y_store8(uint8_t *d, __m256i v, int64_t cnt) {
+  const __m256i idx = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12, -1,
+                                       -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+  const __m256i b = _mm256_shuffle_epi8(v, idx);
+  const __m128i r = _mm_unpacklo_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
+  if (cnt >= 8) {
+    _mm_storel_epi64((__m128i *)d, r);
+    return;
+  }
+  const uint64_t u = (uint64_t)_mm_cvtsi128_si64(r);
+  for (int64_t j = 0; j < cnt; j++) d[j] = (uint8_t)(u >> (8 * j));
+}
+YI void y_copyflip(uint8_t *d, const uint8_t *s, int64_t n, int64_t np, uint8_t flip) {
+  const __m256i f = _mm256_set1_epi8((char)flip);
+  int64_t j = 0;
+  for (; j + 32 <= n; j += 32) _mm256_storeu_si256((__m256i *)(d + j), _mm256_xor_si256(y_load(s + j), f));
+  for (; j < n; j++) d[j] = s[j] ^ flip;
+  for (; j < np; j++) d[j] = 0;
+}
+YI void y_fill_s1(uint8_t *d, uintptr_t src, int64_t lo, int64_t hi, int64_t len, uint8_t zx) {
+  const uint8_t *s = (const uint8_t *)src;
+  int64_t j = 0;
+  for (; j < lo; j++) d[j] = zx;
+  for (; j + 32 <= hi; j += 32) _mm256_storeu_si256((__m256i *)(d + j), y_load(s + j));
+  for (; j + 8 <= hi; j += 8) *(qx_u64u *)(d + j) = *(const qx_u64u *)(s + j);
+  for (; j < hi; j++) d[j] = s[j];
+  for (; j < len; j++) d[j] = zx;
+}
+YI void y_tr4(uint8_t *dst, uint8_t (*rows)[QX_PB], uint8_t flip) {
+  const __m256i f = _mm256_set1_epi8((char)flip);
+  for (int h = 0; h < 2; h++) {
+    const __m256i a = _mm256_xor_si256(y_load(rows[0] + 32 * h), f), b = _mm256_xor_si256(y_load(rows[1] + 32 * h), f);
+    const __m256i c = _mm256_xor_si256(y_load(rows[2] + 32 * h), f), d = _mm256_xor_si256(y_load(rows[3] + 32 * h), f);
+    const __m256i t0 = _mm256_unpacklo_epi8(a, b), t1 = _mm256_unpackhi_epi8(a, b);
+    const __m256i t2 = _mm256_unpacklo_epi8(c, d), t3 = _mm256_unpackhi_epi8(c, d);
+    /* lane 0 / lane 1: u0 = pixels 0..3 / 16..19, u1 = 4..7 / 20..23, u2 = 8..11 / 24..27, u3 = 12..15 / 28..31 */
+    const __m256i u0 = _mm256_unpacklo_epi16(t0, t2), u1 = _mm256_unpackhi_epi16(t0, t2);
+    const __m256i u2 = _mm256_unpacklo_epi16(t1, t3), u3 = _mm256_unpackhi_epi16(t1, t3);
+    __m256i *o = (__m256i *)(dst + 128 * h);
+    _mm256_storeu_si256(o, _mm256_permute2x128_si256(u0, u1, 0x20));
+    _mm256_storeu_si256(o + 1, _mm256_permute2x128_si256(u2, u3, 0x20));
+    _mm256_storeu_si256(o + 2, _mm256_permute2x128_si256(u0, u1, 0x31));
+    _mm256_storeu_si256(o + 3, _mm256_permute2x128_si256(u2, u3, 0x31));
+  }
+}
+#define YVI static inline __attribute__((always_inline, target("avx2,avxvnni")))
+YVI __m256i yv_dp(__m256i acc, __m256i u8, __m256i s8) { return _mm256_dpbusd_avx_epi32(acc, u8, s8); }
+
+/* ---- the template, once per ISA ----------------------------------------------------------------------- */
+#define QX_C2(a, b) a##__##b
+#define QX_C(a, b) QX_C2(a, b)
+#define QN(name) QX_C(name, ISA)
+#define QT __attribute__((target(TGT)))
+#define QI static inline __attribute__((always_inline)) QT
+#define QX_TEMPLATE 1
+
+#define ISA avx512vnni
+#define TGT QX_TZ
+#define V __m512i
+#define VL 16
+#define VQ qx_zq
+#define VSET1 z_set1
+#define VSET64 z_set64
+#define VLOAD z_load
+#define VBCAST z_bcast
+#define VDP z_dp
+#define VADD z_add
+#define VQPREP z_qprep
+#define VREQ z_req
+#define VSTORE8 z_store8
+#define VCOPYFLIP z_copyflip
+#define VFILLS1 z_fill_s1
+#define VTR4 z_tr4
+#define FC_R 6  /* FC tile: 6 rows x 4 zmm (64 channels): 24 accumulators */
+#define FC_NJ 4
+#define CV_R 6  /* conv tile: 6 channels x 4 zmm (64 pixels) */
+#define CV_NJ 4
+#include "x86_q8.c"
+
+#define ISA avxvnni
+#define TGT "avx2,avxvnni"
+#define V __m256i
+#define VL 8
+#define VQ qx_yq
+#define VSET1 y_set1
+#define VSET64 y_set64
+#define VLOAD y_load
+#define VBCAST y_bcast
+#define VDP yv_dp
+#define VADD y_add
+#define VQPREP y_qprep
+#define VREQ y_req
+#define VSTORE8 y_store8
+#define VCOPYFLIP y_copyflip
+#define VFILLS1 y_fill_s1
+#define VTR4 y_tr4
+#define FC_R 4  /* 4 rows x 2 ymm (16 channels): 8 accumulators + 2 weights + 1 broadcast of 16 registers */
+#define FC_NJ 2
+#define CV_R 4  /* 4 channels x 2 ymm (16 pixels) */
+#define CV_NJ 2
+#include "x86_q8.c"
+
+#define ISA avx2
+#define TGT "avx2"
+#define V __m256i
+#define VL 8
+#define VQ qx_yq
+#define VSET1 y_set1
+#define VSET64 y_set64
+#define VLOAD y_load
+#define VBCAST y_bcast
+#define VDP ye_dp
+#define VADD y_add
+#define VQPREP y_qprep
+#define VREQ y_req
+#define VSTORE8 y_store8
+#define VCOPYFLIP y_copyflip
+#define VFILLS1 y_fill_s1
+#define VTR4 y_tr4
+#define FC_R 3  /* the emulation needs the split halves of the operands in registers too */
+#define FC_NJ 2
+#define CV_R 3
+#define CV_NJ 2
+#include "x86_q8.c"
+
+#else /* QX_TEMPLATE: one ISA's kernels ------------------------------------------------------------------ */
+
+/* FC tile: R (<= FC_R) rows of the packed input (xs, ldx bytes apart) x FC_NJ vectors of VL channels
+   (wc[j]: the channels' first 64-byte weight line; 64 bytes per k4). Accumulators start at the bias;
+   the epilogue writes cnt[j] channels of each row. */
+QI void QN(qx_fc_tile)(const int R, uint8_t *y, int64_t ldy, const uint8_t *xs, int64_t ldx,
+                       const int8_t *const *wc, int64_t nk4, const V *bv, const VQ *q, V zy, V lo, V hi,
+                       const int64_t *cnt) {
+  V acc[FC_R][FC_NJ];
+  QX_UNROLL for (int r = 0; r < R; r++) QX_UNROLL for (int j = 0; j < FC_NJ; j++) acc[r][j] = bv[j];
+  int64_t k4 = 0;
+  if (R == 1) { /* GEMV: two accumulator sets (even / odd k4) */
+    V acc2[FC_NJ];
+    QX_UNROLL for (int j = 0; j < FC_NJ; j++) acc2[j] = VSET1(0);
+    for (; k4 + 2 <= nk4; k4 += 2) {
+      const V b0 = VBCAST(xs + k4 * 4), b1 = VBCAST(xs + k4 * 4 + 4);
+      QX_UNROLL for (int j = 0; j < FC_NJ; j++) {
+        acc[0][j] = VDP(acc[0][j], b0, VLOAD(wc[j] + k4 * 64));
+        acc2[j] = VDP(acc2[j], b1, VLOAD(wc[j] + k4 * 64 + 64));
+      }
+    }
+    QX_UNROLL for (int j = 0; j < FC_NJ; j++) acc[0][j] = VADD(acc[0][j], acc2[j]);
+  }
+  for (; k4 < nk4; k4++) {
+    V w[FC_NJ];
+    QX_UNROLL for (int j = 0; j < FC_NJ; j++) w[j] = VLOAD(wc[j] + k4 * 64);
+    QX_UNROLL for (int r = 0; r < R; r++) {
+      const V b = VBCAST(xs + r * ldx + k4 * 4);
+      QX_UNROLL for (int j = 0; j < FC_NJ; j++) acc[r][j] = VDP(acc[r][j], b, w[j]);
+    }
+  }
+  QX_UNROLL for (int j = 0; j < FC_NJ; j++) {
+    if (cnt[j] <= 0) continue;
+    QX_UNROLL for (int r = 0; r < R; r++) VSTORE8(y + r * ldy + j * VL, VREQ(acc[r][j], &q[j], zy, lo, hi), cnt[j]);
+  }
+}
+
+QI void QN(qx_fc)(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *wp, const int32_t *bias,
+                  const int32_t *m, const int32_t *n, int64_t M, int64_t N, int64_t K, int32_t z_y, int32_t act_lo,
+                  int32_t act_hi, uint8_t *scratch) {
+  enum { CB = FC_NJ * VL };
+  const int64_t Kp4 = (K + 3) & ~(int64_t)3, nk4 = Kp4 / 4, Np = (N + 15) & ~(int64_t)15;
+  const uint8_t flip = xi8 ? 0x80 : 0;
+  const V zy = VSET64(z_y), lo = VSET64(act_lo), hi = VSET64(act_hi);
+  int32_t bl[CB] __attribute__((aligned(64))), ml[CB] __attribute__((aligned(64))), nl[CB] __attribute__((aligned(64)));
+  for (int64_t i0 = 0; i0 < M; i0 += QLLC_FC_MB) {
+    const int64_t mb = M - i0 < QLLC_FC_MB ? M - i0 : QLLC_FC_MB;
+    for (int64_t r = 0; r < mb; r++) VCOPYFLIP(scratch + r * Kp4, x + (i0 + r) * K, K, Kp4, flip);
+    for (int64_t c0 = 0; c0 < N; c0 += CB) {
+      const int8_t *wc[FC_NJ];
+      int64_t cnt[FC_NJ];
+      V bv[FC_NJ];
+      VQ q[FC_NJ];
+      QX_UNROLL for (int j = 0; j < FC_NJ; j++) {
+        const int64_t c = c0 + j * VL, left = N - c;
+        /* a vector past the packed channels re-reads the first one; its results are not stored */
+        const int64_t cc = c < Np ? c : c0;
+        wc[j] = wp + ((cc / QLLC_NB) * nk4 * QLLC_NB + cc % QLLC_NB) * 4;
+        cnt[j] = left < 0 ? 0 : left > VL ? VL : left;
+      }
+      for (int t = 0; t < CB; t++) {
+        const int in = c0 + t < N;
+        bl[t] = in ? bias[c0 + t] : 0, ml[t] = in ? m[c0 + t] : 0, nl[t] = in ? n[c0 + t] : 0;
+      }
+      QX_UNROLL for (int j = 0; j < FC_NJ; j++) {
+        bv[j] = VLOAD(bl + j * VL);
+        VQPREP(&q[j], VLOAD(ml + j * VL), VLOAD(nl + j * VL));
+      }
+      for (int64_t r0 = 0; r0 < mb; r0 += FC_R) {
+        const int64_t rr = mb - r0 < FC_R ? mb - r0 : FC_R;
+        uint8_t *yr = y + (i0 + r0) * N + c0;
+        const uint8_t *xr = scratch + r0 * Kp4;
+#define QX_FC_CASE(RR) \
+  case RR: QN(qx_fc_tile)(RR, yr, N, xr, Kp4, wc, nk4, bv, q, zy, lo, hi, cnt); break;
+        switch (rr) {
+#if FC_R >= 6
+          QX_FC_CASE(6)
+#endif
+#if FC_R >= 5
+          QX_FC_CASE(5)
+#endif
+#if FC_R >= 4
+          QX_FC_CASE(4)
+#endif
+          QX_FC_CASE(3)
+          QX_FC_CASE(2)
+          default: QN(qx_fc_tile)(1, yr, N, xr, Kp4, wc, nk4, bv, q, zy, lo, hi, cnt);
+        }
+#undef QX_FC_CASE
+      }
+    }
+  }
+}
+
+/* Conv tile: R (<= CV_R) output channels (weight rows w, ldw bytes apart) x CV_NJ vectors of VL
+   pixels of the panel; writes the first npx pixels of each channel's output (ldy bytes apart). */
+QI void QN(qx_cv_tile)(const int R, uint8_t *y, int64_t ldy, const uint8_t *panel, const int8_t *w, int64_t ldw,
+                       int64_t nk4, const int32_t *bias, const int32_t *m, const int32_t *n, V zy, V lo, V hi,
+                       int64_t npx) {
+  V acc[CV_R][CV_NJ];
+  QX_UNROLL for (int r = 0; r < R; r++) {
+    const V b = VSET1(bias[r]);
+    QX_UNROLL for (int j = 0; j < CV_NJ; j++) acc[r][j] = b;
+  }
+  for (int64_t k4 = 0; k4 < nk4; k4++) {
+    V p[CV_NJ];
+    QX_UNROLL for (int j = 0; j < CV_NJ; j++) p[j] = VLOAD(panel + k4 * (QX_PB * 4) + j * (VL * 4));
+    QX_UNROLL for (int r = 0; r < R; r++) {
+      const V b = VBCAST(w + r * ldw + k4 * 4);
+      QX_UNROLL for (int j = 0; j < CV_NJ; j++) acc[r][j] = VDP(acc[r][j], p[j], b);
+    }
+  }
+  QX_UNROLL for (int r = 0; r < R; r++) {
+    VQ q;
+    VQPREP(&q, VSET1(m[r]), VSET1(n[r]));
+    QX_UNROLL for (int j = 0; j < CV_NJ; j++) {
+      const int64_t c = npx - j * VL;
+      if (c > 0) VSTORE8(y + r * ldy + j * VL, VREQ(acc[r][j], &q, zy, lo, hi), c > VL ? VL : c);
+    }
+  }
+}
+
+QI void QN(qx_conv)(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *wp, const int32_t *bias,
+                    const int32_t *m, const int32_t *n, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M,
+                    int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t pt, int64_t pl,
+                    int64_t dh, int64_t dw, int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi,
+                    uint8_t *scratch) {
+  const int64_t cg = C / group, mg = M / group, K = cg * KH * KW, Kp4 = (K + 3) & ~(int64_t)3, nk4 = Kp4 / 4;
+  const int64_t NP = OH * OW, HW = H * W;
+  if (KH == 1 && KW == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && OH == H && OW == W)
+    OW = W = NP, OH = H = 1; /* pointwise: every channel is one row of H * W pixels */
+  const uint8_t flip = xi8 ? 0x80 : 0, zx = (uint8_t)z_x; /* raw bytes: the transpose flips */
+  const V zy = VSET64(z_y), lo = VSET64(act_lo), hi = VSET64(act_hi);
+  uint8_t rows[4][QX_PB] __attribute__((aligned(64)));
+  __builtin_memset(rows, 0, sizeof rows); /* pixels past a panel's end are computed, never stored */
+  const uint8_t *srow[QX_PB];
+  int64_t lot[QX_KWMAX], hit[QX_KWMAX];
+  const int64_t rpp = OW <= QX_PB ? QX_PB / OW : 1; /* output rows per panel */
+  for (int64_t b = 0; b < N; b++)
+    for (int64_t g = 0; g < group; g++) {
+      const uint8_t *xg = x + (b * C + g * cg) * HW;
+      const int8_t *wg = wp + g * mg * Kp4;
+      for (int64_t oh0 = 0; oh0 < OH; oh0 += rpp)
+        for (int64_t ow0 = 0; ow0 < OW; ow0 += QX_PB) {
+          const int64_t nseg = OW <= QX_PB ? (OH - oh0 < rpp ? OH - oh0 : rpp) : 1;
+          const int64_t len = OW - ow0 < QX_PB ? OW - ow0 : QX_PB, np = nseg * len, p0 = oh0 * OW + ow0;
+          if (KW <= QX_KWMAX)
+            for (int64_t kw = 0; kw < KW; kw++) qx_lohi(kw * dw - pl, sw, W, OW, ow0, len, &lot[kw], &hit[kw]);
+          /* pack the panel: taps in the weights' order (c, kh, kw), four at a time */
+          int t = 0;
+          int64_t k4 = 0;
+          for (int64_t c = 0; c < cg; c++)
+            for (int64_t kh = 0; kh < KH; kh++) {
+              for (int64_t s = 0; s < nseg; s++) {
+                const int64_t ih = (oh0 + s) * sh - pt + kh * dh;
+                srow[s] = ih >= 0 && ih < H ? xg + (c * H + ih) * W : 0;
+              }
+              for (int64_t kw = 0; kw < KW; kw++) {
+                const int64_t off = kw * dw - pl;
+                int64_t l, h;
+                if (KW <= QX_KWMAX) l = lot[kw], h = hit[kw];
+                else qx_lohi(off, sw, W, OW, ow0, len, &l, &h);
+                uint8_t *d = rows[t];
+                for (int64_t s = 0; s < nseg; s++, d += len) {
+                  if (!srow[s]) VFILLS1(d, 0, 0, 0, len, zx);
+                  else if (sw == 1) VFILLS1(d, (uintptr_t)srow[s] + (uintptr_t)(ow0 + off), l, h, len, zx);
+                  else qx_fill_gen(d, (uintptr_t)srow[s] + (uintptr_t)(ow0 * sw + off), sw, l, h, len, zx);
+                }
+                if (++t == 4) {
+                  VTR4(scratch + k4 * (QX_PB * 4), rows, flip);
+                  k4++, t = 0;
+                }
+              }
+            }
+          if (t) { /* the taps past K read 0 (after the flip) against zero weights */
+            for (; t < 4; t++) VFILLS1(rows[t], 0, 0, 0, QX_PB, flip);
+            VTR4(scratch + k4 * (QX_PB * 4), rows, flip);
+          }
+          /* the channel tiles of this group */
+          for (int64_t oc = 0; oc < mg; oc += CV_R) {
+            const int64_t rr = mg - oc < CV_R ? mg - oc : CV_R, o = g * mg + oc;
+            for (int64_t px = 0; px < np; px += CV_NJ * VL) {
+              uint8_t *yo = y + (b * M + o) * NP + p0 + px;
+              const uint8_t *pp = scratch + px * 4;
+              const int8_t *wr = wg + oc * Kp4;
+#define QX_CV_CASE(RR) \
+  case RR: QN(qx_cv_tile)(RR, yo, NP, pp, wr, Kp4, nk4, bias + o, m + o, n + o, zy, lo, hi, np - px); break;
+              switch (rr) {
+#if CV_R >= 6
+                QX_CV_CASE(6)
+#endif
+#if CV_R >= 5
+                QX_CV_CASE(5)
+#endif
+#if CV_R >= 4
+                QX_CV_CASE(4)
+#endif
+                QX_CV_CASE(3)
+                QX_CV_CASE(2)
+                default: QN(qx_cv_tile)(1, yo, NP, pp, wr, Kp4, nk4, bias + o, m + o, n + o, zy, lo, hi, np - px);
+              }
+#undef QX_CV_CASE
+            }
+          }
+        }
+    }
+}
+
+/* The exported kernels: every input / output combination. The output type only names the bytes
+   (act_lo / act_hi clamp to its range); the input type decides the u8 shift. */
+#define QX_WRAP(TI, ti, TO, to, xi8)                                                                             \
+  QLLC_KERNEL QT void QX_C(qllc_k_fc_##ti##_i8_##to, ISA)(TO *y, const TI *x, const int8_t *wp,                  \
+                                                          const int32_t *bias_c, const int32_t *m,               \
+                                                          const int32_t *n, int64_t M, int64_t N, int64_t K,     \
+                                                          int32_t z_x, int32_t z_y, int32_t act_lo,              \
+                                                          int32_t act_hi, uint8_t *scratch) {                    \
+    (void)z_x; /* folded into bias_c */                                                                          \
+    QN(qx_fc)((uint8_t *)y, (const uint8_t *)x, xi8, wp, bias_c, m, n, M, N, K, z_y, act_lo, act_hi, scratch);   \
+  }                                                                                                              \
+  QLLC_KERNEL QT void QX_C(qllc_k_conv2d_##ti##_i8_##to, ISA)(                                                   \
+      TO *y, const TI *x, const int8_t *wp, const int32_t *bias_c, const int32_t *m, const int32_t *n,          \
+      int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW,    \
+      int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w,      \
+      int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi, uint8_t *scratch) {              \
+    QN(qx_conv)((uint8_t *)y, (const uint8_t *)x, xi8, wp, bias_c, m, n, N, C, H, W, M, OH, OW, KH, KW,          \
+                stride_h, stride_w, pad_top, pad_left, dil_h, dil_w, group, z_x, z_y, act_lo, act_hi, scratch);  \
+  }
+QX_WRAP(int8_t, i8, int8_t, i8, 1)
+QX_WRAP(int8_t, i8, uint8_t, u8, 1)
+QX_WRAP(uint8_t, u8, int8_t, i8, 0)
+QX_WRAP(uint8_t, u8, uint8_t, u8, 0)
+#undef QX_WRAP
+
+#undef ISA
+#undef TGT
+#undef V
+#undef VL
+#undef VQ
+#undef VSET1
+#undef VSET64
+#undef VLOAD
+#undef VBCAST
+#undef VDP
+#undef VADD
+#undef VQPREP
+#undef VREQ
+#undef VSTORE8
+#undef VCOPYFLIP
+#undef VFILLS1
+#undef VTR4
+#undef FC_R
+#undef FC_NJ
+#undef CV_R
+#undef CV_NJ
+#endif /* QX_TEMPLATE */

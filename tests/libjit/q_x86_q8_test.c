@@ -1,0 +1,516 @@
+/* tests/libjit/q_x86_q8_test.c: the x86_64 8-bit Conv / FC variants (targets/x86_64/kernels/x86_q8.c,
+ * avx512vnni, avxvnni, avx2), compiled natively, bit for bit against the scalar kernels
+ * qllc_k_conv2d_* / qllc_k_fc_* of q_layers.c, with weights and bias packed by src/lower/pack.c.
+ * A variant the CPU lacks is SKIPPED. Inputs, weights and the small parameter arrays end at a
+ * PROT_NONE page, so a read past any of them faults; the output and scratch buffers carry a guard
+ * zone that must stay untouched.
+ * Also: the packers (qllc_pack_size, qllc_pack_w8 in both 8-bit layouts, qllc_pack_bias8 with
+ * wrap-around) against independent enumerations. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../targets/x86_64/kernels/kernels_x86_q8.h"
+#include "kernels_q.h"
+#include "lower/pack.h"
+
+#define Q_TEST_SEED 0x51ed27a3c0ffee11ULL
+#include "q_test_util.h"
+
+/* ---- the variants ---------------------------------------------------------------------------------- */
+enum { ISA_AVX512VNNI, ISA_AVXVNNI, ISA_AVX2, NISA };
+static const char *isa_name[NISA] = {"avx512vnni", "avxvnni", "avx2"};
+
+static int have_isa(int isa) {
+  __builtin_cpu_init();
+  switch (isa) {
+  case ISA_AVX512VNNI:
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+           __builtin_cpu_supports("avx512vnni");
+  case ISA_AVXVNNI: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avxvnni");
+  default: return __builtin_cpu_supports("avx2");
+  }
+}
+
+/* combos: 0 i8->i8, 1 i8->u8, 2 u8->i8, 3 u8->u8 */
+static kind cin(int combo) { return combo < 2 ? K_I8 : K_U8; }
+static kind cout_(int combo) { return combo & 1 ? K_U8 : K_I8; }
+
+typedef void fc_fn(void *y, const void *x, const int8_t *w, const int32_t *b, const int32_t *m, const int32_t *n,
+                   int64_t M, int64_t N, int64_t K, int32_t z_x, int32_t z_y, int32_t lo, int32_t hi, uint8_t *s);
+typedef void conv_fn(void *y, const void *x, const int8_t *w, const int32_t *b, const int32_t *m, const int32_t *n,
+                     const int64_t *sh, int32_t z_x, int32_t z_y, int32_t lo, int32_t hi, uint8_t *s);
+/* sh: N C H W M OH OW KH KW sh sw pt pl dh dw group */
+
+#define FC_WRAP(ti, TI, to, TO, sfx, name)                                                                      \
+  static void fcw_##ti##_##to##sfx(void *y, const void *x, const int8_t *w, const int32_t *b, const int32_t *m, \
+                                   const int32_t *n, int64_t M, int64_t N, int64_t K, int32_t z_x, int32_t z_y,  \
+                                   int32_t lo, int32_t hi, uint8_t *s) {                                        \
+    name((TO *)y, (const TI *)x, w, b, m, n, M, N, K, z_x, z_y, lo, hi FC_S##sfx(s));                           \
+  }
+#define CONV_WRAP(ti, TI, to, TO, sfx, name)                                                                    \
+  static void cvw_##ti##_##to##sfx(void *y, const void *x, const int8_t *w, const int32_t *b, const int32_t *m, \
+                                   const int32_t *n, const int64_t *d, int32_t z_x, int32_t z_y, int32_t lo,     \
+                                   int32_t hi, uint8_t *s) {                                                    \
+    name((TO *)y, (const TI *)x, w, b, m, n, d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8], d[9], d[10], \
+         d[11], d[12], d[13], d[14], d[15], z_x, z_y, lo, hi FC_S##sfx(s));                                     \
+  }
+#define FC_S_ref(s)
+#define FC_S__avx512vnni(s) , s
+#define FC_S__avxvnni(s) , s
+#define FC_S__avx2(s) , s
+#define WRAPS(ti, TI, to, TO)                                                           \
+  FC_WRAP(ti, TI, to, TO, _ref, qllc_k_fc_##ti##_i8_##to)                               \
+  FC_WRAP(ti, TI, to, TO, __avx512vnni, qllc_k_fc_##ti##_i8_##to##__avx512vnni)         \
+  FC_WRAP(ti, TI, to, TO, __avxvnni, qllc_k_fc_##ti##_i8_##to##__avxvnni)               \
+  FC_WRAP(ti, TI, to, TO, __avx2, qllc_k_fc_##ti##_i8_##to##__avx2)                     \
+  CONV_WRAP(ti, TI, to, TO, _ref, qllc_k_conv2d_##ti##_i8_##to)                         \
+  CONV_WRAP(ti, TI, to, TO, __avx512vnni, qllc_k_conv2d_##ti##_i8_##to##__avx512vnni)   \
+  CONV_WRAP(ti, TI, to, TO, __avxvnni, qllc_k_conv2d_##ti##_i8_##to##__avxvnni)         \
+  CONV_WRAP(ti, TI, to, TO, __avx2, qllc_k_conv2d_##ti##_i8_##to##__avx2)
+WRAPS(i8, int8_t, i8, int8_t)
+WRAPS(i8, int8_t, u8, uint8_t)
+WRAPS(u8, uint8_t, i8, int8_t)
+WRAPS(u8, uint8_t, u8, uint8_t)
+
+static fc_fn *const fc_ref[4] = {fcw_i8_i8_ref, fcw_i8_u8_ref, fcw_u8_i8_ref, fcw_u8_u8_ref};
+static conv_fn *const conv_ref[4] = {cvw_i8_i8_ref, cvw_i8_u8_ref, cvw_u8_i8_ref, cvw_u8_u8_ref};
+static fc_fn *const fc_var[NISA][4] = {
+    {fcw_i8_i8__avx512vnni, fcw_i8_u8__avx512vnni, fcw_u8_i8__avx512vnni, fcw_u8_u8__avx512vnni},
+    {fcw_i8_i8__avxvnni, fcw_i8_u8__avxvnni, fcw_u8_i8__avxvnni, fcw_u8_u8__avxvnni},
+    {fcw_i8_i8__avx2, fcw_i8_u8__avx2, fcw_u8_i8__avx2, fcw_u8_u8__avx2}};
+static conv_fn *const conv_var[NISA][4] = {
+    {cvw_i8_i8__avx512vnni, cvw_i8_u8__avx512vnni, cvw_u8_i8__avx512vnni, cvw_u8_u8__avx512vnni},
+    {cvw_i8_i8__avxvnni, cvw_i8_u8__avxvnni, cvw_u8_i8__avxvnni, cvw_u8_u8__avxvnni},
+    {cvw_i8_i8__avx2, cvw_i8_u8__avx2, cvw_u8_i8__avx2, cvw_u8_u8__avx2}};
+
+/* ---- buffers ending at an inaccessible page ------------------------------------------------------- */
+typedef struct gbuf {
+  void *base;
+  size_t len;
+} gbuf;
+static void *galloc(gbuf *g, size_t n) {
+  const size_t pg = (size_t)sysconf(_SC_PAGESIZE), body = (n + pg - 1) / pg * pg;
+  g->len = body + pg;
+  g->base = mmap(NULL, g->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  assert_true(g->base != MAP_FAILED);
+  assert_int_equal(mprotect((char *)g->base + body, pg, PROT_NONE), 0);
+  return (char *)g->base + body - n;
+}
+static void gfree(gbuf *g) { munmap(g->base, g->len); }
+
+#define GUARD 256
+/* Output / scratch buffers: n bytes then a GUARD zone of 0xA5 (checked by guard_ok). 64-byte aligned. */
+static uint8_t *gzone(size_t n) {
+  uint8_t *p = aligned_alloc(64, (n + GUARD + 63) / 64 * 64);
+  memset(p, 0xA5, n + GUARD);
+  return p;
+}
+static int guard_ok(const uint8_t *p, size_t n) {
+  for (size_t i = n; i < n + GUARD; i++)
+    if (p[i] != 0xA5) return 0;
+  return 1;
+}
+
+/* ---- parameters ------------------------------------------------------------------------------------- */
+static int64_t ilog2(uint64_t v) {
+  int64_t l = 0;
+  while (v >>= 1) l++;
+  return l;
+}
+/* Fills v with a pattern: 0 random, 1 all min, 2 all max, 3 alternating min/max. */
+static void fill(int32_t *v, int64_t n, int32_t lo, int32_t hi, int pattern) {
+  for (int64_t i = 0; i < n; i++)
+    v[i] = pattern == 0 ? (int32_t)irand(lo, hi) : pattern == 1 ? lo : pattern == 2 ? hi : (i & 1) ? hi : lo;
+}
+
+/* Multipliers: most channels put the typical accumulator (scale est) around 2^6 output units; some
+   have n = 0, n = 62, m = 0, m = 2^31 - 1 or a random n, which mostly clamp or round tiny values. */
+static void pick_mn(int32_t *m, int32_t *n, int64_t ch, double est, int mode) {
+  for (int64_t c = 0; c < ch; c++) {
+    int sel = mode == 1 ? 0 : (int)irand(0, 9);
+    m[c] = (int32_t)irand(1 << 30, INT32_MAX);
+    int64_t nn = 31 + ilog2((uint64_t)(est < 1 ? 1 : est)) - 6 + irand(-1, 2);
+    if (sel == 1) nn = 0, m[c] = (int32_t)irand(0, 3);
+    if (sel == 2) nn = 62, m[c] = INT32_MAX;
+    if (sel == 3) nn = irand(0, 62), m[c] = (int32_t)irand(0, INT32_MAX);
+    if (sel == 4 && mode == 0) m[c] = 0;
+    n[c] = (int32_t)(nn < 0 ? 0 : nn > 62 ? 62 : nn);
+  }
+}
+
+/* Output zero point and clamp: 0 full range, 1 relu [z_y, max], 2 random sub-range, 3/4 z_y at an end. */
+static void pick_out(kind ko, int variant, int32_t *z_y, int32_t *lo, int32_t *hi) {
+  *z_y = (int32_t)(variant == 3 ? kmin(ko) : variant == 4 ? kmax(ko) : irand(kmin(ko), kmax(ko)));
+  *lo = kmin(ko), *hi = kmax(ko);
+  if (variant == 1) *lo = *z_y;
+  if (variant == 2) {
+    int32_t a = (int32_t)irand(kmin(ko), kmax(ko)), b = (int32_t)irand(kmin(ko), kmax(ko));
+    *lo = a < b ? a : b, *hi = a < b ? b : a;
+  }
+}
+
+static int64_t n_out, n_inside;
+
+/* The folded bias the quantizer would give: q_b - z_x * sum_k w (bmode 0), or the largest / smallest
+   bias that keeps every partial sum of the scalar int32 accumulator in range (bmode 1 / 2). */
+static void make_bias(int32_t *bias, const int32_t *wv, int64_t ch, int64_t K, int32_t z_x, int bmode) {
+  const int64_t room = INT32_MAX - K * 255 * 128;
+  for (int64_t c = 0; c < ch; c++) {
+    int64_t ws = 0;
+    for (int64_t k = 0; k < K; k++) ws += wv[c * K + k];
+    int64_t b = irand(-(1 << 20), 1 << 20) - (int64_t)z_x * ws;
+    if (bmode == 1) b = room - irand(0, 3);
+    if (bmode == 2) b = -room + irand(0, 3);
+    if (b > room) b = room;
+    if (b < -room) b = -room;
+    bias[c] = (int32_t)b;
+  }
+}
+
+/* Rough scale of an accumulator: sqrt(K) * rms(x - z_x) * rms(w) + |bias-free part|. */
+static double acc_scale(const int32_t *xv, int64_t nx, const int32_t *wv, int64_t nw, int64_t K, int32_t z_x) {
+  double sx = 0, sw = 0;
+  for (int64_t i = 0; i < nx; i++) sx += (double)(xv[i] - z_x) * (xv[i] - z_x);
+  for (int64_t i = 0; i < nw; i++) sw += (double)wv[i] * wv[i];
+  sx = nx ? sx / nx : 0, sw = nw ? sw / nw : 0;
+  double e = 1;
+  for (double v = sx * sw * (double)K; e * e < v;) e *= 1.41421356;
+  return e + (1 << 19);
+}
+
+/* ---- FC ------------------------------------------------------------------------------------------- */
+typedef struct fc_case {
+  int64_t M, N, K;
+  int32_t z_x;
+  int xpat, wpat, outvar, bmode, mnmode;
+} fc_case;
+
+static void run_fc(int isa, int combo, const fc_case *t) {
+  const kind ki = cin(combo), ko = cout_(combo);
+  const int64_t M = t->M, N = t->N, K = t->K;
+  int32_t *xv = ivec(M * K), *wv = ivec(N * K);
+  fill(xv, M * K, kmin(ki), kmax(ki), t->xpat);
+  fill(wv, N * K, -128, 127, t->wpat);
+  gbuf gx, gw, gb, gm, gn, gwp;
+  void *x = galloc(&gx, (size_t)(M * K));
+  int8_t *w = galloc(&gw, (size_t)(N * K));
+  int32_t *bias = galloc(&gb, (size_t)N * 4), *m = galloc(&gm, (size_t)N * 4), *n = galloc(&gn, (size_t)N * 4);
+  for (int64_t i = 0; i < M * K; i++) ((uint8_t *)x)[i] = (uint8_t)xv[i];
+  for (int64_t i = 0; i < N * K; i++) w[i] = (int8_t)wv[i];
+  make_bias(bias, wv, N, K, t->z_x, t->bmode);
+  pick_mn(m, n, N, acc_scale(xv, M * K, wv, N * K, K, t->z_x), t->mnmode);
+  int32_t z_y, lo, hi;
+  pick_out(ko, t->outvar, &z_y, &lo, &hi);
+  const size_t wsz = qllc_pack_size(QLLC_LAYOUT_K4N16, N, K);
+  int8_t *wp = galloc(&gwp, wsz);
+  qllc_pack_w8(QLLC_LAYOUT_K4N16, wp, w, N, K);
+  gbuf gbc;
+  int32_t *bias_c = galloc(&gbc, (size_t)N * 4);
+  qllc_pack_bias8(bias_c, bias, w, N, K, ki == K_I8);
+  const size_t ssz = (size_t)qllc_scratch_fc(M, K, 1);
+  uint8_t *scratch = gzone(ssz), *want = calloc((size_t)(M * N), 1), *got = gzone((size_t)(M * N));
+  fc_ref[combo](want, x, w, bias, m, n, M, N, K, t->z_x, z_y, lo, hi, NULL);
+  fc_var[isa][combo](got, x, wp, bias_c, m, n, M, N, K, t->z_x, z_y, lo, hi, scratch);
+  for (int64_t i = 0; i < M * N; i++) {
+    const int32_t g = tget(ko, got, i), e = tget(ko, want, i);
+    n_out++;
+    n_inside += e > lo && e < hi;
+    if (g != e)
+      fail_msg("fc %s combo %d M=%lld N=%lld K=%lld z_x=%d pat %d/%d out %d bias %d mn %d: [%lld][%lld] got %d want %d "
+               "(m=%d n=%d bias=%d z_y=%d lo=%d hi=%d)",
+               isa_name[isa], combo, (long long)M, (long long)N, (long long)K, t->z_x, t->xpat, t->wpat, t->outvar,
+               t->bmode, t->mnmode, (long long)(i / N), (long long)(i % N), g, e, m[i % N], n[i % N], bias[i % N], z_y,
+               lo, hi);
+  }
+  if (!guard_ok(got, (size_t)(M * N))) fail_msg("fc %s: wrote past y (M=%lld N=%lld)", isa_name[isa], (long long)M, (long long)N);
+  if (!guard_ok(scratch, ssz)) fail_msg("fc %s: wrote past the scratch (M=%lld K=%lld)", isa_name[isa], (long long)M, (long long)K);
+  free(xv), free(wv), free(scratch), free(want), free(got);
+  gfree(&gx), gfree(&gw), gfree(&gb), gfree(&gm), gfree(&gn), gfree(&gwp), gfree(&gbc);
+}
+
+static int32_t pick_zx(kind ki) {
+  const int v = (int)irand(0, 3);
+  return v == 0 ? kmin(ki) : v == 1 ? kmax(ki) : (int32_t)irand(kmin(ki), kmax(ki));
+}
+
+static void fc_suite(int isa) {
+  if (!have_isa(isa)) {
+    print_message("%s: not supported by this CPU\n", isa_name[isa]);
+    skip();
+  }
+  n_out = n_inside = 0;
+  static const int64_t Ms[] = {1, 2, 3, 4, 5, 6, 7, 11, 13, 63, 64, 65, 130};
+  static const int64_t Ns[] = {1, 2, 3, 8, 15, 16, 17, 24, 31, 33, 63, 64, 65, 100, 129};
+  static const int64_t Ks[] = {1, 2, 3, 4, 5, 7, 8, 9, 31, 64, 100, 255, 1023};
+  int cases = 0;
+  /* random shapes, every combination of the types */
+  for (int i = 0; i < 240; i++) {
+    const int combo = i % 4;
+    fc_case t = {Ms[irand(0, 12)], Ns[irand(0, 14)], Ks[irand(0, 12)], pick_zx(cin(combo)), 0, 0,
+                 (int)irand(0, 4), i % 13 == 0 ? 1 + (int)irand(0, 1) : 0, 0};
+    if (t.M * t.N * t.K > 4000000) t.M = 3;
+    run_fc(isa, combo, &t), cases++;
+  }
+  /* long reductions, odd sizes */
+  for (int combo = 0; combo < 4; combo++) {
+    fc_case a = {3, 37, 2050, pick_zx(cin(combo)), 0, 0, 0, 0, 0}, b = {1, 70, 4099, pick_zx(cin(combo)), 0, 0, 2, 0, 0};
+    fc_case c = {67, 19, 2001, pick_zx(cin(combo)), 0, 0, 1, 0, 0};
+    run_fc(isa, combo, &a), run_fc(isa, combo, &b), run_fc(isa, combo, &c), cases += 3;
+  }
+  /* extreme values: all min / max / alternating inputs and weights, z_x at both ends, biases at the bound */
+  for (int combo = 0; combo < 4; combo++)
+    for (int xp = 0; xp < 4; xp++)
+      for (int wp = 0; wp < 4; wp++) {
+        const kind ki = cin(combo);
+        fc_case t = {(int64_t)irand(1, 9), (int64_t)irand(1, 40), (int64_t)irand(1, 300),
+                     (xp + wp) % 2 ? kmin(ki) : kmax(ki), xp, wp, (int)irand(0, 4), (int)irand(0, 2), (int)irand(0, 1)};
+        run_fc(isa, combo, &t), cases++;
+      }
+  print_message("fc %s: %d cases, %lld outputs, %lld inside the clamp range\n", isa_name[isa], cases,
+                (long long)n_out, (long long)n_inside);
+  if (n_inside * 4 < n_out) fail_msg("fc %s: too few outputs inside the clamp range", isa_name[isa]);
+}
+
+/* ---- Conv ------------------------------------------------------------------------------------------- */
+typedef struct conv_case {
+  int64_t d[16]; /* N C H W M OH OW KH KW sh sw pt pl dh dw group */
+  int32_t z_x;
+  int xpat, wpat, outvar, bmode, mnmode;
+} conv_case;
+
+static void run_conv(int isa, int combo, const conv_case *t) {
+  const kind ki = cin(combo), ko = cout_(combo);
+  const int64_t *d = t->d;
+  const int64_t N = d[0], C = d[1], H = d[2], W = d[3], M = d[4], OH = d[5], OW = d[6], KH = d[7], KW = d[8];
+  const int64_t group = d[15], cg = C / group, K = cg * KH * KW;
+  const int64_t nx = N * C * H * W, nw = M * K, ny = N * M * OH * OW;
+  int32_t *xv = ivec(nx), *wv = ivec(nw);
+  fill(xv, nx, kmin(ki), kmax(ki), t->xpat);
+  fill(wv, nw, -128, 127, t->wpat);
+  gbuf gx, gw, gb, gm, gn, gwp, gbc;
+  void *x = galloc(&gx, (size_t)nx);
+  int8_t *w = galloc(&gw, (size_t)nw);
+  int32_t *bias = galloc(&gb, (size_t)M * 4), *m = galloc(&gm, (size_t)M * 4), *n = galloc(&gn, (size_t)M * 4);
+  for (int64_t i = 0; i < nx; i++) ((uint8_t *)x)[i] = (uint8_t)xv[i];
+  for (int64_t i = 0; i < nw; i++) w[i] = (int8_t)wv[i];
+  make_bias(bias, wv, M, K, t->z_x, t->bmode);
+  pick_mn(m, n, M, acc_scale(xv, nx, wv, nw, K, t->z_x), t->mnmode);
+  int32_t z_y, lo, hi;
+  pick_out(ko, t->outvar, &z_y, &lo, &hi);
+  int8_t *wp = galloc(&gwp, qllc_pack_size(QLLC_LAYOUT_ROWS_K4, M, K));
+  qllc_pack_w8(QLLC_LAYOUT_ROWS_K4, wp, w, M, K);
+  int32_t *bias_c = galloc(&gbc, (size_t)M * 4);
+  qllc_pack_bias8(bias_c, bias, w, M, K, ki == K_I8);
+  const size_t ssz = (size_t)qllc_scratch_conv(K, 1);
+  uint8_t *scratch = gzone(ssz), *want = calloc((size_t)ny, 1), *got = gzone((size_t)ny);
+  conv_ref[combo](want, x, w, bias, m, n, d, t->z_x, z_y, lo, hi, NULL);
+  conv_var[isa][combo](got, x, wp, bias_c, m, n, d, t->z_x, z_y, lo, hi, scratch);
+  for (int64_t i = 0; i < ny; i++) {
+    const int32_t g = tget(ko, got, i), e = tget(ko, want, i);
+    n_out++;
+    n_inside += e > lo && e < hi;
+    if (g != e) {
+      const int64_t oc = i / (OH * OW) % M;
+      fail_msg("conv %s combo %d N=%lld C=%lld H=%lld W=%lld M=%lld OH=%lld OW=%lld K=%lldx%lld s=%lld,%lld p=%lld,%lld "
+               "d=%lld,%lld g=%lld z_x=%d pat %d/%d out %d bias %d mn %d: y[%lld] (oc %lld) got %d want %d (m=%d n=%d)",
+               isa_name[isa], combo, (long long)N, (long long)C, (long long)H, (long long)W, (long long)M,
+               (long long)OH, (long long)OW, (long long)KH, (long long)KW, (long long)d[9], (long long)d[10],
+               (long long)d[11], (long long)d[12], (long long)d[13], (long long)d[14], (long long)group, t->z_x,
+               t->xpat, t->wpat, t->outvar, t->bmode, t->mnmode, (long long)i, (long long)oc, g, e, m[oc], n[oc]);
+    }
+  }
+  if (!guard_ok(got, (size_t)ny)) fail_msg("conv %s: wrote past y", isa_name[isa]);
+  if (!guard_ok(scratch, ssz)) fail_msg("conv %s: wrote past the scratch (K=%lld)", isa_name[isa], (long long)K);
+  free(xv), free(wv), free(scratch), free(want), free(got);
+  gfree(&gx), gfree(&gw), gfree(&gb), gfree(&gm), gfree(&gn), gfree(&gwp), gfree(&gbc);
+}
+
+/* A conv shape; pads (top, left, bottom, right); returns 0 when the output would be empty. */
+static int conv_shape(conv_case *t, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t KH, int64_t KW,
+                      int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t dh, int64_t dw,
+                      int64_t group) {
+  const int64_t OH = (H + pt + pb - ((KH - 1) * dh + 1)) / sh + 1, OW = (W + pl + pr - ((KW - 1) * dw + 1)) / sw + 1;
+  if (H + pt + pb < (KH - 1) * dh + 1 || W + pl + pr < (KW - 1) * dw + 1 || OH < 1 || OW < 1) return 0;
+  const int64_t v[16] = {N, C, H, W, M, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw, group};
+  memcpy(t->d, v, sizeof v);
+  return 1;
+}
+
+static void conv_random(conv_case *t, int combo) {
+  for (;;) {
+    const int64_t gsel = irand(0, 5);
+    const int64_t group = gsel < 3 ? 1 : gsel == 3 ? irand(2, 3) : gsel == 4 ? irand(1, 8) : 1;
+    const int64_t cg = irand(1, 12), mg = gsel == 4 ? 1 : irand(1, 20);
+    static const int64_t ks[] = {1, 1, 2, 3, 3, 3, 5, 7};
+    const int64_t KH = ks[irand(0, 7)], KW = irand(0, 3) ? KH : ks[irand(0, 7)];
+    const int64_t sh = irand(1, 3), sw = irand(0, 2) ? sh : irand(1, 3);
+    const int64_t dh = irand(0, 3) ? 1 : 2, dw = irand(0, 3) ? dh : irand(1, 2);
+    const int64_t H = irand(1, 24), W = irand(0, 5) ? irand(1, 24) : irand(60, 140);
+    const int64_t pt = irand(0, (KH - 1) * dh), pb = irand(0, (KH - 1) * dh);
+    const int64_t pl = irand(0, (KW - 1) * dw), pr = irand(0, (KW - 1) * dw);
+    if (conv_shape(t, irand(1, 2), cg * group, H, W, mg * group, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw, group)) break;
+  }
+  t->z_x = pick_zx(cin(combo));
+  t->xpat = t->wpat = 0;
+  t->outvar = (int)irand(0, 4);
+  t->bmode = irand(0, 12) == 0 ? (int)irand(1, 2) : 0;
+  t->mnmode = 0;
+}
+
+static void conv_suite(int isa) {
+  if (!have_isa(isa)) {
+    print_message("%s: not supported by this CPU\n", isa_name[isa]);
+    skip();
+  }
+  n_out = n_inside = 0;
+  int cases = 0;
+  for (int i = 0; i < 320; i++) {
+    conv_case t;
+    conv_random(&t, i % 4);
+    run_conv(isa, i % 4, &t), cases++;
+  }
+  /* fixed edge shapes: pointwise over more than one panel, the 7x7 stride-2 stem, K = 1 .. 3, K > 2000,
+     rows wider than a panel, single pixels, padding on every side, depthwise, dilations */
+  struct {
+    int64_t N, C, H, W, M, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw, g;
+  } e[] = {
+      {1, 16, 9, 9, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},      {2, 5, 17, 13, 7, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
+      {1, 3, 30, 30, 16, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1},     {1, 1, 5, 6, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
+      {1, 2, 5, 6, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},        {1, 1, 4, 9, 5, 1, 3, 1, 1, 0, 1, 0, 1, 1, 1, 1},
+      {1, 250, 4, 5, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},      {1, 8, 3, 130, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+      {1, 4, 2, 200, 6, 1, 5, 1, 3, 0, 2, 0, 2, 1, 1, 1},      {1, 6, 1, 1, 5, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
+      {1, 6, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},        {1, 4, 6, 6, 8, 3, 3, 1, 1, 2, 0, 0, 2, 1, 1, 1},
+      {1, 12, 11, 11, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 12},   {1, 12, 11, 11, 24, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 12},
+      {1, 4, 13, 14, 6, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 2},      {1, 7, 64, 1, 9, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1, 1},
+      {1, 3, 8, 64, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},       {1, 3, 8, 65, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+      {1, 2, 3, 40, 3, 1, 40, 1, 1, 0, 0, 0, 0, 1, 1, 1},      {1, 16, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+      {1, 1, 9, 9, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1},        {1, 3, 6, 70, 4, 1, 35, 1, 1, 0, 0, 0, 0, 1, 1, 1},
+  };
+  for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)
+    for (int combo = 0; combo < 4; combo++) {
+      conv_case t;
+      assert_true(conv_shape(&t, e[i].N, e[i].C, e[i].H, e[i].W, e[i].M, e[i].KH, e[i].KW, e[i].sh, e[i].sw, e[i].pt,
+                             e[i].pl, e[i].pb, e[i].pr, e[i].dh, e[i].dw, e[i].g));
+      t.z_x = pick_zx(cin(combo)), t.xpat = t.wpat = 0, t.outvar = (int)irand(0, 4), t.bmode = 0, t.mnmode = 0;
+      run_conv(isa, combo, &t), cases++;
+    }
+  /* extreme values */
+  for (int combo = 0; combo < 4; combo++)
+    for (int xp = 0; xp < 4; xp++)
+      for (int wp = 0; wp < 4; wp++) {
+        conv_case t;
+        conv_random(&t, combo);
+        const kind ki = cin(combo);
+        t.xpat = xp, t.wpat = wp, t.z_x = (xp + wp) % 2 ? kmin(ki) : kmax(ki), t.bmode = (int)irand(0, 2);
+        t.mnmode = (int)irand(0, 1);
+        run_conv(isa, combo, &t), cases++;
+      }
+  print_message("conv %s: %d cases, %lld outputs, %lld inside the clamp range\n", isa_name[isa], cases,
+                (long long)n_out, (long long)n_inside);
+  if (n_inside * 4 < n_out) fail_msg("conv %s: too few outputs inside the clamp range", isa_name[isa]);
+}
+
+static void test_fc_avx512vnni(void **s) { (void)s, fc_suite(ISA_AVX512VNNI); }
+static void test_fc_avxvnni(void **s) { (void)s, fc_suite(ISA_AVXVNNI); }
+static void test_fc_avx2(void **s) { (void)s, fc_suite(ISA_AVX2); }
+static void test_conv_avx512vnni(void **s) { (void)s, conv_suite(ISA_AVX512VNNI); }
+static void test_conv_avxvnni(void **s) { (void)s, conv_suite(ISA_AVXVNNI); }
+static void test_conv_avx2(void **s) { (void)s, conv_suite(ISA_AVX2); }
+
+/* ---- the packers ---------------------------------------------------------------------------------- */
+static void test_pack_size(void **state) {
+  (void)state;
+  static const int64_t chs[] = {1, 15, 16, 17, 64, 100}, Ks[] = {1, 2, 3, 4, 5, 9, 1000};
+  for (int a = 0; a < 6; a++)
+    for (int b = 0; b < 7; b++) {
+      const int64_t ch = chs[a], K = Ks[b], k4 = (K + 3) / 4 * 4, k2 = (K + 1) / 2 * 2, np = (ch + 15) / 16 * 16;
+      assert_int_equal(qllc_pack_size(QLLC_LAYOUT_ROWS_K4, ch, K), ch * k4);
+      assert_int_equal(qllc_pack_size(QLLC_LAYOUT_K4N16, ch, K), np * k4);
+      assert_int_equal(qllc_pack_size(QLLC_LAYOUT_ROWS_K2, ch, K), ch * k2 * 2);
+      assert_int_equal(qllc_pack_size(QLLC_LAYOUT_ROWS_K2_SPLIT, ch, K), 2 * ch * k2 * 2);
+      assert_int_equal(qllc_pack_size(QLLC_LAYOUT_K2N16, ch, K), np * k2 * 2);
+      assert_int_equal(qllc_pack_size(QLLC_LAYOUT_K2N16_SPLIT, ch, K), 2 * np * k2 * 2);
+    }
+}
+
+static void test_pack_w8(void **state) {
+  (void)state;
+  static const int64_t chs[] = {1, 3, 16, 17, 40}, Ks[] = {1, 2, 3, 4, 5, 7, 8, 13};
+  for (int a = 0; a < 5; a++)
+    for (int b = 0; b < 8; b++) {
+      const int64_t ch = chs[a], K = Ks[b];
+      int8_t *w = malloc((size_t)(ch * K));
+      for (int64_t i = 0; i < ch * K; i++) w[i] = (int8_t)irand(-128, 127);
+      /* ROWS_K4: row c, then its K weights, then zeros to a multiple of 4, in storage order */
+      size_t sz = qllc_pack_size(QLLC_LAYOUT_ROWS_K4, ch, K);
+      int8_t *p = malloc(sz);
+      memset(p, 0x5a, sz);
+      qllc_pack_w8(QLLC_LAYOUT_ROWS_K4, p, w, ch, K);
+      size_t at = 0;
+      for (int64_t c = 0; c < ch; c++)
+        for (int64_t k = 0; k < (K + 3) / 4 * 4; k++, at++) assert_int_equal(p[at], k < K ? w[c * K + k] : 0);
+      assert_int_equal(at, sz);
+      free(p);
+      /* K4N16: block of 16 channels, group of 4 k, channel in the block, k in the group */
+      sz = qllc_pack_size(QLLC_LAYOUT_K4N16, ch, K);
+      p = malloc(sz);
+      memset(p, 0x5a, sz);
+      qllc_pack_w8(QLLC_LAYOUT_K4N16, p, w, ch, K);
+      at = 0;
+      for (int64_t nb = 0; nb < (ch + 15) / 16; nb++)
+        for (int64_t g = 0; g < (K + 3) / 4; g++)
+          for (int64_t j = 0; j < 16; j++)
+            for (int64_t t = 0; t < 4; t++, at++) {
+              const int64_t c = nb * 16 + j, k = g * 4 + t;
+              assert_int_equal(p[at], c < ch && k < K ? w[c * K + k] : 0);
+            }
+      assert_int_equal(at, sz);
+      free(p), free(w);
+    }
+}
+
+static void test_pack_bias8(void **state) {
+  (void)state;
+  for (int i = 0; i < 200; i++) {
+    const int64_t ch = irand(1, 9), K = i < 20 ? irand(60000, 70000) : irand(1, 300);
+    int8_t *w = malloc((size_t)(ch * K));
+    int32_t *b = ivec(ch), *bc = ivec(ch), *bu = ivec(ch);
+    const int wp = i % 4;
+    for (int64_t j = 0; j < ch * K; j++) w[j] = (int8_t)(wp == 0 ? irand(-128, 127) : wp == 1 ? 127 : wp == 2 ? -128 : (j & 1) ? 127 : -128);
+    for (int64_t c = 0; c < ch; c++) b[c] = (int32_t)(i % 3 == 0 ? (irand(0, 1) ? INT32_MAX : INT32_MIN) : irand(INT32_MIN, INT32_MAX));
+    qllc_pack_bias8(bc, b, w, ch, K, 1);
+    qllc_pack_bias8(bu, b, w, ch, K, 0);
+    for (int64_t c = 0; c < ch; c++) {
+      int64_t s = 0;
+      for (int64_t k = 0; k < K; k++) s += w[c * K + k];
+      const int64_t e = (int64_t)b[c] - 128 * s; /* exact, then reduced modulo 2^32 */
+      int64_t r = e % 4294967296LL;
+      if (r < 0) r += 4294967296LL;
+      if (r >= 2147483648LL) r -= 4294967296LL;
+      assert_int_equal(bc[c], (int32_t)r);
+      assert_int_equal(bu[c], b[c]);
+    }
+    free(w), free(b), free(bc), free(bu);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_pack_size),       cmocka_unit_test(test_pack_w8),
+      cmocka_unit_test(test_pack_bias8),      cmocka_unit_test(test_fc_avx512vnni),
+      cmocka_unit_test(test_fc_avxvnni),      cmocka_unit_test(test_fc_avx2),
+      cmocka_unit_test(test_conv_avx512vnni), cmocka_unit_test(test_conv_avxvnni),
+      cmocka_unit_test(test_conv_avx2),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
