@@ -110,10 +110,9 @@ ZI void z_fill_s1(uint8_t *d, uintptr_t src, int64_t lo, int64_t hi, int64_t len
   _mm512_mask_storeu_epi8(d, qx_bits(len), v);
 }
 /* 4 rows of 64 bytes (taps k..k+3 of 64 pixels) -> 64 x 4 interleaved bytes (pixel-major), ^ flip. */
-ZI void z_tr4(uint8_t *dst, uint8_t (*rows)[QX_PB], uint8_t flip) {
+ZI void z_tr4r(uint8_t *dst, __m512i a, __m512i b, __m512i c, __m512i d, uint8_t flip) {
   const __m512i f = _mm512_set1_epi8((char)flip);
-  const __m512i a = _mm512_xor_si512(_mm512_load_si512(rows[0]), f), b = _mm512_xor_si512(_mm512_load_si512(rows[1]), f);
-  const __m512i c = _mm512_xor_si512(_mm512_load_si512(rows[2]), f), d = _mm512_xor_si512(_mm512_load_si512(rows[3]), f);
+  a = _mm512_xor_si512(a, f), b = _mm512_xor_si512(b, f), c = _mm512_xor_si512(c, f), d = _mm512_xor_si512(d, f);
   const __m512i t0 = _mm512_unpacklo_epi8(a, b), t1 = _mm512_unpackhi_epi8(a, b);
   const __m512i t2 = _mm512_unpacklo_epi8(c, d), t3 = _mm512_unpackhi_epi8(c, d);
   /* per 128-bit lane l: u0 = pixels 16l+0..3, u1 = 16l+4..7, u2 = 16l+8..11, u3 = 16l+12..15 */
@@ -125,6 +124,74 @@ ZI void z_tr4(uint8_t *dst, uint8_t (*rows)[QX_PB], uint8_t flip) {
   _mm512_store_si512(dst + 64, _mm512_shuffle_i64x2(v2, v3, 0x88));
   _mm512_store_si512(dst + 128, _mm512_shuffle_i64x2(v0, v1, 0xDD));
   _mm512_store_si512(dst + 192, _mm512_shuffle_i64x2(v2, v3, 0xDD));
+}
+ZI void z_tr4(uint8_t *dst, uint8_t (*rows)[QX_PB], uint8_t flip) {
+  z_tr4r(dst, _mm512_load_si512(rows[0]), _mm512_load_si512(rows[1]), _mm512_load_si512(rows[2]),
+         _mm512_load_si512(rows[3]), flip);
+}
+
+/* Stride-1 panel packing in registers: the panel is np <= 64 consecutive output pixels p0 .. (flattened
+   oh * OW + ow), cut into segments (runs within one output row). The row of tap (c, kh, kw) is built by
+   one masked byte load per segment straight into a zmm (lanes of padding keep z_x; the mask also keeps
+   the load inside the input row), and four rows are interleaved by z_tr4r. */
+typedef struct qx_seg {
+  int64_t ih0, delta, a, len, pos; /* first input row; lane L reads input column L + delta + off */
+  uint64_t lenbits;
+} qx_seg;
+/* Lanes j in [0, len) of a stride-1 row segment starting at output column a whose input column
+   a + j + off lies in [0, W). */
+QLLC_INLINE uint64_t qx_mask_s1(int64_t off, int64_t W, int64_t a, int64_t len) {
+  const int64_t lo = -off - a, hi = W - off - a < len ? W - off - a : len;
+  return qx_bits(hi) & ~qx_bits(lo);
+}
+ZI void z_pack_s1(uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t H, int64_t W, int64_t OW, int64_t KH,
+                  int64_t KW, int64_t sh, int64_t pt, int64_t pl, int64_t dh, int64_t dw, int64_t p0, int64_t np,
+                  uint8_t zx, uint8_t flip) {
+  qx_seg seg[QX_PB];
+  uintptr_t rp[QX_PB];
+  uint64_t kmt[QX_KWMAX];
+  int64_t nseg = 0;
+  for (int64_t p = p0; p < p0 + np; nseg++) {
+    const int64_t oh = p / OW, a = p - oh * OW, len = OW - a < p0 + np - p ? OW - a : p0 + np - p;
+    seg[nseg].ih0 = oh * sh - pt, seg[nseg].a = a, seg[nseg].len = len, seg[nseg].pos = p - p0;
+    seg[nseg].delta = a - (p - p0), seg[nseg].lenbits = qx_bits(len);
+    p += len;
+  }
+  /* OW <= 64: one mask per kw over the whole output row, shifted into each segment */
+  const int tab = OW <= QX_PB && KW <= QX_KWMAX;
+  if (tab)
+    for (int64_t kw = 0; kw < KW; kw++) kmt[kw] = qx_mask_s1(kw * dw - pl, W, 0, OW);
+  const __m512i zv = _mm512_set1_epi8((char)zx);
+  __m512i r0 = zv, r1 = zv, r2 = zv;
+  int t = 0;
+  int64_t k4 = 0;
+  for (int64_t c = 0; c < cg; c++)
+    for (int64_t kh = 0; kh < KH; kh++) {
+      for (int64_t s = 0; s < nseg; s++) {
+        const int64_t ih = seg[s].ih0 + kh * dh;
+        rp[s] = ih >= 0 && ih < H ? (uintptr_t)(xg + (c * H + ih) * W) + (uintptr_t)seg[s].delta : 0;
+      }
+      for (int64_t kw = 0; kw < KW; kw++) {
+        const int64_t off = kw * dw - pl;
+        __m512i v = zv;
+        for (int64_t s = 0; s < nseg; s++) {
+          if (!rp[s]) continue;
+          const uint64_t mk = tab ? ((kmt[kw] >> seg[s].a) & seg[s].lenbits) << seg[s].pos
+                                  : qx_mask_s1(off, W, seg[s].a, seg[s].len) << seg[s].pos;
+          v = _mm512_mask_loadu_epi8(v, mk, (const void *)(rp[s] + (uintptr_t)off));
+        }
+        switch (t) {
+        case 0: r0 = v, t = 1; break;
+        case 1: r1 = v, t = 2; break;
+        case 2: r2 = v, t = 3; break;
+        default: z_tr4r(panel + k4 * (QX_PB * 4), r0, r1, r2, v, flip), k4++, t = 0;
+        }
+      }
+    }
+  if (t) { /* the taps past K read 0 (after the flip) against zero weights */
+    const __m512i pv = _mm512_set1_epi8((char)flip);
+    z_tr4r(panel + k4 * (QX_PB * 4), r0, t > 1 ? r1 : pv, t > 2 ? r2 : pv, pv, flip);
+  }
 }
 
 /* ---- AVX2 primitives (shared by avxvnni and avx2) ----------------------------------------------------- */
@@ -240,6 +307,7 @@ YVI __m256i yv_dp(__m256i acc, __m256i u8, __m256i s8) { return _mm256_dpbusd_av
 #define VCOPYFLIP z_copyflip
 #define VFILLS1 z_fill_s1
 #define VTR4 z_tr4
+#define VPACK_S1 z_pack_s1 /* stride-1 panels in registers */
 #define FC_R 6  /* FC tile: 6 rows x 4 zmm (64 channels): 24 accumulators */
 #define FC_NJ 4
 #define CV_R 6  /* conv tile: 6 channels x 4 zmm (64 pixels) */
@@ -414,26 +482,71 @@ QI void QN(qx_cv_tile)(const int R, uint8_t *y, int64_t ldy, const uint8_t *pane
   }
 }
 
+/* The channel tiles of one group over the panel of pixels p0 .. p0+np-1 (output y of image b). */
+QI void QN(qx_cv_tiles)(uint8_t *y, const uint8_t *panel, const int8_t *wp, const int32_t *bias, const int32_t *m,
+                        const int32_t *n, int64_t b, int64_t g, int64_t M, int64_t mg, int64_t NP, int64_t Kp4,
+                        int64_t p0, int64_t np, V zy, V lo, V hi) {
+  const int64_t nk4 = Kp4 / 4;
+  for (int64_t oc = 0; oc < mg; oc += CV_R) {
+    const int64_t rr = mg - oc < CV_R ? mg - oc : CV_R, o = g * mg + oc;
+    const int8_t *wr = wp + o * Kp4;
+    for (int64_t px = 0; px < np; px += CV_NJ * VL) {
+      uint8_t *yo = y + (b * M + o) * NP + p0 + px;
+      const uint8_t *pp = panel + px * 4;
+#define QX_CV_CASE(RR) \
+  case RR: QN(qx_cv_tile)(RR, yo, NP, pp, wr, Kp4, nk4, bias + o, m + o, n + o, zy, lo, hi, np - px); break;
+      switch (rr) {
+#if CV_R >= 6
+        QX_CV_CASE(6)
+#endif
+#if CV_R >= 5
+        QX_CV_CASE(5)
+#endif
+#if CV_R >= 4
+        QX_CV_CASE(4)
+#endif
+        QX_CV_CASE(3)
+        QX_CV_CASE(2)
+        default: QN(qx_cv_tile)(1, yo, NP, pp, wr, Kp4, nk4, bias + o, m + o, n + o, zy, lo, hi, np - px);
+      }
+#undef QX_CV_CASE
+    }
+  }
+}
+
 QI void QN(qx_conv)(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *wp, const int32_t *bias,
                     const int32_t *m, const int32_t *n, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M,
                     int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t pt, int64_t pl,
                     int64_t dh, int64_t dw, int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi,
                     uint8_t *scratch) {
-  const int64_t cg = C / group, mg = M / group, K = cg * KH * KW, Kp4 = (K + 3) & ~(int64_t)3, nk4 = Kp4 / 4;
+  const int64_t cg = C / group, mg = M / group, K = cg * KH * KW, Kp4 = (K + 3) & ~(int64_t)3;
   const int64_t NP = OH * OW, HW = H * W;
   if (KH == 1 && KW == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && OH == H && OW == W)
     OW = W = NP, OH = H = 1; /* pointwise: every channel is one row of H * W pixels */
   const uint8_t flip = xi8 ? 0x80 : 0, zx = (uint8_t)z_x; /* raw bytes: the transpose flips */
   const V zy = VSET64(z_y), lo = VSET64(act_lo), hi = VSET64(act_hi);
+#ifdef VPACK_S1
+  if (sw == 1) { /* panels of 64 consecutive output pixels, packed in registers */
+    for (int64_t b = 0; b < N; b++)
+      for (int64_t g = 0; g < group; g++) {
+        const uint8_t *xg = x + (b * C + g * cg) * HW;
+        for (int64_t p0 = 0; p0 < NP; p0 += QX_PB) {
+          const int64_t np = NP - p0 < QX_PB ? NP - p0 : QX_PB;
+          VPACK_S1(scratch, xg, cg, H, W, OW, KH, KW, sh, pt, pl, dh, dw, p0, np, zx, flip);
+          QN(qx_cv_tiles)(y, scratch, wp, bias, m, n, b, g, M, mg, NP, Kp4, p0, np, zy, lo, hi);
+        }
+      }
+    return;
+  }
+#endif
   uint8_t rows[4][QX_PB] __attribute__((aligned(64)));
   __builtin_memset(rows, 0, sizeof rows); /* pixels past a panel's end are computed, never stored */
   const uint8_t *srow[QX_PB];
   int64_t lot[QX_KWMAX], hit[QX_KWMAX];
-  const int64_t rpp = OW <= QX_PB ? QX_PB / OW : 1; /* output rows per panel */
+  const int64_t rpp = OW <= QX_PB ? QX_PB / OW : 1; /* whole output rows per panel, or a chunk of one */
   for (int64_t b = 0; b < N; b++)
     for (int64_t g = 0; g < group; g++) {
       const uint8_t *xg = x + (b * C + g * cg) * HW;
-      const int8_t *wg = wp + g * mg * Kp4;
       for (int64_t oh0 = 0; oh0 < OH; oh0 += rpp)
         for (int64_t ow0 = 0; ow0 < OW; ow0 += QX_PB) {
           const int64_t nseg = OW <= QX_PB ? (OH - oh0 < rpp ? OH - oh0 : rpp) : 1;
@@ -470,32 +583,7 @@ QI void QN(qx_conv)(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *w
             for (; t < 4; t++) VFILLS1(rows[t], 0, 0, 0, QX_PB, flip);
             VTR4(scratch + k4 * (QX_PB * 4), rows, flip);
           }
-          /* the channel tiles of this group */
-          for (int64_t oc = 0; oc < mg; oc += CV_R) {
-            const int64_t rr = mg - oc < CV_R ? mg - oc : CV_R, o = g * mg + oc;
-            for (int64_t px = 0; px < np; px += CV_NJ * VL) {
-              uint8_t *yo = y + (b * M + o) * NP + p0 + px;
-              const uint8_t *pp = scratch + px * 4;
-              const int8_t *wr = wg + oc * Kp4;
-#define QX_CV_CASE(RR) \
-  case RR: QN(qx_cv_tile)(RR, yo, NP, pp, wr, Kp4, nk4, bias + o, m + o, n + o, zy, lo, hi, np - px); break;
-              switch (rr) {
-#if CV_R >= 6
-                QX_CV_CASE(6)
-#endif
-#if CV_R >= 5
-                QX_CV_CASE(5)
-#endif
-#if CV_R >= 4
-                QX_CV_CASE(4)
-#endif
-                QX_CV_CASE(3)
-                QX_CV_CASE(2)
-                default: QN(qx_cv_tile)(1, yo, NP, pp, wr, Kp4, nk4, bias + o, m + o, n + o, zy, lo, hi, np - px);
-              }
-#undef QX_CV_CASE
-            }
-          }
+          QN(qx_cv_tiles)(y, scratch, wp, bias, m, n, b, g, M, mg, NP, Kp4, p0, np, zy, lo, hi);
         }
     }
 }
@@ -542,6 +630,7 @@ QX_WRAP(uint8_t, u8, uint8_t, u8, 0)
 #undef VCOPYFLIP
 #undef VFILLS1
 #undef VTR4
+#undef VPACK_S1
 #undef FC_R
 #undef FC_NJ
 #undef CV_R
