@@ -30,9 +30,16 @@ typedef int32_t qx_pair __attribute__((may_alias, aligned(2)));
 
 #define FC_R 4   /* FC tile rows */
 #define FC_NBC 4 /* FC tile blocks of 16 channels */
-#define CV_R8 6  /* conv tile output channels, 16x8: 6 x 4 accumulators */
-#define CV_R16 3 /* conv tile output channels, int16 split: 3 x 4 x 2 accumulators */
-#define CV_RMAX 6
+#ifndef CV_NVM
+#define CV_NVM 2  /* conv tile pixel vectors: 16 * CV_NVM pixels of the panel's 64 at a time */
+#endif
+#ifndef CV_R8
+#define CV_R8 12  /* conv tile output channels, 16x8: 12 x 2 accumulators */
+#endif
+#ifndef CV_R16
+#define CV_R16 6  /* conv tile output channels, int16 split: 6 x 2 x 2 accumulators */
+#endif
+#define CV_RMAX (CV_R8 > CV_R16 ? CV_R8 : CV_R16)
 
 QX_FN __m512i qx_bcast(const int16_t *p) { return _mm512_set1_epi32(*(const qx_pair *)p); }
 
@@ -171,69 +178,77 @@ static const int16_t qx_ilv[64] __attribute__((aligned(64))) = {
     11, 43, 12, 44, 13, 45, 14, 46, 15, 47, 16, 48, 17, 49, 18, 50, 19, 51, 20, 52, 21, 53,
     22, 54, 23, 55, 24, 56, 25, 57, 26, 58, 27, 59, 28, 60, 29, 61, 30, 62, 31, 63};
 
-/* t[0..64): input tap (c, kh, kw) of output pixels p0 .. p0 + np (z_x where the tap is in the padding
-   and past np). xc: input channel c of the image and group. */
-QX_FN void conv_tap_row(int16_t *t, const int16_t *xc, int64_t p0, int64_t np, int64_t kh, int64_t kw, int64_t H,
-                        int64_t W, int64_t OW, int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left,
-                        int64_t dil_h, int64_t dil_w, __m512i zx) {
-  _mm512_store_si512((void *)t, zx);
-  _mm512_store_si512((void *)(t + 32), zx);
-  const int64_t off = kw * dil_w - pad_left; /* iw = ow * stride_w + off */
-  const int64_t fi = qk_first_inside(off, stride_w), ei = qk_end_inside(off, stride_w, W, OW);
-  if (fi >= ei) return;
-  int64_t oh = p0 / OW, owa = p0 % OW;
-  for (int64_t q = 0; q < np; oh++, owa = 0) {
-    const int64_t len = OW - owa < np - q ? OW - owa : np - q;
-    const int64_t ih = oh * stride_h - pad_top + kh * dil_h;
-    if (ih >= 0 && ih < H) {
+/* The 64 values (two zmm, *v0 lanes 0..31 and *v1 lanes 32..63) of input tap (kh, kw) of input channel
+ * xc for output pixels p0 .. p0 + np, the first of which is (oh0, ow0): z_x where the tap is in the
+ * padding and past np. off = kw * dil_w - pad_left, so the input column is iw = ow * stride_w + off.
+ * Stride 1: each output row's run of inside columns is one masked load per half, from the address that
+ * puts its first value in its lane (the masked-off lanes are not read: no fault and no data past the
+ * image); other strides go through t[64] on the stack, one value at a time. */
+QX_FN void conv_tap(__m512i *v0, __m512i *v1, int16_t *t, const int16_t *xc, int64_t oh0, int64_t ow0, int64_t np,
+                    int64_t kh, int64_t off, int64_t H, int64_t W, int64_t OW, int64_t stride_h, int64_t stride_w,
+                    int64_t pad_top, int64_t dil_h, __m512i zx) {
+  __m512i a = zx, b = zx;
+  /* [fi, ei): the output columns whose input column is inside the image */
+  const int64_t fi = stride_w == 1 ? (off < 0 ? -off : 0) : qk_first_inside(off, stride_w);
+  const int64_t ei0 = stride_w == 1 ? W - off : qk_end_inside(off, stride_w, W, OW), ei = ei0 < OW ? ei0 : OW;
+  if (stride_w != 1) {
+    _mm512_store_si512((void *)t, zx);
+    _mm512_store_si512((void *)(t + 32), zx);
+  }
+  if (fi < ei) {
+    int64_t oh = oh0, owa = ow0;
+    for (int64_t q = 0; q < np; oh++, owa = 0) {
+      const int64_t len = OW - owa < np - q ? OW - owa : np - q;
+      const int64_t ih = oh * stride_h - pad_top + kh * dil_h;
       const int64_t lo = owa > fi ? owa : fi, hi = owa + len < ei ? owa + len : ei;
-      if (lo < hi) {
-        int16_t *d = t + q + (lo - owa);
-        const int16_t *s = xc + ih * W + lo * stride_w + off;
-        const int64_t cnt = hi - lo;
+      if (ih >= 0 && ih < H && lo < hi) {
+        const int64_t d0 = q + (lo - owa), cnt = hi - lo; /* lanes d0 .. d0 + cnt */
+        const int16_t *src = xc + ih * W + lo * stride_w + off;
         if (stride_w == 1) {
-          for (int64_t j = 0; j < cnt; j += 32) {
-            const __mmask32 mk = cnt - j >= 32 ? 0xffffffffu : (__mmask32)((1u << (cnt - j)) - 1);
-            _mm512_mask_storeu_epi16((void *)(d + j), mk, _mm512_maskz_loadu_epi16(mk, (const void *)(s + j)));
-          }
+          const uint64_t mk = (cnt >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << cnt) - 1)) << d0;
+          const uintptr_t at = (uintptr_t)src - (uintptr_t)(2 * d0); /* lane 0's (never read) address */
+          if ((uint32_t)mk) a = _mm512_mask_loadu_epi16(a, (__mmask32)mk, (const void *)at);
+          if (mk >> 32) b = _mm512_mask_loadu_epi16(b, (__mmask32)(mk >> 32), (const void *)(at + 64));
         } else {
-          for (int64_t j = 0; j < cnt; j++) d[j] = s[j * stride_w];
+          for (int64_t j = 0; j < cnt; j++) t[d0 + j] = src[j * stride_w];
         }
       }
+      q += len;
     }
-    q += len;
   }
+  if (stride_w != 1) a = _mm512_load_si512((const void *)t), b = _mm512_load_si512((const void *)(t + 32));
+  *v0 = a, *v1 = b;
 }
 
-/* The panel [P][64][2] of pixels p0 .. p0 + np of one image and group (xg: its first input channel). */
+/* The panel [P][64][2] of pixels p0 .. p0 + np of one image and group (xg: its first input channel):
+   two taps at a time in registers, interleaved by vpermt2w into four full stores. */
 QX_FN void conv_pack(int16_t *panel, const int16_t *xg, int64_t p0, int64_t np, int64_t K, int64_t P, int64_t H,
                      int64_t W, int64_t OW, int64_t KH, int64_t KW, int64_t stride_h, int64_t stride_w,
                      int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w, int32_t z_x) {
-  int16_t t[2][64] __attribute__((aligned(64)));
-  const __m512i zx = _mm512_set1_epi16((int16_t)z_x), zero = _mm512_setzero_si512();
+  int16_t t[64] __attribute__((aligned(64)));
+  const __m512i zx = _mm512_set1_epi16((int16_t)z_x);
   const __m512i ilo = _mm512_load_si512((const void *)qx_ilv), ihi = _mm512_load_si512((const void *)(qx_ilv + 32));
+  const int64_t oh0 = p0 / OW, ow0 = p0 % OW;
   int64_t c = 0, kh = 0, kw = 0; /* tap k = (c, kh, kw), advanced incrementally */
   for (int64_t k2 = 0; k2 < P; k2++) {
+    __m512i v[4];
     for (int s = 0; s < 2; s++) {
-      if (2 * k2 + s >= K) { /* the odd K's pair partner: its weight is zero */
-        _mm512_store_si512((void *)t[s], zero);
-        _mm512_store_si512((void *)(t[s] + 32), zero);
-        continue;
+      if (2 * k2 + s >= K) { /* the odd K's last pair partner: its weight is zero */
+        v[2 * s] = v[2 * s + 1] = _mm512_setzero_si512();
+        break;
       }
-      conv_tap_row(t[s], xg + c * H * W, p0, np, kh, kw, H, W, OW, stride_h, stride_w, pad_top, pad_left, dil_h,
-                   dil_w, zx);
+      conv_tap(&v[2 * s], &v[2 * s + 1], t, xg + c * H * W, oh0, ow0, np, kh, kw * dil_w - pad_left, H, W, OW,
+               stride_h, stride_w, pad_top, dil_h, zx);
       if (++kw == KW) {
         kw = 0;
         if (++kh == KH) kh = 0, c++;
       }
     }
-    const __m512i a0 = _mm512_load_si512((const void *)t[0]), a1 = _mm512_load_si512((const void *)(t[0] + 32));
-    const __m512i b0 = _mm512_load_si512((const void *)t[1]), b1 = _mm512_load_si512((const void *)(t[1] + 32));
     int16_t *d = panel + k2 * 128;
-    _mm512_store_si512((void *)d, _mm512_permutex2var_epi16(a0, ilo, b0));
-    _mm512_store_si512((void *)(d + 32), _mm512_permutex2var_epi16(a0, ihi, b0));
-    _mm512_store_si512((void *)(d + 64), _mm512_permutex2var_epi16(a1, ilo, b1));
-    _mm512_store_si512((void *)(d + 96), _mm512_permutex2var_epi16(a1, ihi, b1));
+    _mm512_store_si512((void *)d, _mm512_permutex2var_epi16(v[0], ilo, v[2]));
+    _mm512_store_si512((void *)(d + 32), _mm512_permutex2var_epi16(v[0], ihi, v[2]));
+    _mm512_store_si512((void *)(d + 64), _mm512_permutex2var_epi16(v[1], ilo, v[3]));
+    _mm512_store_si512((void *)(d + 96), _mm512_permutex2var_epi16(v[1], ihi, v[3]));
   }
 }
 
@@ -245,7 +260,7 @@ QX_FN void conv_tile(int64_t *acc, const int16_t *panel, const int16_t *w0, cons
   for (int64_t k0 = 0; k0 < P; k0 += run) {
     const int64_t k1 = P - k0 < run ? P : k0 + run;
     __m512i a[CV_RMAX][4], h[CV_RMAX][4];
-#pragma GCC unroll 6
+#pragma GCC unroll 12
     for (int r = 0; r < R; r++)
 #pragma GCC unroll 4
       for (int v = 0; v < NV; v++) a[r][v] = h[r][v] = _mm512_setzero_si512();
@@ -253,7 +268,7 @@ QX_FN void conv_tile(int64_t *acc, const int16_t *panel, const int16_t *w0, cons
       __m512i pv[4];
 #pragma GCC unroll 4
       for (int v = 0; v < NV; v++) pv[v] = _mm512_load_si512((const void *)(panel + k * 128 + v * 32));
-#pragma GCC unroll 6
+#pragma GCC unroll 12
       for (int r = 0; r < R; r++) {
         const __m512i wl = qx_bcast(w0 + r * Kp2 + 2 * k);
 #pragma GCC unroll 4
@@ -265,7 +280,7 @@ QX_FN void conv_tile(int64_t *acc, const int16_t *panel, const int16_t *w0, cons
         }
       }
     }
-#pragma GCC unroll 6
+#pragma GCC unroll 12
     for (int r = 0; r < R; r++)
 #pragma GCC unroll 4
       for (int v = 0; v < NV; v++) qx_add64(acc + r * 64 + v * 16, a[r][v], h[r][v], split);
@@ -276,9 +291,11 @@ QX_FN void conv_tile_nv(int64_t *acc, const int16_t *panel, const int16_t *w0, c
                         int64_t P, const int R, int64_t nv, const int split) {
   switch (nv) {
   case 1: conv_tile(acc, panel, w0, w1, Kp2, P, R, 1, split); break;
+#if CV_NVM > 2
   case 2: conv_tile(acc, panel, w0, w1, Kp2, P, R, 2, split); break;
   case 3: conv_tile(acc, panel, w0, w1, Kp2, P, R, 3, split); break;
-  default: conv_tile(acc, panel, w0, w1, Kp2, P, R, 4, split); break;
+#endif
+  default: conv_tile(acc, panel, w0, w1, Kp2, P, R, CV_NVM, split); break;
   }
 }
 
@@ -296,28 +313,32 @@ QX_FN void conv_impl(int16_t *QLLC_RESTRICT y, const int16_t *QLLC_RESTRICT x, c
     for (int64_t g = 0; g < group; g++) {
       const int16_t *xg = x + (b * C + g * cg) * H * W;
       for (int64_t p0 = 0; p0 < NP; p0 += QLLC_CONV_PB) {
-        const int64_t np = NP - p0 < QLLC_CONV_PB ? NP - p0 : QLLC_CONV_PB, nv = (np + 15) / 16;
+        const int64_t np = NP - p0 < QLLC_CONV_PB ? NP - p0 : QLLC_CONV_PB;
         conv_pack(panel, xg, p0, np, K, P, H, W, OW, KH, KW, stride_h, stride_w, pad_top, pad_left, dil_h, dil_w,
                   z_x);
-        for (int64_t oc0 = g * mg; oc0 < (g + 1) * mg; oc0 += R) {
-          const int64_t rr = (g + 1) * mg - oc0 < R ? (g + 1) * mg - oc0 : R;
-          for (int64_t r = 0; r < rr; r++)
-            for (int64_t p = 0; p < nv * 16; p++) acc[r * 64 + p] = bias[oc0 + r];
-          const int16_t *w0 = wp + oc0 * Kp2, *w1 = wp + (M + oc0) * Kp2;
-          if (rr == R) {
-            if (split) conv_tile_nv(acc, panel, w0, w1, Kp2, P, CV_R16, nv, 1);
-            else conv_tile_nv(acc, panel, w0, w1, Kp2, P, CV_R8, nv, 0);
-          } else {
+        for (int64_t s0 = 0; s0 < np; s0 += CV_NVM * 16) { /* pixels p0 + s0 .. p0 + s0 + ns of the panel */
+          const int64_t ns = np - s0 < CV_NVM * 16 ? np - s0 : CV_NVM * 16, nv = (ns + 15) / 16;
+          const int16_t *ps = panel + s0 * 2;
+          for (int64_t oc0 = g * mg; oc0 < (g + 1) * mg; oc0 += R) {
+            const int64_t rr = (g + 1) * mg - oc0 < R ? (g + 1) * mg - oc0 : R;
             for (int64_t r = 0; r < rr; r++)
-              conv_tile_nv(acc + r * 64, panel, w0 + r * Kp2, w1 + r * Kp2, Kp2, P, 1, nv, split);
-          }
-          for (int64_t r = 0; r < rr; r++) { /* the epilogue, 8 pixels at a time */
-            const __m512i mv = _mm512_set1_epi64(m[oc0 + r]), nv = _mm512_set1_epi64(n[oc0 + r]);
-            int16_t *yr = y + (b * M + oc0 + r) * NP + p0;
-            for (int64_t p = 0; p < np; p += 8) {
-              const __mmask8 mk = np - p >= 8 ? 0xff : (__mmask8)((1u << (np - p)) - 1);
-              const __m512i o = qx_req8(_mm512_load_si512((const void *)(acc + r * 64 + p)), mv, nv, zy, lo, hi);
-              _mm_mask_storeu_epi16((void *)(yr + p), mk, _mm512_cvtepi64_epi16(o));
+              for (int64_t p = 0; p < nv * 16; p++) acc[r * 64 + p] = bias[oc0 + r];
+            const int16_t *w0 = wp + oc0 * Kp2, *w1 = wp + (M + oc0) * Kp2;
+            if (rr == R) {
+              if (split) conv_tile_nv(acc, ps, w0, w1, Kp2, P, CV_R16, nv, 1);
+              else conv_tile_nv(acc, ps, w0, w1, Kp2, P, CV_R8, nv, 0);
+            } else {
+              for (int64_t r = 0; r < rr; r++)
+                conv_tile_nv(acc + r * 64, ps, w0 + r * Kp2, w1 + r * Kp2, Kp2, P, 1, nv, split);
+            }
+            for (int64_t r = 0; r < rr; r++) { /* the epilogue, 8 pixels at a time */
+              const __m512i mv = _mm512_set1_epi64(m[oc0 + r]), nv8 = _mm512_set1_epi64(n[oc0 + r]);
+              int16_t *yr = y + (b * M + oc0 + r) * NP + p0 + s0;
+              for (int64_t p = 0; p < ns; p += 8) {
+                const __mmask8 mk = ns - p >= 8 ? 0xff : (__mmask8)((1u << (ns - p)) - 1);
+                const __m512i o = qx_req8(_mm512_load_si512((const void *)(acc + r * 64 + p)), mv, nv8, zy, lo, hi);
+                _mm_mask_storeu_epi16((void *)(yr + p), mk, _mm512_cvtepi64_epi16(o));
+              }
             }
           }
         }
