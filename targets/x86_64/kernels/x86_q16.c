@@ -220,16 +220,61 @@ QX_FN void conv_tap(__m512i *v0, __m512i *v1, int16_t *t, const int16_t *xc, int
   *v0 = a, *v1 = b;
 }
 
+/* Stride 1: the masked loads of every tap (kh, kw) of a panel, computed once per panel. Tap j = kh * KW + kw
+ * of input channel xc is zx with, for each entry i in [si[j], si[j + 1]), the lanes of sg[i].mk loaded
+ * from xc + sg[i].at + lane (runs of output rows that continue in the input, as in a 1x1 conv, merge into
+ * one entry). Returns 0 (the caller computes each tap on its own) past CV_KK taps or CV_SEGS entries. */
+#define CV_KK 49
+#define CV_SEGS 96
+typedef struct qx_seg {
+  int64_t at;
+  uint64_t mk;
+} qx_seg;
+QX_FN int conv_segs(qx_seg *sg, int16_t *si, int64_t oh0, int64_t ow0, int64_t np, int64_t H, int64_t W, int64_t OW,
+                    int64_t KH, int64_t KW, int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left,
+                    int64_t dil_h, int64_t dil_w) {
+  if (stride_w != 1 || KH * KW > CV_KK) return 0;
+  int64_t ns = 0;
+  for (int64_t kh = 0; kh < KH; kh++)
+    for (int64_t kw = 0; kw < KW; kw++) {
+      const int64_t j = kh * KW + kw, off = kw * dil_w - pad_left, fi = off < 0 ? -off : 0;
+      const int64_t ei = W - off < OW ? W - off : OW;
+      si[j] = (int16_t)ns;
+      int64_t oh = oh0, owa = ow0;
+      for (int64_t q = 0; q < np; oh++, owa = 0) {
+        const int64_t len = OW - owa < np - q ? OW - owa : np - q;
+        const int64_t ih = oh * stride_h - pad_top + kh * dil_h;
+        const int64_t lo = owa > fi ? owa : fi, hi = owa + len < ei ? owa + len : ei;
+        if (ih >= 0 && ih < H && lo < hi) {
+          const int64_t d0 = q + (lo - owa), cnt = hi - lo, at = ih * W + lo + off - d0;
+          const uint64_t mk = (cnt >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << cnt) - 1)) << d0;
+          if (ns > si[j] && sg[ns - 1].at == at) sg[ns - 1].mk |= mk;
+          else {
+            if (ns == CV_SEGS) return 0;
+            sg[ns].at = at, sg[ns].mk = mk, ns++;
+          }
+        }
+        q += len;
+      }
+    }
+  si[KH * KW] = (int16_t)ns;
+  return 1;
+}
+
 /* The panel [P][64][2] of pixels p0 .. p0 + np of one image and group (xg: its first input channel):
    two taps at a time in registers, interleaved by vpermt2w into four full stores. */
 QX_FN void conv_pack(int16_t *panel, const int16_t *xg, int64_t p0, int64_t np, int64_t K, int64_t P, int64_t H,
                      int64_t W, int64_t OW, int64_t KH, int64_t KW, int64_t stride_h, int64_t stride_w,
                      int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w, int32_t z_x) {
   int16_t t[64] __attribute__((aligned(64)));
+  qx_seg sg[CV_SEGS];
+  int16_t si[CV_KK + 1];
   const __m512i zx = _mm512_set1_epi16((int16_t)z_x);
   const __m512i ilo = _mm512_load_si512((const void *)qx_ilv), ihi = _mm512_load_si512((const void *)(qx_ilv + 32));
-  const int64_t oh0 = p0 / OW, ow0 = p0 % OW;
-  int64_t c = 0, kh = 0, kw = 0; /* tap k = (c, kh, kw), advanced incrementally */
+  const int64_t oh0 = p0 / OW, ow0 = p0 % OW, KK = KH * KW;
+  const int table = conv_segs(sg, si, oh0, ow0, np, H, W, OW, KH, KW, stride_h, stride_w, pad_top, pad_left, dil_h,
+                              dil_w);
+  int64_t c = 0, j = 0, kh = 0, kw = 0; /* tap k = (c, j = kh * KW + kw), advanced incrementally */
   for (int64_t k2 = 0; k2 < P; k2++) {
     __m512i v[4];
     for (int s = 0; s < 2; s++) {
@@ -237,11 +282,24 @@ QX_FN void conv_pack(int16_t *panel, const int16_t *xg, int64_t p0, int64_t np, 
         v[2 * s] = v[2 * s + 1] = _mm512_setzero_si512();
         break;
       }
-      conv_tap(&v[2 * s], &v[2 * s + 1], t, xg + c * H * W, oh0, ow0, np, kh, kw * dil_w - pad_left, H, W, OW,
-               stride_h, stride_w, pad_top, dil_h, zx);
+      const int16_t *xc = xg + c * H * W;
+      if (table) {
+        __m512i a = zx, b = zx;
+        for (int64_t i = si[j]; i < si[j + 1]; i++) {
+          const uintptr_t at = (uintptr_t)xc + (uintptr_t)(2 * sg[i].at); /* lane 0's (never read) address */
+          const uint64_t mk = sg[i].mk;
+          if ((uint32_t)mk) a = _mm512_mask_loadu_epi16(a, (__mmask32)mk, (const void *)at);
+          if (mk >> 32) b = _mm512_mask_loadu_epi16(b, (__mmask32)(mk >> 32), (const void *)(at + 64));
+        }
+        v[2 * s] = a, v[2 * s + 1] = b;
+      } else {
+        conv_tap(&v[2 * s], &v[2 * s + 1], t, xc, oh0, ow0, np, kh, kw * dil_w - pad_left, H, W, OW, stride_h,
+                 stride_w, pad_top, dil_h, zx);
+      }
+      j++;
       if (++kw == KW) {
         kw = 0;
-        if (++kh == KH) kh = 0, c++;
+        if (++kh == KH) kh = 0, j = 0, c++;
       }
     }
     int16_t *d = panel + k2 * 128;
@@ -250,6 +308,7 @@ QX_FN void conv_pack(int16_t *panel, const int16_t *xg, int64_t p0, int64_t np, 
     _mm512_store_si512((void *)(d + 64), _mm512_permutex2var_epi16(v[1], ilo, v[3]));
     _mm512_store_si512((void *)(d + 96), _mm512_permutex2var_epi16(v[1], ihi, v[3]));
   }
+  (void)KK;
 }
 
 /* acc[r * 64 + p] += sum_k w[oc0 + r][k] * panel[k][p] for r < R, p < NV * 16. w0: row oc0 (lo plane
