@@ -28,8 +28,20 @@
 /* a pair of int16 read as one 32-bit value (2-byte aligned; the panels and rows are int16 arrays) */
 typedef int32_t qx_pair __attribute__((may_alias, aligned(2)));
 
-#define FC_R 4   /* FC tile rows */
-#define FC_NBC 4 /* FC tile blocks of 16 channels */
+#ifndef FC_R8
+#define FC_R8 6  /* FC tile rows, 16x8 */
+#endif
+#ifndef FC_NB8
+#define FC_NB8 4 /* FC tile blocks of 16 channels, 16x8: 6 x 4 accumulators */
+#endif
+#ifndef FC_R16
+#define FC_R16 6 /* FC tile rows, int16 */
+#endif
+#ifndef FC_NB16
+#define FC_NB16 2 /* FC tile blocks of 16 channels, int16: 6 x 2 x 2 accumulators */
+#endif
+#define FC_R (FC_R8 > FC_R16 ? FC_R8 : FC_R16)
+#define FC_NBC (FC_NB8 > FC_NB16 ? FC_NB8 : FC_NB16)
 #ifndef CV_NVM
 #define CV_NVM 2  /* conv tile pixel vectors: 16 * CV_NVM pixels of the panel's 64 at a time */
 #endif
@@ -88,7 +100,7 @@ QX_FN void fc_tile(int64_t *acc, const int16_t *xr, int64_t ldx, const int16_t *
   for (int64_t k0 = 0; k0 < P; k0 += run) {
     const int64_t k1 = P - k0 < run ? P : k0 + run;
     __m512i a[FC_R][FC_NBC], h[FC_R][FC_NBC];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int r = 0; r < R; r++)
 #pragma GCC unroll 4
       for (int j = 0; j < NBC; j++) a[r][j] = h[r][j] = _mm512_setzero_si512();
@@ -100,7 +112,7 @@ QX_FN void fc_tile(int64_t *acc, const int16_t *xr, int64_t ldx, const int16_t *
         wl[j] = _mm512_loadu_si512((const void *)(wk + j * bs));
         if (split) wh[j] = _mm512_loadu_si512((const void *)(wk + j * bs + 32));
       }
-#pragma GCC unroll 4
+#pragma GCC unroll 8
       for (int r = 0; r < R; r++) {
         const __m512i xb = qx_bcast(xr + r * ldx + 2 * k);
 #pragma GCC unroll 4
@@ -110,7 +122,7 @@ QX_FN void fc_tile(int64_t *acc, const int16_t *xr, int64_t ldx, const int16_t *
         }
       }
     }
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int r = 0; r < R; r++)
 #pragma GCC unroll 4
       for (int j = 0; j < NBC; j++) qx_add64(acc + r * 64 + j * 16, a[r][j], h[r][j], split);
@@ -122,8 +134,24 @@ QX_FN void fc_tile_nbc(int64_t *acc, const int16_t *xr, int64_t ldx, const int16
   switch (nbc) {
   case 1: fc_tile(acc, xr, ldx, wb, P, R, 1, split); break;
   case 2: fc_tile(acc, xr, ldx, wb, P, R, 2, split); break;
+#if FC_NBC > 2
   case 3: fc_tile(acc, xr, ldx, wb, P, R, 3, split); break;
-  default: fc_tile(acc, xr, ldx, wb, P, R, 4, split); break;
+  case 4: fc_tile(acc, xr, ldx, wb, P, R, 4, split); break;
+#endif
+  }
+}
+
+/* rr rows of the tile (1 .. FC_R), as tiles of FC_R8 / FC_R16, 4, 2 and 1 rows */
+QX_FN void fc_tile_rows(int64_t *acc, const int16_t *xr, int64_t ldx, const int16_t *wb, int64_t P, int64_t rr,
+                        int64_t nbc, const int split) {
+  const int RM = split ? FC_R16 : FC_R8;
+  while (rr > 0) {
+    const int64_t t = rr >= RM ? RM : rr >= 4 ? 4 : rr >= 2 ? 2 : 1;
+    if (t == RM) fc_tile_nbc(acc, xr, ldx, wb, P, RM, nbc, split);
+    else if (t == 4) fc_tile_nbc(acc, xr, ldx, wb, P, 4, nbc, split);
+    else if (t == 2) fc_tile_nbc(acc, xr, ldx, wb, P, 2, nbc, split);
+    else fc_tile_nbc(acc, xr, ldx, wb, P, 1, nbc, split);
+    acc += t * 64, xr += t * ldx, rr -= t;
   }
 }
 
@@ -131,6 +159,7 @@ QX_FN void fc_impl(int16_t *QLLC_RESTRICT y, const int16_t *QLLC_RESTRICT x, con
                    const int64_t *bias, const int32_t *m, const int32_t *n, int64_t M, int64_t N, int64_t K,
                    int32_t z_y, int32_t act_lo, int32_t act_hi, uint8_t *scratch, const int split) {
   const int64_t P = (K + 1) / 2, Kp2 = 2 * P, NBt = (N + QLLC_NB - 1) / QLLC_NB, S = split ? 64 : 32;
+  const int64_t RM = split ? FC_R16 : FC_R8, NBM = split ? FC_NB16 : FC_NB8;
   int16_t *xs = (int16_t *)scratch;
   int64_t acc[FC_R * 64] __attribute__((aligned(64)));
   const __m512i zy = _mm512_set1_epi64(z_y), lo = _mm512_set1_epi64(act_lo), hi = _mm512_set1_epi64(act_hi);
@@ -145,17 +174,15 @@ QX_FN void fc_impl(int16_t *QLLC_RESTRICT y, const int16_t *QLLC_RESTRICT x, con
       }
       xb = xs, ldx = Kp2;
     }
-    for (int64_t nb0 = 0; nb0 < NBt; nb0 += FC_NBC) {
-      const int64_t nbc = NBt - nb0 < FC_NBC ? NBt - nb0 : FC_NBC, c0 = nb0 * QLLC_NB;
+    for (int64_t nb0 = 0; nb0 < NBt; nb0 += NBM) {
+      const int64_t nbc = NBt - nb0 < NBM ? NBt - nb0 : NBM, c0 = nb0 * QLLC_NB;
       const int64_t c1 = c0 + nbc * QLLC_NB < N ? c0 + nbc * QLLC_NB : N;
       const int16_t *wb = wp + nb0 * P * S;
-      for (int64_t r0 = 0; r0 < mb; r0 += FC_R) {
-        const int64_t rr = mb - r0 < FC_R ? mb - r0 : FC_R;
+      for (int64_t r0 = 0; r0 < mb; r0 += RM) {
+        const int64_t rr = mb - r0 < RM ? mb - r0 : RM;
         for (int64_t r = 0; r < rr; r++)
           for (int64_t c = c0; c < c1; c++) acc[r * 64 + (c - c0)] = bias[c];
-        if (rr == FC_R) fc_tile_nbc(acc, xb + r0 * ldx, ldx, wb, P, FC_R, nbc, split);
-        else
-          for (int64_t r = 0; r < rr; r++) fc_tile_nbc(acc + r * 64, xb + (r0 + r) * ldx, ldx, wb, P, 1, nbc, split);
+        fc_tile_rows(acc, xb + r0 * ldx, ldx, wb, P, rr, nbc, split);
         for (int64_t c = c0; c < c1; c += 8) { /* the epilogue, 8 channels at a time */
           const __mmask8 mk = c1 - c >= 8 ? 0xff : (__mmask8)((1u << (c1 - c)) - 1);
           const __m512i mv = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(mk, (const void *)(m + c)));
