@@ -298,44 +298,43 @@ QX_FN void conv_pack(int16_t *panel, const int16_t *xg, int64_t p0, int64_t np, 
   int16_t si[CV_KK + 1];
   const __m512i zx = _mm512_set1_epi16((int16_t)z_x);
   const __m512i ilo = _mm512_load_si512((const void *)qx_ilv), ihi = _mm512_load_si512((const void *)(qx_ilv + 32));
-  const int64_t oh0 = p0 / OW, ow0 = p0 % OW, KK = KH * KW;
+  const int64_t oh0 = p0 / OW, ow0 = p0 % OW;
   const int table = conv_segs(sg, si, oh0, ow0, np, H, W, OW, KH, KW, stride_h, stride_w, pad_top, pad_left, dil_h,
                               dil_w);
   int64_t c = 0, j = 0, kh = 0, kw = 0; /* tap k = (c, j = kh * KW + kw), advanced incrementally */
+#define CV_TAP(A, B)                                                                                           \
+  do {                                                                                                         \
+    const int16_t *xc = xg + c * H * W;                                                                        \
+    if (table) {                                                                                               \
+      A = B = zx;                                                                                              \
+      for (int64_t i = si[j]; i < si[j + 1]; i++) {                                                            \
+        const uintptr_t at = (uintptr_t)xc + (uintptr_t)(2 * sg[i].at); /* lane 0's (never read) address */   \
+        const uint64_t mk = sg[i].mk;                                                                          \
+        A = _mm512_mask_loadu_epi16(A, (__mmask32)mk, (const void *)at); /* an empty mask reads nothing */      \
+        B = _mm512_mask_loadu_epi16(B, (__mmask32)(mk >> 32), (const void *)(at + 64));                       \
+      }                                                                                                        \
+    } else {                                                                                                   \
+      conv_tap(&A, &B, t, xc, oh0, ow0, np, kh, kw * dil_w - pad_left, H, W, OW, stride_h, stride_w, pad_top,  \
+               dil_h, zx);                                                                                     \
+    }                                                                                                          \
+    j++;                                                                                                       \
+    if (++kw == KW) {                                                                                          \
+      kw = 0;                                                                                                  \
+      if (++kh == KH) kh = 0, j = 0, c++;                                                                      \
+    }                                                                                                          \
+  } while (0)
   for (int64_t k2 = 0; k2 < P; k2++) {
-    __m512i v[4];
-    for (int s = 0; s < 2; s++) {
-      if (2 * k2 + s >= K) { /* the odd K's last pair partner: its weight is zero */
-        v[2 * s] = v[2 * s + 1] = _mm512_setzero_si512();
-        break;
-      }
-      const int16_t *xc = xg + c * H * W;
-      if (table) {
-        __m512i a = zx, b = zx;
-        for (int64_t i = si[j]; i < si[j + 1]; i++) {
-          const uintptr_t at = (uintptr_t)xc + (uintptr_t)(2 * sg[i].at); /* lane 0's (never read) address */
-          const uint64_t mk = sg[i].mk;
-          if ((uint32_t)mk) a = _mm512_mask_loadu_epi16(a, (__mmask32)mk, (const void *)at);
-          if (mk >> 32) b = _mm512_mask_loadu_epi16(b, (__mmask32)(mk >> 32), (const void *)(at + 64));
-        }
-        v[2 * s] = a, v[2 * s + 1] = b;
-      } else {
-        conv_tap(&v[2 * s], &v[2 * s + 1], t, xc, oh0, ow0, np, kh, kw * dil_w - pad_left, H, W, OW, stride_h,
-                 stride_w, pad_top, dil_h, zx);
-      }
-      j++;
-      if (++kw == KW) {
-        kw = 0;
-        if (++kh == KH) kh = 0, j = 0, c++;
-      }
-    }
+    __m512i a0, a1, b0, b1;
+    CV_TAP(a0, a1);
+    if (2 * k2 + 1 < K) CV_TAP(b0, b1);
+    else b0 = b1 = _mm512_setzero_si512(); /* the odd K's last pair partner: its weight is zero */
     int16_t *d = panel + k2 * 128;
-    _mm512_store_si512((void *)d, _mm512_permutex2var_epi16(v[0], ilo, v[2]));
-    _mm512_store_si512((void *)(d + 32), _mm512_permutex2var_epi16(v[0], ihi, v[2]));
-    _mm512_store_si512((void *)(d + 64), _mm512_permutex2var_epi16(v[1], ilo, v[3]));
-    _mm512_store_si512((void *)(d + 96), _mm512_permutex2var_epi16(v[1], ihi, v[3]));
+    _mm512_store_si512((void *)d, _mm512_permutex2var_epi16(a0, ilo, b0));
+    _mm512_store_si512((void *)(d + 32), _mm512_permutex2var_epi16(a0, ihi, b0));
+    _mm512_store_si512((void *)(d + 64), _mm512_permutex2var_epi16(a1, ilo, b1));
+    _mm512_store_si512((void *)(d + 96), _mm512_permutex2var_epi16(a1, ihi, b1));
   }
-  (void)KK;
+#undef CV_TAP
 }
 
 /* acc[r * 64 + p] += sum_k w[oc0 + r][k] * panel[k][p] for r < R, p < NV * 16. w0: row oc0 (lo plane
@@ -410,12 +409,17 @@ QX_FN void conv_impl(int16_t *QLLC_RESTRICT y, const int16_t *QLLC_RESTRICT x, c
             for (int64_t r = 0; r < rr; r++)
               for (int64_t p = 0; p < nv * 16; p++) acc[r * 64 + p] = bias[oc0 + r];
             const int16_t *w0 = wp + oc0 * Kp2, *w1 = wp + (M + oc0) * Kp2;
-            if (rr == R) {
-              if (split) conv_tile_nv(acc, ps, w0, w1, Kp2, P, CV_R16, nv, 1);
-              else conv_tile_nv(acc, ps, w0, w1, Kp2, P, CV_R8, nv, 0);
-            } else {
-              for (int64_t r = 0; r < rr; r++)
-                conv_tile_nv(acc + r * 64, ps, w0 + r * Kp2, w1 + r * Kp2, Kp2, P, 1, nv, split);
+            for (int64_t r = 0; r < rr;) { /* rr channels as tiles of R, 4, 2 and 1 */
+              const int64_t t = rr - r >= R ? R : rr - r >= 4 ? 4 : rr - r >= 2 ? 2 : 1;
+              int64_t *ar = acc + r * 64;
+              const int16_t *w0r = w0 + r * Kp2, *w1r = w1 + r * Kp2;
+              if (t == R) {
+                if (split) conv_tile_nv(ar, ps, w0r, w1r, Kp2, P, CV_R16, nv, 1);
+                else conv_tile_nv(ar, ps, w0r, w1r, Kp2, P, CV_R8, nv, 0);
+              } else if (t == 4) conv_tile_nv(ar, ps, w0r, w1r, Kp2, P, 4, nv, split);
+              else if (t == 2) conv_tile_nv(ar, ps, w0r, w1r, Kp2, P, 2, nv, split);
+              else conv_tile_nv(ar, ps, w0r, w1r, Kp2, P, 1, nv, split);
+              r += t;
             }
             for (int64_t r = 0; r < rr; r++) { /* the epilogue, 8 pixels at a time */
               const __m512i mv = _mm512_set1_epi64(m[oc0 + r]), nv8 = _mm512_set1_epi64(n[oc0 + r]);
