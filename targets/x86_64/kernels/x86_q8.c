@@ -35,6 +35,8 @@ typedef int32_t qx_i32u __attribute__((may_alias, aligned(1)));
 typedef uint64_t qx_u64u __attribute__((may_alias, aligned(1)));
 
 #define QX_PB QLLC_CONV_PB /* panel pixels (64) */
+#define QX_RSLACK 32      /* bytes past a row buffer's 64 that the AVX2 row fills may write */
+#define QX_MT 192         /* (segment, kw) masks tabulated per panel (1.5 KiB) */
 #define QX_KWMAX 32        /* kernel widths whose valid column ranges are tabulated per panel */
 #define QX_UNROLL _Pragma("GCC unroll 16")
 
@@ -125,42 +127,54 @@ ZI void z_tr4r(uint8_t *dst, __m512i a, __m512i b, __m512i c, __m512i d, uint8_t
   _mm512_store_si512(dst + 128, _mm512_shuffle_i64x2(v0, v1, 0xDD));
   _mm512_store_si512(dst + 192, _mm512_shuffle_i64x2(v2, v3, 0xDD));
 }
-ZI void z_tr4(uint8_t *dst, uint8_t (*rows)[QX_PB], uint8_t flip) {
-  z_tr4r(dst, _mm512_load_si512(rows[0]), _mm512_load_si512(rows[1]), _mm512_load_si512(rows[2]),
-         _mm512_load_si512(rows[3]), flip);
+ZI void z_tr4(uint8_t *dst, const uint8_t *rows, int64_t ld, uint8_t flip) {
+  z_tr4r(dst, z_load(rows), z_load(rows + ld), z_load(rows + 2 * ld), z_load(rows + 3 * ld), flip);
 }
 
-/* Stride-1 panel packing in registers: the panel is np <= 64 consecutive output pixels p0 .. (flattened
-   oh * OW + ow), cut into segments (runs within one output row). The row of tap (c, kh, kw) is built by
-   one masked byte load per segment straight into a zmm (lanes of padding keep z_x; the mask also keeps
-   the load inside the input row), and four rows are interleaved by z_tr4r. */
+/* Stride-1 panels: np <= 64 consecutive output pixels p0 .. (flattened oh * OW + ow), cut into
+   segments (runs within one output row). Lane L of segment s reads input column L + delta + off of
+   row ih0 + kh * dh (off = kw * dw - pad_left) when that column is inside the row. */
 typedef struct qx_seg {
-  int64_t ih0, delta, a, len, pos; /* first input row; lane L reads input column L + delta + off */
-  uint64_t lenbits;
+  int64_t ih0;      /* the input row of kh = 0 */
+  uint64_t lenbits; /* len ones */
+  int32_t delta, a, len, pos; /* a: first output column, pos: first lane, len: lanes */
 } qx_seg;
+QLLC_INLINE int64_t qx_segments(qx_seg *seg, int64_t p0, int64_t np, int64_t OW, int64_t sh, int64_t pt) {
+  int64_t nseg = 0;
+  for (int64_t p = p0; p < p0 + np; nseg++) {
+    const int64_t oh = p / OW, a = p - oh * OW, len = OW - a < p0 + np - p ? OW - a : p0 + np - p;
+    seg[nseg].ih0 = oh * sh - pt, seg[nseg].a = (int32_t)a, seg[nseg].len = (int32_t)len;
+    seg[nseg].pos = (int32_t)(p - p0), seg[nseg].delta = (int32_t)(a - (p - p0)), seg[nseg].lenbits = qx_bits(len);
+    p += len;
+  }
+  return nseg;
+}
 /* Lanes j in [0, len) of a stride-1 row segment starting at output column a whose input column
-   a + j + off lies in [0, W). */
+   a + j + off lies in [0, W): [lo, hi) and as a mask. */
+QLLC_INLINE void qx_range_s1(int64_t off, int64_t W, int64_t a, int64_t len, int64_t *lo, int64_t *hi) {
+  const int64_t l = -off - a, h = W - off - a < len ? W - off - a : len;
+  *lo = l < 0 ? 0 : l, *hi = h < *lo ? *lo : h;
+}
 QLLC_INLINE uint64_t qx_mask_s1(int64_t off, int64_t W, int64_t a, int64_t len) {
-  const int64_t lo = -off - a, hi = W - off - a < len ? W - off - a : len;
+  int64_t lo, hi;
+  qx_range_s1(off, W, a, len, &lo, &hi);
   return qx_bits(hi) & ~qx_bits(lo);
 }
+/* AVX-512: the row of tap (c, kh, kw) is built by one masked byte load per segment straight into a
+   zmm (lanes of padding keep z_x; the mask keeps the load inside the input row), and four rows are
+   interleaved by z_tr4r. */
 ZI void z_pack_s1(uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t H, int64_t W, int64_t OW, int64_t KH,
                   int64_t KW, int64_t sh, int64_t pt, int64_t pl, int64_t dh, int64_t dw, int64_t p0, int64_t np,
                   uint8_t zx, uint8_t flip) {
   qx_seg seg[QX_PB];
-  uintptr_t rp[QX_PB];
-  uint64_t kmt[QX_KWMAX];
-  int64_t nseg = 0;
-  for (int64_t p = p0; p < p0 + np; nseg++) {
-    const int64_t oh = p / OW, a = p - oh * OW, len = OW - a < p0 + np - p ? OW - a : p0 + np - p;
-    seg[nseg].ih0 = oh * sh - pt, seg[nseg].a = a, seg[nseg].len = len, seg[nseg].pos = p - p0;
-    seg[nseg].delta = a - (p - p0), seg[nseg].lenbits = qx_bits(len);
-    p += len;
-  }
-  /* OW <= 64: one mask per kw over the whole output row, shifted into each segment */
-  const int tab = OW <= QX_PB && KW <= QX_KWMAX;
+  uintptr_t rp[QX_PB]; /* per segment: the input row of (c, kh) (any readable address when padded) */
+  uint64_t vm[QX_PB];  /* and all ones, or 0 when the row is padding */
+  uint64_t mt[QX_MT];  /* per (segment, kw): the lanes inside the input row, when nseg * KW <= QX_MT */
+  const int64_t nseg = qx_segments(seg, p0, np, OW, sh, pt);
+  const int tab = nseg * KW <= QX_MT;
   if (tab)
-    for (int64_t kw = 0; kw < KW; kw++) kmt[kw] = qx_mask_s1(kw * dw - pl, W, 0, OW);
+    for (int64_t s = 0; s < nseg; s++)
+      for (int64_t kw = 0; kw < KW; kw++) mt[s * KW + kw] = qx_mask_s1(kw * dw - pl, W, seg[s].a, seg[s].len) << seg[s].pos;
   const __m512i zv = _mm512_set1_epi8((char)zx);
   __m512i r0 = zv, r1 = zv, r2 = zv;
   int t = 0;
@@ -169,16 +183,25 @@ ZI void z_pack_s1(uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t H, int6
     for (int64_t kh = 0; kh < KH; kh++) {
       for (int64_t s = 0; s < nseg; s++) {
         const int64_t ih = seg[s].ih0 + kh * dh;
-        rp[s] = ih >= 0 && ih < H ? (uintptr_t)(xg + (c * H + ih) * W) + (uintptr_t)seg[s].delta : 0;
+        const int in = ih >= 0 && ih < H;
+        rp[s] = in ? (uintptr_t)(xg + (c * H + ih) * W) + (uintptr_t)(int64_t)seg[s].delta : (uintptr_t)xg;
+        vm[s] = in ? ~(uint64_t)0 : 0;
       }
+      const uintptr_t rp0 = rp[0], rp1 = rp[nseg > 1];
+      const uint64_t vm0 = vm[0], vm1 = vm[nseg > 1];
+      const uint64_t *mt1 = mt + (nseg > 1) * KW;
       for (int64_t kw = 0; kw < KW; kw++) {
         const int64_t off = kw * dw - pl;
-        __m512i v = zv;
-        for (int64_t s = 0; s < nseg; s++) {
-          if (!rp[s]) continue;
-          const uint64_t mk = tab ? ((kmt[kw] >> seg[s].a) & seg[s].lenbits) << seg[s].pos
-                                  : qx_mask_s1(off, W, seg[s].a, seg[s].len) << seg[s].pos;
-          v = _mm512_mask_loadu_epi8(v, mk, (const void *)(rp[s] + (uintptr_t)off));
+        __m512i v;
+        if (nseg <= 2 && tab) { /* the common case of wide images: one or two masked loads */
+          v = _mm512_mask_loadu_epi8(zv, mt[kw] & vm0, (const void *)(rp0 + (uintptr_t)off));
+          if (nseg == 2) v = _mm512_mask_loadu_epi8(v, mt1[kw] & vm1, (const void *)(rp1 + (uintptr_t)off));
+        } else {
+          v = zv;
+          for (int64_t s = 0; s < nseg; s++) {
+            const uint64_t mk = tab ? mt[s * KW + kw] : qx_mask_s1(off, W, seg[s].a, seg[s].len) << seg[s].pos;
+            v = _mm512_mask_loadu_epi8(v, mk & vm[s], (const void *)(rp[s] + (uintptr_t)off));
+          }
         }
         switch (t) {
         case 0: r0 = v, t = 1; break;
@@ -253,20 +276,31 @@ YI void y_copyflip(uint8_t *d, const uint8_t *s, int64_t n, int64_t np, uint8_t 
   for (; j < n; j++) d[j] = s[j] ^ flip;
   for (; j < np; j++) d[j] = 0;
 }
+/* A stride-1 panel row segment: d[j] = src[j] for j in [lo, hi), zx elsewhere in [0, len). The zx
+   stores may run up to 31 bytes past len (the row buffers have QX_RSLACK bytes of slack; the next
+   segment is written after); the copies are overlapping vectors inside [lo, hi). */
 YI void y_fill_s1(uint8_t *d, uintptr_t src, int64_t lo, int64_t hi, int64_t len, uint8_t zx) {
   const uint8_t *s = (const uint8_t *)src;
-  int64_t j = 0;
-  for (; j < lo; j++) d[j] = zx;
-  for (; j + 32 <= hi; j += 32) _mm256_storeu_si256((__m256i *)(d + j), y_load(s + j));
-  for (; j + 8 <= hi; j += 8) *(qx_u64u *)(d + j) = *(const qx_u64u *)(s + j);
-  for (; j < hi; j++) d[j] = s[j];
-  for (; j < len; j++) d[j] = zx;
+  if (lo > 0 || hi < len) {
+    const __m256i z = _mm256_set1_epi8((char)zx);
+    for (int64_t j = 0; j < len; j += 32) _mm256_storeu_si256((__m256i *)(d + j), z);
+  }
+  const int64_t n = hi - lo;
+  if (n >= 32) {
+    for (int64_t j = lo; j + 32 < hi; j += 32) _mm256_storeu_si256((__m256i *)(d + j), y_load(s + j));
+    _mm256_storeu_si256((__m256i *)(d + hi - 32), y_load(s + hi - 32));
+  } else if (n >= 8) {
+    for (int64_t j = lo; j + 8 < hi; j += 8) *(qx_u64u *)(d + j) = *(const qx_u64u *)(s + j);
+    *(qx_u64u *)(d + hi - 8) = *(const qx_u64u *)(s + hi - 8);
+  } else {
+    for (int64_t j = lo; j < hi; j++) d[j] = s[j];
+  }
 }
-YI void y_tr4(uint8_t *dst, uint8_t (*rows)[QX_PB], uint8_t flip) {
+YI void y_tr4(uint8_t *dst, const uint8_t *rows, int64_t ld, uint8_t flip) {
   const __m256i f = _mm256_set1_epi8((char)flip);
   for (int h = 0; h < 2; h++) {
-    const __m256i a = _mm256_xor_si256(y_load(rows[0] + 32 * h), f), b = _mm256_xor_si256(y_load(rows[1] + 32 * h), f);
-    const __m256i c = _mm256_xor_si256(y_load(rows[2] + 32 * h), f), d = _mm256_xor_si256(y_load(rows[3] + 32 * h), f);
+    const __m256i a = _mm256_xor_si256(y_load(rows + 32 * h), f), b = _mm256_xor_si256(y_load(rows + ld + 32 * h), f);
+    const __m256i c = _mm256_xor_si256(y_load(rows + 2 * ld + 32 * h), f), d = _mm256_xor_si256(y_load(rows + 3 * ld + 32 * h), f);
     const __m256i t0 = _mm256_unpacklo_epi8(a, b), t1 = _mm256_unpackhi_epi8(a, b);
     const __m256i t2 = _mm256_unpacklo_epi8(c, d), t3 = _mm256_unpackhi_epi8(c, d);
     /* lane 0 / lane 1: u0 = pixels 0..3 / 16..19, u1 = 4..7 / 20..23, u2 = 8..11 / 24..27, u3 = 12..15 / 28..31 */
@@ -277,6 +311,42 @@ YI void y_tr4(uint8_t *dst, uint8_t (*rows)[QX_PB], uint8_t flip) {
     _mm256_storeu_si256(o + 1, _mm256_permute2x128_si256(u2, u3, 0x20));
     _mm256_storeu_si256(o + 2, _mm256_permute2x128_si256(u0, u1, 0x31));
     _mm256_storeu_si256(o + 3, _mm256_permute2x128_si256(u2, u3, 0x31));
+  }
+}
+/* AVX2: the rows of four taps are assembled in a buffer, segment by segment, then interleaved. */
+YI void y_pack_s1(uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t H, int64_t W, int64_t OW, int64_t KH,
+                  int64_t KW, int64_t sh, int64_t pt, int64_t pl, int64_t dh, int64_t dw, int64_t p0, int64_t np,
+                  uint8_t zx, uint8_t flip) {
+  qx_seg seg[QX_PB];
+  uintptr_t rp[QX_PB];
+  uint8_t rows[4][QX_PB + QX_RSLACK] __attribute__((aligned(32)));
+  const int64_t nseg = qx_segments(seg, p0, np, OW, sh, pt);
+  if (np < QX_PB) __builtin_memset(rows, 0, sizeof rows); /* pixels past the panel: computed, not stored */
+  int t = 0;
+  int64_t k4 = 0;
+  for (int64_t c = 0; c < cg; c++)
+    for (int64_t kh = 0; kh < KH; kh++) {
+      for (int64_t s = 0; s < nseg; s++) {
+        const int64_t ih = seg[s].ih0 + kh * dh;
+        rp[s] = ih >= 0 && ih < H ? (uintptr_t)(xg + (c * H + ih) * W) + (uintptr_t)(int64_t)seg[s].delta : 0;
+      }
+      for (int64_t kw = 0; kw < KW; kw++) {
+        const int64_t off = kw * dw - pl;
+        for (int64_t s = 0; s < nseg; s++) {
+          uint8_t *d = rows[t] + seg[s].pos;
+          int64_t lo = 0, hi = 0;
+          if (rp[s]) qx_range_s1(off, W, seg[s].a, seg[s].len, &lo, &hi);
+          y_fill_s1(d, rp[s] + (uintptr_t)(off + seg[s].pos), lo, hi, seg[s].len, zx);
+        }
+        if (++t == 4) {
+          y_tr4(panel + k4 * (QX_PB * 4), rows[0], QX_PB + QX_RSLACK, flip);
+          k4++, t = 0;
+        }
+      }
+    }
+  if (t) { /* the taps past K read 0 (after the flip) against zero weights */
+    for (; t < 4; t++) __builtin_memset(rows[t], flip, QX_PB);
+    y_tr4(panel + k4 * (QX_PB * 4), rows[0], QX_PB + QX_RSLACK, flip);
   }
 }
 #define YVI static inline __attribute__((always_inline, target("avx2,avxvnni")))
@@ -307,7 +377,7 @@ YVI __m256i yv_dp(__m256i acc, __m256i u8, __m256i s8) { return _mm256_dpbusd_av
 #define VCOPYFLIP z_copyflip
 #define VFILLS1 z_fill_s1
 #define VTR4 z_tr4
-#define VPACK_S1 z_pack_s1 /* stride-1 panels in registers */
+#define VPACK_S1 z_pack_s1
 #define FC_R 6  /* FC tile: 6 rows x 4 zmm (64 channels): 24 accumulators */
 #define FC_NJ 4
 #define CV_R 6  /* conv tile: 6 channels x 4 zmm (64 pixels) */
@@ -331,6 +401,7 @@ YVI __m256i yv_dp(__m256i acc, __m256i u8, __m256i s8) { return _mm256_dpbusd_av
 #define VCOPYFLIP y_copyflip
 #define VFILLS1 y_fill_s1
 #define VTR4 y_tr4
+#define VPACK_S1 y_pack_s1
 #define FC_R 4  /* 4 rows x 2 ymm (16 channels): 8 accumulators + 2 weights + 1 broadcast of 16 registers */
 #define FC_NJ 2
 #define CV_R 4  /* 4 channels x 2 ymm (16 pixels) */
@@ -354,6 +425,7 @@ YVI __m256i yv_dp(__m256i acc, __m256i u8, __m256i s8) { return _mm256_dpbusd_av
 #define VCOPYFLIP y_copyflip
 #define VFILLS1 y_fill_s1
 #define VTR4 y_tr4
+#define VPACK_S1 y_pack_s1
 #define FC_R 3  /* the emulation needs the split halves of the operands in registers too */
 #define FC_NJ 2
 #define CV_R 3
@@ -525,8 +597,7 @@ QI void QN(qx_conv)(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *w
     OW = W = NP, OH = H = 1; /* pointwise: every channel is one row of H * W pixels */
   const uint8_t flip = xi8 ? 0x80 : 0, zx = (uint8_t)z_x; /* raw bytes: the transpose flips */
   const V zy = VSET64(z_y), lo = VSET64(act_lo), hi = VSET64(act_hi);
-#ifdef VPACK_S1
-  if (sw == 1) { /* panels of 64 consecutive output pixels, packed in registers */
+  if (sw == 1) { /* panels of 64 consecutive output pixels */
     for (int64_t b = 0; b < N; b++)
       for (int64_t g = 0; g < group; g++) {
         const uint8_t *xg = x + (b * C + g * cg) * HW;
@@ -538,8 +609,8 @@ QI void QN(qx_conv)(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *w
       }
     return;
   }
-#endif
-  uint8_t rows[4][QX_PB] __attribute__((aligned(64)));
+  /* other strides: panels of whole output rows (or a chunk of one), rows assembled in a buffer */
+  uint8_t rows[4][QX_PB + QX_RSLACK] __attribute__((aligned(64)));
   __builtin_memset(rows, 0, sizeof rows); /* pixels past a panel's end are computed, never stored */
   const uint8_t *srow[QX_PB];
   int64_t lot[QX_KWMAX], hit[QX_KWMAX];
@@ -574,14 +645,14 @@ QI void QN(qx_conv)(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *w
                   else qx_fill_gen(d, (uintptr_t)srow[s] + (uintptr_t)(ow0 * sw + off), sw, l, h, len, zx);
                 }
                 if (++t == 4) {
-                  VTR4(scratch + k4 * (QX_PB * 4), rows, flip);
+                  VTR4(scratch + k4 * (QX_PB * 4), rows[0], QX_PB + QX_RSLACK, flip);
                   k4++, t = 0;
                 }
               }
             }
           if (t) { /* the taps past K read 0 (after the flip) against zero weights */
             for (; t < 4; t++) VFILLS1(rows[t], 0, 0, 0, QX_PB, flip);
-            VTR4(scratch + k4 * (QX_PB * 4), rows, flip);
+            VTR4(scratch + k4 * (QX_PB * 4), rows[0], QX_PB + QX_RSLACK, flip);
           }
           QN(qx_cv_tiles)(y, scratch, wp, bias, m, n, b, g, M, mg, NP, Kp4, p0, np, zy, lo, hi);
         }
