@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -127,6 +129,7 @@ typedef struct qcase {
   int mnvar;         /* 0 from the accumulator magnitude, 1 n = 0, 2 n = 62, 3 random per channel */
   int64_t qb_mag;    /* |q_b| bound */
   int xoff;          /* the input starts this many elements into its buffer */
+  int guard;         /* 1: the input ends right before an inaccessible page, 2: starts right after one */
 } qcase;
 
 static void fill(int32_t *v, int64_t n, int32_t lo, int32_t hi, int pat) {
@@ -193,6 +196,35 @@ static int16_t *out_buf(int64_t count) {
   return y;
 }
 
+/* The input: v[0..n) as int16 at xoff elements into a heap buffer, or flush against an inaccessible
+   page (guard 1: after its end, 2: before its start), so that any read outside it faults. */
+typedef struct xbuf {
+  int16_t *x;
+  void *base;
+  size_t len; /* of the mapping; 0: heap */
+} xbuf;
+static xbuf xbuf_make(const int32_t *v, int64_t n, int xoff, int guard) {
+  xbuf b = {0};
+  if (!guard) {
+    int16_t *p = calloc((size_t)(n + xoff + 1), 2);
+    b.base = p, b.x = p + xoff;
+  } else {
+    const size_t pg = (size_t)sysconf(_SC_PAGESIZE), bytes = (size_t)n * 2;
+    b.len = ((bytes + pg - 1) / pg + 2) * pg;
+    uint8_t *m = mmap(NULL, b.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(m != MAP_FAILED);
+    assert_int_equal(mprotect(m, pg, PROT_NONE), 0);
+    assert_int_equal(mprotect(m + b.len - pg, pg, PROT_NONE), 0);
+    b.base = m, b.x = (int16_t *)(guard == 1 ? m + b.len - pg - bytes : m + pg);
+  }
+  for (int64_t i = 0; i < n; i++) b.x[i] = (int16_t)v[i];
+  return b;
+}
+static void xbuf_free(xbuf *b) {
+  if (b->len) munmap(b->base, b->len);
+  else free(b->base);
+}
+
 /* ---- FC -------------------------------------------------------------------------------------------- */
 
 static void run_fc(const qcase *q, int64_t M, int64_t N, int64_t K) {
@@ -216,9 +248,8 @@ static void run_fc(const qcase *q, int64_t M, int64_t N, int64_t K) {
   pick_mn(m, n, N, mag, q->mnvar);
   int32_t z_y, lo, hi;
   pick_out(q->outvar, &z_y, &lo, &hi);
-  int16_t *xb = calloc((size_t)(M * K + q->xoff + 1), 2);
-  for (int64_t i = 0; i < M * K; i++) xb[q->xoff + i] = (int16_t)xv[i];
-  const int16_t *x = xb + q->xoff;
+  xbuf xb = xbuf_make(xv, M * K, q->xoff, q->guard);
+  const int16_t *x = xb.x;
   void *w = plain_w(q->wide, wv, N * K);
   void *wp = packed_w(q->wide, q->wide ? QLLC_LAYOUT_K2N16_SPLIT : QLLC_LAYOUT_K2N16, w, N, K);
   uint8_t *scratch = scratch_buf(qllc_scratch_fc(M, K, 2));
@@ -234,7 +265,7 @@ static void run_fc(const qcase *q, int64_t M, int64_t N, int64_t K) {
   snprintf(what, sizeof what, "fc %s M=%lld N=%lld K=%lld z_x=%d xpat=%d wpat=%d mn=%d", q->wide ? "i16" : "16x8",
            (long long)M, (long long)N, (long long)K, q->z_x, q->xpat, q->wpat, q->mnvar);
   compare(what, got, want, M * N, lo, hi, q->mnvar == 0 && q->outvar == 0);
-  free(xv), free(wv), free(m), free(n), free(bias), free(mag), free(xb), free(w), free(wp), free(scratch);
+  free(xv), free(wv), free(m), free(n), free(bias), free(mag), xbuf_free(&xb), free(w), free(wp), free(scratch);
   free(want), free(got);
 }
 
@@ -251,6 +282,7 @@ static qcase random_case(int wide) {
   r = irand(0, 4);
   q.qb_mag = r == 0 ? 0 : r == 1 ? ((int64_t)1 << 40) : r == 2 ? ((int64_t)1 << 45) : 1 << 20;
   q.xoff = (int)irand(0, 3);
+  q.guard = (int)irand(0, 2);
   return q;
 }
 
@@ -353,9 +385,8 @@ static void run_conv(const qcase *q, const cshape *s) {
   pick_mn(m, n, M, mag, q->mnvar);
   int32_t z_y, lo, hi;
   pick_out(q->outvar, &z_y, &lo, &hi);
-  int16_t *xb = calloc((size_t)(nx + q->xoff + 1), 2);
-  for (int64_t i = 0; i < nx; i++) xb[q->xoff + i] = (int16_t)xv[i];
-  const int16_t *x = xb + q->xoff;
+  xbuf xb = xbuf_make(xv, nx, q->xoff, q->guard);
+  const int16_t *x = xb.x;
   void *w = plain_w(q->wide, wv, M * K);
   void *wp = packed_w(q->wide, q->wide ? QLLC_LAYOUT_ROWS_K2_SPLIT : QLLC_LAYOUT_ROWS_K2, w, M, K);
   uint8_t *scratch = scratch_buf(qllc_scratch_conv(K, 2));
@@ -381,7 +412,7 @@ static void run_conv(const qcase *q, const cshape *s) {
            (long long)s->pl, (long long)s->pb, (long long)s->pr, (long long)s->dh, (long long)s->dw, (long long)s->g,
            q->z_x, q->xpat, q->wpat, q->mnvar);
   compare(what, got, want, ny, lo, hi, q->mnvar == 0 && q->outvar == 0);
-  free(xv), free(wv), free(m), free(n), free(bias), free(mag), free(xb), free(w), free(wp), free(scratch);
+  free(xv), free(wv), free(m), free(n), free(bias), free(mag), xbuf_free(&xb), free(w), free(wp), free(scratch);
   free(want), free(got);
 }
 

@@ -5,17 +5,24 @@
  * Exactness: vpdpwssd adds two signed 16 x 16 products per 32-bit lane, wrapping. Sums are taken over
  * runs of at most QLLC_RUN_16X8 / QLLC_RUN_SPLIT pairs, which layouts.h shows never leave int32, and
  * every run's sums are added into int64 accumulators (split: acc += run_hi * 256 + run_lo): the int64
- * sum is exactly the scalar kernel's, for every input. The requantization is the scalar qk_req64 /
- * qk_out per output.
+ * sum is exactly the scalar kernel's, for every input. The requantization (qx_req8) is vector code with
+ * the bits of qk_req64 / qk_out, 8 outputs at a time.
  *
  * FC: lanes over 16 output channels (one K2N16 line is one zmm of 16 channels x 2 reductions); each
- * input row's reduction pair is broadcast as one 32-bit value. Tile: FC_R rows x FC_NBC blocks of 16
- * channels (16 zmm accumulators, twice that for split). Rows of odd K are copied to the scratch with a
- * zero after them (the pair load would otherwise read past the row).
+ * input row's reduction pair is broadcast as one 32-bit value. Tile: 6 rows x 4 blocks of 16 channels
+ * (24 accumulators; int16: 6 rows x 2 blocks x 2 planes), the weights of the blocks stream once per
+ * 6 rows. Rows of odd K are copied to the scratch with a zero after them (the pair load would
+ * otherwise read past the row); even K reads the input in place.
  * Conv: implicit GEMM with lanes over output pixels. The taps of up to QLLC_CONV_PB = 64 output pixels
  * are packed into the scratch as a panel [Kp2 / 2][64][2] int16 (padded taps read z_x), so one pair of
- * taps of 16 pixels is one zmm; a weight pair of a row (ROWS_K2) is broadcast. Tile: CV_R output
- * channels x 4 zmm of pixels. */
+ * taps of 16 pixels is one zmm; a weight pair of a row (ROWS_K2) is broadcast. Tile: 12 output
+ * channels x 32 pixels (24 accumulators; int16: 6 x 32 x 2 planes). Packing builds two taps at a time
+ * in registers with masked loads (stride 1: from a per-panel table; other strides: one value at a time)
+ * and interleaves them with vpermt2w.
+ *
+ * Speed (Zen 5, 3x3 64->64 at 56x56 and FC 64x1024x1024, specialised on the shapes as qllc does):
+ * 16x8 runs at about 0.5x the int8 vpdpbusd variants, int16 at about 0.25x-0.28x: vpdpwssd does half the
+ * MACs of vpdpbusd per instruction, and the split int16 weights need two of them per MAC pair. */
 #include <immintrin.h>
 
 #include "kernels_x86_q16.h"
