@@ -59,6 +59,7 @@ typedef int32_t qx_pair __attribute__((may_alias, aligned(2)));
 #define CV_R16 6  /* conv tile output channels, int16 split: 6 x 2 x 2 accumulators */
 #endif
 #define CV_RMAX (CV_R8 > CV_R16 ? CV_R8 : CV_R16)
+#define CV_AS (CV_NVM * 16) /* int64 accumulators per tile channel */
 
 QX_FN __m512i qx_bcast(const int16_t *p) { return _mm512_set1_epi32(*(const qx_pair *)p); }
 
@@ -187,8 +188,11 @@ QX_FN void fc_impl(int16_t *QLLC_RESTRICT y, const int16_t *QLLC_RESTRICT x, con
       const int16_t *wb = wp + nb0 * P * S;
       for (int64_t r0 = 0; r0 < mb; r0 += RM) {
         const int64_t rr = mb - r0 < RM ? mb - r0 : RM;
-        for (int64_t r = 0; r < rr; r++)
-          for (int64_t c = c0; c < c1; c++) acc[r * 64 + (c - c0)] = bias[c];
+        for (int64_t c = c0; c < c1; c += 8) { /* every row's accumulators start at the bias */
+          const __mmask8 mk = c1 - c >= 8 ? 0xff : (__mmask8)((1u << (c1 - c)) - 1);
+          const __m512i bv = _mm512_maskz_loadu_epi64(mk, (const void *)(bias + c));
+          for (int64_t r = 0; r < rr; r++) _mm512_store_si512((void *)(acc + r * 64 + (c - c0)), bv);
+        }
         fc_tile_rows(acc, xb + r0 * ldx, ldx, wb, P, rr, nbc, split);
         for (int64_t c = c0; c < c1; c += 8) { /* the epilogue, 8 channels at a time */
           const __mmask8 mk = c1 - c >= 8 ? 0xff : (__mmask8)((1u << (c1 - c)) - 1);
@@ -344,7 +348,7 @@ QX_FN void conv_pack(int16_t *panel, const int16_t *xg, int64_t p0, int64_t np, 
 #undef CV_TAP
 }
 
-/* acc[r * 64 + p] += sum_k w[oc0 + r][k] * panel[k][p] for r < R, p < NV * 16. w0: row oc0 (lo plane
+/* acc[r * CV_AS + p] += sum_k w[oc0 + r][k] * panel[k][p] for r < R, p < NV * 16. w0: row oc0 (lo plane
    when split), w1: row oc0 of the hi plane, Kp2 int16 per row. */
 QX_FN void conv_tile(int64_t *acc, const int16_t *panel, const int16_t *w0, const int16_t *w1, int64_t Kp2,
                      int64_t P, const int R, const int NV, const int split) {
@@ -375,7 +379,7 @@ QX_FN void conv_tile(int64_t *acc, const int16_t *panel, const int16_t *w0, cons
 #pragma GCC unroll 12
     for (int r = 0; r < R; r++)
 #pragma GCC unroll 4
-      for (int v = 0; v < NV; v++) qx_add64(acc + r * 64 + v * 16, a[r][v], h[r][v], split);
+      for (int v = 0; v < NV; v++) qx_add64(acc + r * CV_AS + v * 16, a[r][v], h[r][v], split);
   }
 }
 
@@ -399,7 +403,7 @@ QX_FN void conv_impl(int16_t *QLLC_RESTRICT y, const int16_t *QLLC_RESTRICT x, c
   const int64_t cg = C / group, mg = M / group, K = cg * KH * KW, P = (K + 1) / 2, Kp2 = 2 * P, NP = OH * OW;
   const int R = split ? CV_R16 : CV_R8;
   int16_t *panel = (int16_t *)scratch;
-  int64_t acc[CV_RMAX * 64] __attribute__((aligned(64)));
+  int64_t acc[CV_RMAX * CV_AS] __attribute__((aligned(64)));
   const __m512i zy = _mm512_set1_epi64(z_y), lo = _mm512_set1_epi64(act_lo), hi = _mm512_set1_epi64(act_hi);
   for (int64_t b = 0; b < N; b++)
     for (int64_t g = 0; g < group; g++) {
@@ -413,12 +417,14 @@ QX_FN void conv_impl(int16_t *QLLC_RESTRICT y, const int16_t *QLLC_RESTRICT x, c
           const int16_t *ps = panel + s0 * 2;
           for (int64_t oc0 = g * mg; oc0 < (g + 1) * mg; oc0 += R) {
             const int64_t rr = (g + 1) * mg - oc0 < R ? (g + 1) * mg - oc0 : R;
-            for (int64_t r = 0; r < rr; r++)
-              for (int64_t p = 0; p < nv * 16; p++) acc[r * 64 + p] = bias[oc0 + r];
+            for (int64_t r = 0; r < rr; r++) { /* the accumulators start at the bias */
+              const __m512i bv = _mm512_set1_epi64(bias[oc0 + r]);
+              for (int64_t p = 0; p < nv * 16; p += 8) _mm512_store_si512((void *)(acc + r * CV_AS + p), bv);
+            }
             const int16_t *w0 = wp + oc0 * Kp2, *w1 = wp + (M + oc0) * Kp2;
             for (int64_t r = 0; r < rr;) { /* rr channels as tiles of R, 4, 2 and 1 */
               const int64_t t = rr - r >= R ? R : rr - r >= 4 ? 4 : rr - r >= 2 ? 2 : 1;
-              int64_t *ar = acc + r * 64;
+              int64_t *ar = acc + r * CV_AS;
               const int16_t *w0r = w0 + r * Kp2, *w1r = w1 + r * Kp2;
               if (t == R) {
                 if (split) conv_tile_nv(ar, ps, w0r, w1r, Kp2, P, CV_R16, nv, 1);
@@ -433,7 +439,7 @@ QX_FN void conv_impl(int16_t *QLLC_RESTRICT y, const int16_t *QLLC_RESTRICT x, c
               int16_t *yr = y + (b * M + oc0 + r) * NP + p0 + s0;
               for (int64_t p = 0; p < ns; p += 8) {
                 const __mmask8 mk = ns - p >= 8 ? 0xff : (__mmask8)((1u << (ns - p)) - 1);
-                const __m512i o = qx_req8(_mm512_load_si512((const void *)(acc + r * 64 + p)), mv, nv8, zy, lo, hi);
+                const __m512i o = qx_req8(_mm512_load_si512((const void *)(acc + r * CV_AS + p)), mv, nv8, zy, lo, hi);
                 _mm_mask_storeu_epi16((void *)(yr + p), mk, _mm512_cvtepi64_epi16(o));
               }
             }
