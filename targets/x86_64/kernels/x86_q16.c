@@ -215,13 +215,24 @@ static const int16_t qx_ilv[64] __attribute__((aligned(64))) = {
     0,  32, 1,  33, 2,  34, 3,  35, 4,  36, 5,  37, 6,  38, 7,  39, 8,  40, 9,  41, 10, 42,
     11, 43, 12, 44, 13, 45, 14, 46, 15, 47, 16, 48, 17, 49, 18, 50, 19, 51, 20, 52, 21, 53,
     22, 54, 23, 55, 24, 56, 25, 57, 26, 58, 27, 59, 28, 60, 29, 61, 30, 62, 31, 63};
+/* idx for vpermt2w: the even values of a[0..32) and b[0..32) */
+static const int16_t qx_even[32] __attribute__((aligned(64))) = {
+    0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38, 40, 42, 44, 46, 48, 50, 52, 54, 56, 58, 60, 62};
+
+/* Bits [lo, hi) of a 32-bit mask, 0 <= lo, hi <= 32 (empty when hi <= lo). */
+QX_FN __mmask32 qx_range32(int64_t lo, int64_t hi) {
+  lo = lo < 0 ? 0 : lo > 32 ? 32 : lo, hi = hi < 0 ? 0 : hi > 32 ? 32 : hi;
+  return hi <= lo ? 0 : (__mmask32)((((uint64_t)1 << hi) - 1) & ~(((uint64_t)1 << lo) - 1));
+}
 
 /* The 64 values (two zmm, *v0 lanes 0..31 and *v1 lanes 32..63) of input tap (kh, kw) of input channel
  * xc for output pixels p0 .. p0 + np, the first of which is (oh0, ow0): z_x where the tap is in the
  * padding and past np. off = kw * dil_w - pad_left, so the input column is iw = ow * stride_w + off.
  * Stride 1: each output row's run of inside columns is one masked load per half, from the address that
  * puts its first value in its lane (the masked-off lanes are not read: no fault and no data past the
- * image); other strides go through t[64] on the stack, one value at a time. */
+ * image). Stride 2: four masked loads of the 128 values from that address (only the run's span is
+ * read), the even ones picked by vpermt2w and blended into the run's lanes. Other strides go through
+ * t[64] on the stack, one value at a time. */
 QX_FN void conv_tap(__m512i *v0, __m512i *v1, int16_t *t, const int16_t *xc, int64_t oh0, int64_t ow0, int64_t np,
                     int64_t kh, int64_t off, int64_t H, int64_t W, int64_t OW, int64_t stride_h, int64_t stride_w,
                     int64_t pad_top, int64_t dil_h, __m512i zx) {
@@ -229,7 +240,8 @@ QX_FN void conv_tap(__m512i *v0, __m512i *v1, int16_t *t, const int16_t *xc, int
   /* [fi, ei): the output columns whose input column is inside the image */
   const int64_t fi = stride_w == 1 ? (off < 0 ? -off : 0) : qk_first_inside(off, stride_w);
   const int64_t ei0 = stride_w == 1 ? W - off : qk_end_inside(off, stride_w, W, OW), ei = ei0 < OW ? ei0 : OW;
-  if (stride_w != 1) {
+  const int scalar = stride_w > 2;
+  if (scalar) {
     _mm512_store_si512((void *)t, zx);
     _mm512_store_si512((void *)(t + 32), zx);
   }
@@ -242,11 +254,25 @@ QX_FN void conv_tap(__m512i *v0, __m512i *v1, int16_t *t, const int16_t *xc, int
       if (ih >= 0 && ih < H && lo < hi) {
         const int64_t d0 = q + (lo - owa), cnt = hi - lo; /* lanes d0 .. d0 + cnt */
         const int16_t *src = xc + ih * W + lo * stride_w + off;
+        const uintptr_t at = (uintptr_t)src - (uintptr_t)(2 * stride_w * d0); /* lane 0's (never read) address */
         if (stride_w == 1) {
           const uint64_t mk = (cnt >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << cnt) - 1)) << d0;
-          const uintptr_t at = (uintptr_t)src - (uintptr_t)(2 * d0); /* lane 0's (never read) address */
           if ((uint32_t)mk) a = _mm512_mask_loadu_epi16(a, (__mmask32)mk, (const void *)at);
           if (mk >> 32) b = _mm512_mask_loadu_epi16(b, (__mmask32)(mk >> 32), (const void *)(at + 64));
+        } else if (stride_w == 2) {
+          const __m512i even = _mm512_load_si512((const void *)qx_even);
+          const int64_t s0 = 2 * d0, s1 = 2 * (d0 + cnt) - 1; /* the values read: [s0, s1) from at */
+          if (d0 < 32) {
+            const __m512i l0 = _mm512_maskz_loadu_epi16(qx_range32(s0, s1), (const void *)at);
+            const __m512i l1 = _mm512_maskz_loadu_epi16(qx_range32(s0 - 32, s1 - 32), (const void *)(at + 64));
+            a = _mm512_mask_blend_epi16(qx_range32(d0, d0 + cnt), a, _mm512_permutex2var_epi16(l0, even, l1));
+          }
+          if (d0 + cnt > 32) {
+            const __m512i l2 = _mm512_maskz_loadu_epi16(qx_range32(s0 - 64, s1 - 64), (const void *)(at + 128));
+            const __m512i l3 = _mm512_maskz_loadu_epi16(qx_range32(s0 - 96, s1 - 96), (const void *)(at + 192));
+            b = _mm512_mask_blend_epi16(qx_range32(d0 - 32, d0 + cnt - 32), b,
+                                        _mm512_permutex2var_epi16(l2, even, l3));
+          }
         } else {
           for (int64_t j = 0; j < cnt; j++) t[d0 + j] = src[j * stride_w];
         }
@@ -254,7 +280,7 @@ QX_FN void conv_tap(__m512i *v0, __m512i *v1, int16_t *t, const int16_t *xc, int
       q += len;
     }
   }
-  if (stride_w != 1) a = _mm512_load_si512((const void *)t), b = _mm512_load_si512((const void *)(t + 32));
+  if (scalar) a = _mm512_load_si512((const void *)t), b = _mm512_load_si512((const void *)(t + 32));
   *v0 = a, *v1 = b;
 }
 
