@@ -380,7 +380,7 @@ static void conv_suite(int isa) {
     run_conv(isa, i % 4, &t), cases++;
   }
   /* fixed edge shapes: pointwise over more than one panel, the 7x7 stride-2 stem, K = 1 .. 3, K > 2000,
-     rows wider than a panel, single pixels, padding on every side, depthwise, dilations */
+     rows wider than a panel, single pixels, padding on every side, depthwise, dilations, tall and narrow */
   struct {
     int64_t N, C, H, W, M, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw, g;
   } e[] = {
@@ -395,6 +395,9 @@ static void conv_suite(int isa) {
       {1, 3, 8, 64, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},       {1, 3, 8, 65, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
       {1, 2, 3, 40, 3, 1, 40, 1, 1, 0, 0, 0, 0, 1, 1, 1},      {1, 16, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
       {1, 1, 9, 9, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1},        {1, 3, 6, 70, 4, 1, 35, 1, 1, 0, 0, 0, 0, 1, 1, 1},
+      /* tall and narrow: up to 64 row segments per panel times a wide kernel (the untabulated masks) */
+      {1, 3, 70, 1, 5, 3, 5, 1, 1, 1, 2, 1, 2, 1, 1, 1},     {1, 2, 66, 2, 4, 3, 7, 1, 1, 1, 3, 1, 3, 1, 1, 1},
+      {1, 2, 90, 3, 4, 3, 9, 2, 2, 1, 4, 1, 4, 1, 1, 1},
   };
   for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)
     for (int combo = 0; combo < 4; combo++) {

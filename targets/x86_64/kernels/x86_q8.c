@@ -37,6 +37,7 @@ typedef uint64_t qx_u64u __attribute__((may_alias, aligned(1)));
 #define QX_PB QLLC_CONV_PB /* panel pixels (64) */
 #define QX_RSLACK 32      /* bytes past a row buffer's 64 that the AVX2 row fills may write */
 #define QX_MT 192         /* (segment, kw) masks tabulated per panel (1.5 KiB) */
+#define QX_MT2 64          /* the same for stride 2 (three masks each) */
 #define QX_KWMAX 32        /* kernel widths whose valid column ranges are tabulated per panel */
 #define QX_UNROLL _Pragma("GCC unroll 16")
 
@@ -217,6 +218,75 @@ ZI void z_pack_s1(uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t H, int6
   }
 }
 
+/* Stride 2: lane L of a segment reads byte 2 L + 2 delta + off of the row. Two zero-masked byte loads
+   fetch the even bytes of 128 (e0, e1: the lane mask spread to even bits), vpackuswb packs them per
+   128-bit lane and vpermq puts the qwords in order; the lanes then merge into the row. */
+typedef struct qx_m2 {
+  uint64_t lanes, e0, e1;
+} qx_m2;
+QLLC_INLINE uint64_t qx_spread32(uint64_t x) { /* bit i -> bit 2 i */
+  x &= 0xffffffffu;
+  x = (x | x << 16) & 0x0000ffff0000ffffull;
+  x = (x | x << 8) & 0x00ff00ff00ff00ffull;
+  x = (x | x << 4) & 0x0f0f0f0f0f0f0f0full;
+  x = (x | x << 2) & 0x3333333333333333ull;
+  return (x | x << 1) & 0x5555555555555555ull;
+}
+QLLC_INLINE qx_m2 qx_mask_s2(int64_t off, int64_t W, int64_t OW, const qx_seg *sg) {
+  int64_t lo, hi;
+  qx_lohi(off, 2, W, OW, sg->a, sg->len, &lo, &hi);
+  qx_m2 m;
+  m.lanes = (qx_bits(hi) & ~qx_bits(lo)) << sg->pos;
+  m.e0 = qx_spread32(m.lanes), m.e1 = qx_spread32(m.lanes >> 32);
+  return m;
+}
+ZI void z_pack_s2(uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t H, int64_t W, int64_t OW, int64_t KH,
+                  int64_t KW, int64_t sh, int64_t pt, int64_t pl, int64_t dh, int64_t dw, int64_t p0, int64_t np,
+                  uint8_t zx, uint8_t flip) {
+  qx_seg seg[QX_PB];
+  uintptr_t rp[QX_PB];
+  uint64_t vm[QX_PB];
+  qx_m2 mt[QX_MT2];
+  const int64_t nseg = qx_segments(seg, p0, np, OW, sh, pt);
+  const int tab = nseg * KW <= QX_MT2;
+  if (tab)
+    for (int64_t s = 0; s < nseg; s++)
+      for (int64_t kw = 0; kw < KW; kw++) mt[s * KW + kw] = qx_mask_s2(kw * dw - pl, W, OW, &seg[s]);
+  const __m512i zv = _mm512_set1_epi8((char)zx), order = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
+  __m512i r0 = zv, r1 = zv, r2 = zv;
+  int t = 0;
+  int64_t k4 = 0;
+  for (int64_t c = 0; c < cg; c++)
+    for (int64_t kh = 0; kh < KH; kh++) {
+      for (int64_t s = 0; s < nseg; s++) {
+        const int64_t ih = seg[s].ih0 + kh * dh;
+        const int in = ih >= 0 && ih < H;
+        rp[s] = in ? (uintptr_t)(xg + (c * H + ih) * W) + (uintptr_t)(2 * (int64_t)seg[s].delta) : (uintptr_t)xg;
+        vm[s] = in ? ~(uint64_t)0 : 0;
+      }
+      for (int64_t kw = 0; kw < KW; kw++) {
+        const int64_t off = kw * dw - pl;
+        __m512i v = zv;
+        for (int64_t s = 0; s < nseg; s++) {
+          const qx_m2 mk = tab ? mt[s * KW + kw] : qx_mask_s2(off, W, OW, &seg[s]);
+          const uint8_t *b = (const uint8_t *)(rp[s] + (uintptr_t)off);
+          const __m512i lo = _mm512_maskz_loadu_epi8(mk.e0 & vm[s], b), hi = _mm512_maskz_loadu_epi8(mk.e1 & vm[s], b + 64);
+          v = _mm512_mask_mov_epi8(v, mk.lanes & vm[s], _mm512_permutexvar_epi64(order, _mm512_packus_epi16(lo, hi)));
+        }
+        switch (t) {
+        case 0: r0 = v, t = 1; break;
+        case 1: r1 = v, t = 2; break;
+        case 2: r2 = v, t = 3; break;
+        default: z_tr4r(panel + k4 * (QX_PB * 4), r0, r1, r2, v, flip), k4++, t = 0;
+        }
+      }
+    }
+  if (t) {
+    const __m512i pv = _mm512_set1_epi8((char)flip);
+    z_tr4r(panel + k4 * (QX_PB * 4), r0, t > 1 ? r1 : pv, t > 2 ? r2 : pv, pv, flip);
+  }
+}
+
 /* ---- AVX2 primitives (shared by avxvnni and avx2) ----------------------------------------------------- */
 #define YI static inline __attribute__((always_inline, target("avx2")))
 typedef struct qx_yq {
@@ -378,6 +448,7 @@ YVI __m256i yv_dp(__m256i acc, __m256i u8, __m256i s8) { return _mm256_dpbusd_av
 #define VFILLS1 z_fill_s1
 #define VTR4 z_tr4
 #define VPACK_S1 z_pack_s1
+#define VPACK_S2 z_pack_s2
 #define FC_R 6  /* FC tile: 6 rows x 4 zmm (64 channels): 24 accumulators */
 #define FC_NJ 4
 #define CV_R 6  /* conv tile: 6 channels x 4 zmm (64 pixels) */
@@ -597,12 +668,21 @@ QI void QN(qx_conv)(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *w
     OW = W = NP, OH = H = 1; /* pointwise: every channel is one row of H * W pixels */
   const uint8_t flip = xi8 ? 0x80 : 0, zx = (uint8_t)z_x; /* raw bytes: the transpose flips */
   const V zy = VSET64(z_y), lo = VSET64(act_lo), hi = VSET64(act_hi);
-  if (sw == 1) { /* panels of 64 consecutive output pixels */
+#ifdef VPACK_S2
+  const int s12 = sw == 1 || sw == 2;
+#else
+  const int s12 = sw == 1;
+#endif
+  if (s12) { /* panels of 64 consecutive output pixels */
     for (int64_t b = 0; b < N; b++)
       for (int64_t g = 0; g < group; g++) {
         const uint8_t *xg = x + (b * C + g * cg) * HW;
         for (int64_t p0 = 0; p0 < NP; p0 += QX_PB) {
           const int64_t np = NP - p0 < QX_PB ? NP - p0 : QX_PB;
+#ifdef VPACK_S2
+          if (sw == 2) VPACK_S2(scratch, xg, cg, H, W, OW, KH, KW, sh, pt, pl, dh, dw, p0, np, zx, flip);
+          else
+#endif
           VPACK_S1(scratch, xg, cg, H, W, OW, KH, KW, sh, pt, pl, dh, dw, p0, np, zx, flip);
           QN(qx_cv_tiles)(y, scratch, wp, bias, m, n, b, g, M, mg, NP, Kp4, p0, np, zy, lo, hi);
         }
@@ -702,6 +782,7 @@ QX_WRAP(uint8_t, u8, uint8_t, u8, 0)
 #undef VFILLS1
 #undef VTR4
 #undef VPACK_S1
+#undef VPACK_S2
 #undef FC_R
 #undef FC_NJ
 #undef CV_R
