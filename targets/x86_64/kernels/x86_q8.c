@@ -64,6 +64,9 @@ QLLC_INLINE void qx_fill_gen(uint8_t *d, uintptr_t src, int64_t s, int64_t lo, i
 /* ---- AVX-512 (F, BW, VL, DQ, VNNI) primitives ------------------------------------------------------ */
 #define QX_TZ "avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"
 #define ZI static inline __attribute__((always_inline, target(QX_TZ)))
+/* the panel packers are called once per panel, never inlined: their vector constants would stay live
+   across the tiles' loops and crowd out the accumulators */
+#define ZP static __attribute__((noinline, target(QX_TZ)))
 typedef struct qx_zq {
   __m512i me, mo, ne, no, re, ro; /* m, n and the rounding term of the even and odd lanes, as int64 */
 } qx_zq;
@@ -164,7 +167,7 @@ QLLC_INLINE uint64_t qx_mask_s1(int64_t off, int64_t W, int64_t a, int64_t len) 
 /* AVX-512: the row of tap (c, kh, kw) is built by one masked byte load per segment straight into a
    zmm (lanes of padding keep z_x; the mask keeps the load inside the input row), and four rows are
    interleaved by z_tr4r. */
-ZI void z_pack_s1(uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t H, int64_t W, int64_t OW, int64_t KH,
+ZP void z_pack_s1(uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t H, int64_t W, int64_t OW, int64_t KH,
                   int64_t KW, int64_t sh, int64_t pt, int64_t pl, int64_t dh, int64_t dw, int64_t p0, int64_t np,
                   uint8_t zx, uint8_t flip) {
   qx_seg seg[QX_PB];
@@ -240,7 +243,7 @@ QLLC_INLINE qx_m2 qx_mask_s2(int64_t off, int64_t W, int64_t OW, const qx_seg *s
   m.e0 = qx_spread32(m.lanes), m.e1 = qx_spread32(m.lanes >> 32);
   return m;
 }
-ZI void z_pack_s2(uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t H, int64_t W, int64_t OW, int64_t KH,
+ZP void z_pack_s2(uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t H, int64_t W, int64_t OW, int64_t KH,
                   int64_t KW, int64_t sh, int64_t pt, int64_t pl, int64_t dh, int64_t dw, int64_t p0, int64_t np,
                   uint8_t zx, uint8_t flip) {
   qx_seg seg[QX_PB];
@@ -289,6 +292,7 @@ ZI void z_pack_s2(uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t H, int6
 
 /* ---- AVX2 primitives (shared by avxvnni and avx2) ----------------------------------------------------- */
 #define YI static inline __attribute__((always_inline, target("avx2")))
+#define YP static __attribute__((noinline, target("avx2")))
 typedef struct qx_yq {
   __m256i me, mo, ne, no, re, ro;
 } qx_yq;
@@ -384,7 +388,7 @@ YI void y_tr4(uint8_t *dst, const uint8_t *rows, int64_t ld, uint8_t flip) {
   }
 }
 /* AVX2: the rows of four taps are assembled in a buffer, segment by segment, then interleaved. */
-YI void y_pack_s1(uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t H, int64_t W, int64_t OW, int64_t KH,
+YP void y_pack_s1(uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t H, int64_t W, int64_t OW, int64_t KH,
                   int64_t KW, int64_t sh, int64_t pt, int64_t pl, int64_t dh, int64_t dw, int64_t p0, int64_t np,
                   uint8_t zx, uint8_t flip) {
   qx_seg seg[QX_PB];
@@ -428,6 +432,7 @@ YVI __m256i yv_dp(__m256i acc, __m256i u8, __m256i s8) { return _mm256_dpbusd_av
 #define QN(name) QX_C(name, ISA)
 #define QT __attribute__((target(TGT)))
 #define QI static inline __attribute__((always_inline)) QT
+#define QS static QT /* the layer bodies: one per ISA, shared by the four element combinations */
 #define QX_TEMPLATE 1
 
 #define ISA avx512vnni
@@ -473,9 +478,9 @@ YVI __m256i yv_dp(__m256i acc, __m256i u8, __m256i s8) { return _mm256_dpbusd_av
 #define VFILLS1 y_fill_s1
 #define VTR4 y_tr4
 #define VPACK_S1 y_pack_s1
-#define FC_R 4  /* 4 rows x 2 ymm (16 channels): 8 accumulators + 2 weights + 1 broadcast of 16 registers */
+#define FC_R 6  /* 6 rows x 2 ymm (16 channels): 12 accumulators + 2 weights + 1 broadcast of 16 registers */
 #define FC_NJ 2
-#define CV_R 4  /* 4 channels x 2 ymm (16 pixels) */
+#define CV_R 6  /* 6 channels x 2 ymm (16 pixels) */
 #define CV_NJ 2
 #include "x86_q8.c"
 
@@ -509,8 +514,8 @@ YVI __m256i yv_dp(__m256i acc, __m256i u8, __m256i s8) { return _mm256_dpbusd_av
    (wc[j]: the channels' first 64-byte weight line; 64 bytes per k4). Accumulators start at the bias;
    the epilogue writes cnt[j] channels of each row. */
 QI void QN(qx_fc_tile)(const int R, uint8_t *y, int64_t ldy, const uint8_t *xs, int64_t ldx,
-                       const int8_t *const *wc, int64_t nk4, const V *bv, const VQ *q, V zy, V lo, V hi,
-                       const int64_t *cnt) {
+                       const int8_t *const *wc, int64_t nk4, const V *bv, const VQ *q, int32_t z_y,
+                       int32_t act_lo, int32_t act_hi, const int64_t *cnt) {
   V acc[FC_R][FC_NJ];
   QX_UNROLL for (int r = 0; r < R; r++) QX_UNROLL for (int j = 0; j < FC_NJ; j++) acc[r][j] = bv[j];
   int64_t k4 = 0;
@@ -534,19 +539,20 @@ QI void QN(qx_fc_tile)(const int R, uint8_t *y, int64_t ldy, const uint8_t *xs, 
       QX_UNROLL for (int j = 0; j < FC_NJ; j++) acc[r][j] = VDP(acc[r][j], b, w[j]);
     }
   }
+  /* the output constants are made here, not kept in registers across the loop */
+  const V zy = VSET64(z_y), lo = VSET64(act_lo), hi = VSET64(act_hi);
   QX_UNROLL for (int j = 0; j < FC_NJ; j++) {
     if (cnt[j] <= 0) continue;
     QX_UNROLL for (int r = 0; r < R; r++) VSTORE8(y + r * ldy + j * VL, VREQ(acc[r][j], &q[j], zy, lo, hi), cnt[j]);
   }
 }
 
-QI void QN(qx_fc)(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *wp, const int32_t *bias,
+QS void QN(qx_fc)(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *wp, const int32_t *bias,
                   const int32_t *m, const int32_t *n, int64_t M, int64_t N, int64_t K, int32_t z_y, int32_t act_lo,
                   int32_t act_hi, uint8_t *scratch) {
   enum { CB = FC_NJ * VL };
   const int64_t Kp4 = (K + 3) & ~(int64_t)3, nk4 = Kp4 / 4, Np = (N + 15) & ~(int64_t)15;
   const uint8_t flip = xi8 ? 0x80 : 0;
-  const V zy = VSET64(z_y), lo = VSET64(act_lo), hi = VSET64(act_hi);
   int32_t bl[CB] __attribute__((aligned(64))), ml[CB] __attribute__((aligned(64))), nl[CB] __attribute__((aligned(64)));
   for (int64_t i0 = 0; i0 < M; i0 += QLLC_FC_MB) {
     const int64_t mb = M - i0 < QLLC_FC_MB ? M - i0 : QLLC_FC_MB;
@@ -576,7 +582,7 @@ QI void QN(qx_fc)(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *wp,
         uint8_t *yr = y + (i0 + r0) * N + c0;
         const uint8_t *xr = scratch + r0 * Kp4;
 #define QX_FC_CASE(RR) \
-  case RR: QN(qx_fc_tile)(RR, yr, N, xr, Kp4, wc, nk4, bv, q, zy, lo, hi, cnt); break;
+  case RR: QN(qx_fc_tile)(RR, yr, N, xr, Kp4, wc, nk4, bv, q, z_y, act_lo, act_hi, cnt); break;
         switch (rr) {
 #if FC_R >= 6
           QX_FC_CASE(6)
@@ -589,7 +595,7 @@ QI void QN(qx_fc)(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *wp,
 #endif
           QX_FC_CASE(3)
           QX_FC_CASE(2)
-          default: QN(qx_fc_tile)(1, yr, N, xr, Kp4, wc, nk4, bv, q, zy, lo, hi, cnt);
+          default: QN(qx_fc_tile)(1, yr, N, xr, Kp4, wc, nk4, bv, q, z_y, act_lo, act_hi, cnt);
         }
 #undef QX_FC_CASE
       }
@@ -600,8 +606,8 @@ QI void QN(qx_fc)(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *wp,
 /* Conv tile: R (<= CV_R) output channels (weight rows w, ldw bytes apart) x CV_NJ vectors of VL
    pixels of the panel; writes the first npx pixels of each channel's output (ldy bytes apart). */
 QI void QN(qx_cv_tile)(const int R, uint8_t *y, int64_t ldy, const uint8_t *panel, const int8_t *w, int64_t ldw,
-                       int64_t nk4, const int32_t *bias, const int32_t *m, const int32_t *n, V zy, V lo, V hi,
-                       int64_t npx) {
+                       int64_t nk4, const int32_t *bias, const int32_t *m, const int32_t *n, int32_t z_y,
+                       int32_t act_lo, int32_t act_hi, int64_t npx) {
   V acc[CV_R][CV_NJ];
   QX_UNROLL for (int r = 0; r < R; r++) {
     const V b = VSET1(bias[r]);
@@ -615,6 +621,7 @@ QI void QN(qx_cv_tile)(const int R, uint8_t *y, int64_t ldy, const uint8_t *pane
       QX_UNROLL for (int j = 0; j < CV_NJ; j++) acc[r][j] = VDP(acc[r][j], p[j], b);
     }
   }
+  const V zy = VSET64(z_y), lo = VSET64(act_lo), hi = VSET64(act_hi);
   QX_UNROLL for (int r = 0; r < R; r++) {
     VQ q;
     VQPREP(&q, VSET1(m[r]), VSET1(n[r]));
@@ -625,10 +632,55 @@ QI void QN(qx_cv_tile)(const int R, uint8_t *y, int64_t ldy, const uint8_t *pane
   }
 }
 
+/* Any stride: a panel of nseg whole output rows from oh0 (or a chunk of len pixels of one row from
+   ow0), the rows of four taps assembled in a buffer, then interleaved. */
+static __attribute__((noinline)) QT void QN(qx_pack_rows)(uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t H,
+                                                        int64_t W, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
+                                                        int64_t sw, int64_t pt, int64_t pl, int64_t dh, int64_t dw,
+                                                        int64_t oh0, int64_t ow0, int64_t nseg, int64_t len,
+                                                        uint8_t zx, uint8_t flip) {
+  uint8_t rows[4][QX_PB + QX_RSLACK] __attribute__((aligned(64)));
+  __builtin_memset(rows, 0, sizeof rows); /* pixels past the panel's end are computed, never stored */
+  const uint8_t *srow[QX_PB];
+  int64_t lot[QX_KWMAX], hit[QX_KWMAX];
+  if (KW <= QX_KWMAX)
+    for (int64_t kw = 0; kw < KW; kw++) qx_lohi(kw * dw - pl, sw, W, OW, ow0, len, &lot[kw], &hit[kw]);
+  /* taps in the weights' order (c, kh, kw), four at a time */
+  int t = 0;
+  int64_t k4 = 0;
+  for (int64_t c = 0; c < cg; c++)
+    for (int64_t kh = 0; kh < KH; kh++) {
+      for (int64_t s = 0; s < nseg; s++) {
+        const int64_t ih = (oh0 + s) * sh - pt + kh * dh;
+        srow[s] = ih >= 0 && ih < H ? xg + (c * H + ih) * W : 0;
+      }
+      for (int64_t kw = 0; kw < KW; kw++) {
+        const int64_t off = kw * dw - pl;
+        int64_t l, h;
+        if (KW <= QX_KWMAX) l = lot[kw], h = hit[kw];
+        else qx_lohi(off, sw, W, OW, ow0, len, &l, &h);
+        uint8_t *d = rows[t];
+        for (int64_t s = 0; s < nseg; s++, d += len) {
+          if (!srow[s]) VFILLS1(d, 0, 0, 0, len, zx);
+          else if (sw == 1) VFILLS1(d, (uintptr_t)srow[s] + (uintptr_t)(ow0 + off), l, h, len, zx);
+          else qx_fill_gen(d, (uintptr_t)srow[s] + (uintptr_t)(ow0 * sw + off), sw, l, h, len, zx);
+        }
+        if (++t == 4) {
+          VTR4(panel + k4 * (QX_PB * 4), rows[0], QX_PB + QX_RSLACK, flip);
+          k4++, t = 0;
+        }
+      }
+    }
+  if (t) { /* the taps past K read 0 (after the flip) against zero weights */
+    for (; t < 4; t++) VFILLS1(rows[t], 0, 0, 0, QX_PB, flip);
+    VTR4(panel + k4 * (QX_PB * 4), rows[0], QX_PB + QX_RSLACK, flip);
+  }
+}
+
 /* The channel tiles of one group over the panel of pixels p0 .. p0+np-1 (output y of image b). */
-QI void QN(qx_cv_tiles)(uint8_t *y, const uint8_t *panel, const int8_t *wp, const int32_t *bias, const int32_t *m,
+static __attribute__((noinline)) QT void QN(qx_cv_tiles)(uint8_t *y, const uint8_t *panel, const int8_t *wp, const int32_t *bias, const int32_t *m,
                         const int32_t *n, int64_t b, int64_t g, int64_t M, int64_t mg, int64_t NP, int64_t Kp4,
-                        int64_t p0, int64_t np, V zy, V lo, V hi) {
+                        int64_t p0, int64_t np, int32_t z_y, int32_t act_lo, int32_t act_hi) {
   const int64_t nk4 = Kp4 / 4;
   for (int64_t oc = 0; oc < mg; oc += CV_R) {
     const int64_t rr = mg - oc < CV_R ? mg - oc : CV_R, o = g * mg + oc;
@@ -637,7 +689,7 @@ QI void QN(qx_cv_tiles)(uint8_t *y, const uint8_t *panel, const int8_t *wp, cons
       uint8_t *yo = y + (b * M + o) * NP + p0 + px;
       const uint8_t *pp = panel + px * 4;
 #define QX_CV_CASE(RR) \
-  case RR: QN(qx_cv_tile)(RR, yo, NP, pp, wr, Kp4, nk4, bias + o, m + o, n + o, zy, lo, hi, np - px); break;
+  case RR: QN(qx_cv_tile)(RR, yo, NP, pp, wr, Kp4, nk4, bias + o, m + o, n + o, z_y, act_lo, act_hi, np - px); break;
       switch (rr) {
 #if CV_R >= 6
         QX_CV_CASE(6)
@@ -650,14 +702,14 @@ QI void QN(qx_cv_tiles)(uint8_t *y, const uint8_t *panel, const int8_t *wp, cons
 #endif
         QX_CV_CASE(3)
         QX_CV_CASE(2)
-        default: QN(qx_cv_tile)(1, yo, NP, pp, wr, Kp4, nk4, bias + o, m + o, n + o, zy, lo, hi, np - px);
+        default: QN(qx_cv_tile)(1, yo, NP, pp, wr, Kp4, nk4, bias + o, m + o, n + o, z_y, act_lo, act_hi, np - px);
       }
 #undef QX_CV_CASE
     }
   }
 }
 
-QI void QN(qx_conv)(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *wp, const int32_t *bias,
+QS void QN(qx_conv)(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *wp, const int32_t *bias,
                     const int32_t *m, const int32_t *n, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M,
                     int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t pt, int64_t pl,
                     int64_t dh, int64_t dw, int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi,
@@ -667,7 +719,6 @@ QI void QN(qx_conv)(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *w
   if (KH == 1 && KW == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && OH == H && OW == W)
     OW = W = NP, OH = H = 1; /* pointwise: every channel is one row of H * W pixels */
   const uint8_t flip = xi8 ? 0x80 : 0, zx = (uint8_t)z_x; /* raw bytes: the transpose flips */
-  const V zy = VSET64(z_y), lo = VSET64(act_lo), hi = VSET64(act_hi);
 #ifdef VPACK_S2
   const int s12 = sw == 1 || sw == 2;
 #else
@@ -684,63 +735,30 @@ QI void QN(qx_conv)(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *w
           else
 #endif
           VPACK_S1(scratch, xg, cg, H, W, OW, KH, KW, sh, pt, pl, dh, dw, p0, np, zx, flip);
-          QN(qx_cv_tiles)(y, scratch, wp, bias, m, n, b, g, M, mg, NP, Kp4, p0, np, zy, lo, hi);
+          QN(qx_cv_tiles)(y, scratch, wp, bias, m, n, b, g, M, mg, NP, Kp4, p0, np, z_y, act_lo, act_hi);
         }
       }
     return;
   }
   /* other strides: panels of whole output rows (or a chunk of one), rows assembled in a buffer */
-  uint8_t rows[4][QX_PB + QX_RSLACK] __attribute__((aligned(64)));
-  __builtin_memset(rows, 0, sizeof rows); /* pixels past a panel's end are computed, never stored */
-  const uint8_t *srow[QX_PB];
-  int64_t lot[QX_KWMAX], hit[QX_KWMAX];
-  const int64_t rpp = OW <= QX_PB ? QX_PB / OW : 1; /* whole output rows per panel, or a chunk of one */
+  const int64_t rpp = OW <= QX_PB ? QX_PB / OW : 1; /* output rows per panel */
   for (int64_t b = 0; b < N; b++)
     for (int64_t g = 0; g < group; g++) {
       const uint8_t *xg = x + (b * C + g * cg) * HW;
       for (int64_t oh0 = 0; oh0 < OH; oh0 += rpp)
         for (int64_t ow0 = 0; ow0 < OW; ow0 += QX_PB) {
           const int64_t nseg = OW <= QX_PB ? (OH - oh0 < rpp ? OH - oh0 : rpp) : 1;
-          const int64_t len = OW - ow0 < QX_PB ? OW - ow0 : QX_PB, np = nseg * len, p0 = oh0 * OW + ow0;
-          if (KW <= QX_KWMAX)
-            for (int64_t kw = 0; kw < KW; kw++) qx_lohi(kw * dw - pl, sw, W, OW, ow0, len, &lot[kw], &hit[kw]);
-          /* pack the panel: taps in the weights' order (c, kh, kw), four at a time */
-          int t = 0;
-          int64_t k4 = 0;
-          for (int64_t c = 0; c < cg; c++)
-            for (int64_t kh = 0; kh < KH; kh++) {
-              for (int64_t s = 0; s < nseg; s++) {
-                const int64_t ih = (oh0 + s) * sh - pt + kh * dh;
-                srow[s] = ih >= 0 && ih < H ? xg + (c * H + ih) * W : 0;
-              }
-              for (int64_t kw = 0; kw < KW; kw++) {
-                const int64_t off = kw * dw - pl;
-                int64_t l, h;
-                if (KW <= QX_KWMAX) l = lot[kw], h = hit[kw];
-                else qx_lohi(off, sw, W, OW, ow0, len, &l, &h);
-                uint8_t *d = rows[t];
-                for (int64_t s = 0; s < nseg; s++, d += len) {
-                  if (!srow[s]) VFILLS1(d, 0, 0, 0, len, zx);
-                  else if (sw == 1) VFILLS1(d, (uintptr_t)srow[s] + (uintptr_t)(ow0 + off), l, h, len, zx);
-                  else qx_fill_gen(d, (uintptr_t)srow[s] + (uintptr_t)(ow0 * sw + off), sw, l, h, len, zx);
-                }
-                if (++t == 4) {
-                  VTR4(scratch + k4 * (QX_PB * 4), rows[0], QX_PB + QX_RSLACK, flip);
-                  k4++, t = 0;
-                }
-              }
-            }
-          if (t) { /* the taps past K read 0 (after the flip) against zero weights */
-            for (; t < 4; t++) VFILLS1(rows[t], 0, 0, 0, QX_PB, flip);
-            VTR4(scratch + k4 * (QX_PB * 4), rows[0], QX_PB + QX_RSLACK, flip);
-          }
-          QN(qx_cv_tiles)(y, scratch, wp, bias, m, n, b, g, M, mg, NP, Kp4, p0, np, zy, lo, hi);
+          const int64_t len = OW - ow0 < QX_PB ? OW - ow0 : QX_PB;
+          QN(qx_pack_rows)(scratch, xg, cg, H, W, OW, KH, KW, sh, sw, pt, pl, dh, dw, oh0, ow0, nseg, len, zx, flip);
+          QN(qx_cv_tiles)(y, scratch, wp, bias, m, n, b, g, M, mg, NP, Kp4, oh0 * OW + ow0, nseg * len, z_y, act_lo,
+                          act_hi);
         }
     }
 }
 
-/* The exported kernels: every input / output combination. The output type only names the bytes
-   (act_lo / act_hi clamp to its range); the input type decides the u8 shift. */
+/* The exported kernels: every input / output combination, calling the one body of the ISA. The
+   output type only names the bytes (act_lo / act_hi clamp to its range); the input type only decides
+   the value xored into every input byte (0x80: i8 -> u8). */
 #define QX_WRAP(TI, ti, TO, to, xi8)                                                                             \
   QLLC_KERNEL QT void QX_C(qllc_k_fc_##ti##_i8_##to, ISA)(TO *y, const TI *x, const int8_t *wp,                  \
                                                           const int32_t *bias_c, const int32_t *m,               \
