@@ -5,26 +5,35 @@
  * accumulator modulo 2^32 (vpdpbusd is not saturating; the avx2 variant emulates it exactly with two
  * vpmaddwd of zero-/sign-extended 16-bit halves, never vpmaddubsw, which saturates). An int8 input is
  * shifted to u8 (x ^ 0x80) when it is packed into the scratch buffer; the bias the compiler packed
- * (qllc_pack_bias8) already holds the -128 * sum_k w correction.
+ * (qllc_pack_bias8) already holds the -128 * sum_k w correction. The sums wrap identically in any
+ * order, so every variant gives the scalar kernel's accumulator exactly.
  *
  * FC (weights QLLC_LAYOUT_K4N16): up to QLLC_FC_MB input rows are copied to scratch (u8, K padded to a
  * multiple of 4 with zeros); a register tile of FC_R rows x FC_NJ vectors of VL output channels
  * broadcasts 4 input bytes of a row against the 64-byte weight line of 16 channels (ymm: one half).
- * One row (GEMV) keeps two accumulator sets, for even and odd k4, to hide the vpdpbusd latency.
+ * One row (GEMV) keeps two accumulator sets, for even and odd k4, to hide the vpdpbusd latency; it is
+ * bound by the weights' bandwidth.
  *
  * Conv (weights QLLC_LAYOUT_ROWS_K4): implicit GEMM per image and group. A panel of up to
- * QLLC_CONV_PB output pixels (whole output rows when OW <= 64, else a chunk of one row; a pointwise
- * conv is one long row) is packed as [Kp4/4][64 pixels][4] u8: four taps k at a time are gathered into
- * four 64-byte rows (stride-1 rows with masked loads / vector copies, padding reads z_x), then
- * interleaved byte-wise by a 4 x 64 transpose. A tile of CV_R output channels x CV_NJ vectors of VL
- * pixels broadcasts 4 weight bytes of a channel's row against the panel.
+ * QLLC_CONV_PB output pixels is packed as [Kp4/4][64 pixels][4] u8 (the taps in the weights' order c,
+ * kh, kw; padding reads z_x; taps past K read 0 against zero weights), then a tile of CV_R output
+ * channels x CV_NJ vectors of VL pixels broadcasts 4 weight bytes of a channel's row against it and
+ * writes the NCHW output rows. Packing, four taps at a time, then a 4 x 64 byte transpose:
+ *  - stride 1 (and 2 with AVX-512): the panel is 64 consecutive output pixels (flattened oh * OW + ow,
+ *    any number of output-row segments; a pointwise conv is one long row). AVX-512 builds each tap row
+ *    in a register with one masked byte load per segment (stride 2: two loads of the even bytes,
+ *    vpackuswb, vpermq); AVX2 copies the segments into a row buffer with overlapping vector moves;
+ *  - other strides: whole output rows (or a chunk of one) per panel, gathered byte by byte.
+ * The packers and the tile driver are separate (not inlined) functions: a vector constant of the
+ * packing must not stay live across the tiles' accumulator loops.
  *
  * Requantization in vectors, exactly REQUANT: the even and odd int32 lanes are multiplied by m into
  * int64 (vpmuldq), + (1 << n) >> 1, arithmetic shift by n (AVX-512 vpsravq; AVX2 emulates it with
  * xor of the sign), + z_y, clamp to [act_lo, act_hi] in int64, then the low byte of each lane.
  *
  * The three ISAs are one template: this file includes itself once per ISA (QX_TEMPLATE) with the
- * vector type, the primitives and the tile sizes defined as macros. */
+ * vector type, the primitives and the tile sizes defined as macros. The four element combinations of
+ * an ISA share one body per layer. */
 #ifndef QX_TEMPLATE
 #include <immintrin.h>
 
@@ -126,10 +135,10 @@ ZI void z_tr4r(uint8_t *dst, __m512i a, __m512i b, __m512i c, __m512i d, uint8_t
   const __m512i u2 = _mm512_unpacklo_epi16(t1, t3), u3 = _mm512_unpackhi_epi16(t1, t3);
   const __m512i v0 = _mm512_shuffle_i64x2(u0, u1, 0x88), v1 = _mm512_shuffle_i64x2(u2, u3, 0x88);
   const __m512i v2 = _mm512_shuffle_i64x2(u0, u1, 0xDD), v3 = _mm512_shuffle_i64x2(u2, u3, 0xDD);
-  _mm512_store_si512(dst, _mm512_shuffle_i64x2(v0, v1, 0x88));
-  _mm512_store_si512(dst + 64, _mm512_shuffle_i64x2(v2, v3, 0x88));
-  _mm512_store_si512(dst + 128, _mm512_shuffle_i64x2(v0, v1, 0xDD));
-  _mm512_store_si512(dst + 192, _mm512_shuffle_i64x2(v2, v3, 0xDD));
+  _mm512_storeu_si512(dst, _mm512_shuffle_i64x2(v0, v1, 0x88));
+  _mm512_storeu_si512(dst + 64, _mm512_shuffle_i64x2(v2, v3, 0x88));
+  _mm512_storeu_si512(dst + 128, _mm512_shuffle_i64x2(v0, v1, 0xDD));
+  _mm512_storeu_si512(dst + 192, _mm512_shuffle_i64x2(v2, v3, 0xDD));
 }
 ZI void z_tr4(uint8_t *dst, const uint8_t *rows, int64_t ld, uint8_t flip) {
   z_tr4r(dst, z_load(rows), z_load(rows + ld), z_load(rows + 2 * ld), z_load(rows + 3 * ld), flip);
