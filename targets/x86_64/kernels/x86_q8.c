@@ -22,7 +22,8 @@
  *  - stride 1 (and 2 with AVX-512): the panel is 64 consecutive output pixels (flattened oh * OW + ow,
  *    any number of output-row segments; a pointwise conv is one long row). AVX-512 builds each tap row
  *    in a register with one masked byte load per segment (stride 2: two loads of the even bytes,
- *    vpackuswb, vpermq); AVX2 copies the segments into a row buffer with overlapping vector moves;
+ *    vpackuswb, vpermq); AVX2 merges full 32-byte loads under byte masks (loads that would leave the
+ *    input buffer go byte by byte);
  *  - other strides: whole output rows (or a chunk of one) per panel, gathered byte by byte.
  * The packers and the tile driver are separate (not inlined) functions: a vector constant of the
  * packing must not stay live across the tiles' accumulator loops.
@@ -178,7 +179,8 @@ QLLC_INLINE uint64_t qx_mask_s1(int64_t off, int64_t W, int64_t a, int64_t len) 
    interleaved by z_tr4r. */
 ZP void z_pack_s1(uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t H, int64_t W, int64_t OW, int64_t KH,
                   int64_t KW, int64_t sh, int64_t pt, int64_t pl, int64_t dh, int64_t dw, int64_t p0, int64_t np,
-                  uint8_t zx, uint8_t flip) {
+                  uint8_t zx, uint8_t flip, uintptr_t xlo, uintptr_t xhi) {
+  (void)xlo, (void)xhi; /* masked loads touch only the bytes they keep */
   qx_seg seg[QX_PB];
   uintptr_t rp[QX_PB]; /* per segment: the input row of (c, kh) (any readable address when padded) */
   uint64_t vm[QX_PB];  /* and all ones, or 0 when the row is padding */
@@ -254,7 +256,8 @@ QLLC_INLINE qx_m2 qx_mask_s2(int64_t off, int64_t W, int64_t OW, const qx_seg *s
 }
 ZP void z_pack_s2(uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t H, int64_t W, int64_t OW, int64_t KH,
                   int64_t KW, int64_t sh, int64_t pt, int64_t pl, int64_t dh, int64_t dw, int64_t p0, int64_t np,
-                  uint8_t zx, uint8_t flip) {
+                  uint8_t zx, uint8_t flip, uintptr_t xlo, uintptr_t xhi) {
+  (void)xlo, (void)xhi; /* masked loads touch only the bytes they keep */
   qx_seg seg[QX_PB];
   uintptr_t rp[QX_PB];
   uint64_t vm[QX_PB];
@@ -379,57 +382,95 @@ YI void y_fill_s1(uint8_t *d, uintptr_t src, int64_t lo, int64_t hi, int64_t len
     for (int64_t j = lo; j < hi; j++) d[j] = s[j];
   }
 }
-YI void y_tr4(uint8_t *dst, const uint8_t *rows, int64_t ld, uint8_t flip) {
+/* 4 rows of 32 bytes (taps k..k+3 of 32 pixels) -> 32 x 4 interleaved bytes, ^ flip. */
+YI void y_tr4h(uint8_t *dst, __m256i a, __m256i b, __m256i c, __m256i d, uint8_t flip) {
   const __m256i f = _mm256_set1_epi8((char)flip);
-  for (int h = 0; h < 2; h++) {
-    const __m256i a = _mm256_xor_si256(y_load(rows + 32 * h), f), b = _mm256_xor_si256(y_load(rows + ld + 32 * h), f);
-    const __m256i c = _mm256_xor_si256(y_load(rows + 2 * ld + 32 * h), f), d = _mm256_xor_si256(y_load(rows + 3 * ld + 32 * h), f);
-    const __m256i t0 = _mm256_unpacklo_epi8(a, b), t1 = _mm256_unpackhi_epi8(a, b);
-    const __m256i t2 = _mm256_unpacklo_epi8(c, d), t3 = _mm256_unpackhi_epi8(c, d);
-    /* lane 0 / lane 1: u0 = pixels 0..3 / 16..19, u1 = 4..7 / 20..23, u2 = 8..11 / 24..27, u3 = 12..15 / 28..31 */
-    const __m256i u0 = _mm256_unpacklo_epi16(t0, t2), u1 = _mm256_unpackhi_epi16(t0, t2);
-    const __m256i u2 = _mm256_unpacklo_epi16(t1, t3), u3 = _mm256_unpackhi_epi16(t1, t3);
-    __m256i *o = (__m256i *)(dst + 128 * h);
-    _mm256_storeu_si256(o, _mm256_permute2x128_si256(u0, u1, 0x20));
-    _mm256_storeu_si256(o + 1, _mm256_permute2x128_si256(u2, u3, 0x20));
-    _mm256_storeu_si256(o + 2, _mm256_permute2x128_si256(u0, u1, 0x31));
-    _mm256_storeu_si256(o + 3, _mm256_permute2x128_si256(u2, u3, 0x31));
-  }
+  a = _mm256_xor_si256(a, f), b = _mm256_xor_si256(b, f), c = _mm256_xor_si256(c, f), d = _mm256_xor_si256(d, f);
+  const __m256i t0 = _mm256_unpacklo_epi8(a, b), t1 = _mm256_unpackhi_epi8(a, b);
+  const __m256i t2 = _mm256_unpacklo_epi8(c, d), t3 = _mm256_unpackhi_epi8(c, d);
+  /* lane 0 / lane 1: u0 = pixels 0..3 / 16..19, u1 = 4..7 / 20..23, u2 = 8..11 / 24..27, u3 = 12..15 / 28..31 */
+  const __m256i u0 = _mm256_unpacklo_epi16(t0, t2), u1 = _mm256_unpackhi_epi16(t0, t2);
+  const __m256i u2 = _mm256_unpacklo_epi16(t1, t3), u3 = _mm256_unpackhi_epi16(t1, t3);
+  __m256i *o = (__m256i *)dst;
+  _mm256_storeu_si256(o, _mm256_permute2x128_si256(u0, u1, 0x20));
+  _mm256_storeu_si256(o + 1, _mm256_permute2x128_si256(u2, u3, 0x20));
+  _mm256_storeu_si256(o + 2, _mm256_permute2x128_si256(u0, u1, 0x31));
+  _mm256_storeu_si256(o + 3, _mm256_permute2x128_si256(u2, u3, 0x31));
 }
-/* AVX2: the rows of four taps are assembled in a buffer, segment by segment, then interleaved. */
+/* 4 rows of 64 bytes (ld apart) -> 64 x 4 interleaved bytes. */
+YI void y_tr4(uint8_t *dst, const uint8_t *rows, int64_t ld, uint8_t flip) {
+  for (int h = 0; h < 2; h++)
+    y_tr4h(dst + 128 * h, y_load(rows + 32 * h), y_load(rows + ld + 32 * h), y_load(rows + 2 * ld + 32 * h),
+           y_load(rows + 3 * ld + 32 * h), flip);
+}
+/* AVX2 has no byte-masked loads: a tap row is two ymm halves, each segment's bytes come from a full
+   32-byte load merged under a byte mask, when the 32 bytes lie inside the input buffer [xlo, xhi)
+   (they may reach past the row: the mask drops them); near the buffer's ends, byte by byte. */
+YI __m256i y_expand(uint32_t m) { /* bit j -> byte j all ones */
+  const __m256i idx = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3,
+                                       3, 3, 3, 3, 3);
+  const __m256i bit = _mm256_set1_epi64x((int64_t)0x8040201008040201ull);
+  const __m256i t = _mm256_shuffle_epi8(_mm256_set1_epi32((int32_t)m), idx);
+  return _mm256_cmpeq_epi8(_mm256_and_si256(t, bit), bit);
+}
+YI __m256i y_merge(__m256i v, uintptr_t src, uint32_t m, uintptr_t xlo, uintptr_t xhi) {
+  if (src >= xlo && src + 32 <= xhi) return _mm256_blendv_epi8(v, y_load((const void *)src), y_expand(m));
+  uint8_t b[32] __attribute__((aligned(32)));
+  _mm256_store_si256((__m256i *)b, v);
+  for (int j = 0; j < 32; j++)
+    if (m >> j & 1) b[j] = *(const uint8_t *)(src + (uintptr_t)j);
+  return _mm256_load_si256((const __m256i *)b);
+}
 YP void y_pack_s1(uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t H, int64_t W, int64_t OW, int64_t KH,
                   int64_t KW, int64_t sh, int64_t pt, int64_t pl, int64_t dh, int64_t dw, int64_t p0, int64_t np,
-                  uint8_t zx, uint8_t flip) {
+                  uint8_t zx, uint8_t flip, uintptr_t xlo, uintptr_t xhi) {
   qx_seg seg[QX_PB];
   uintptr_t rp[QX_PB];
-  uint8_t rows[4][QX_PB + QX_RSLACK] __attribute__((aligned(32)));
+  uint64_t vm[QX_PB];
+  uint64_t mt[QX_MT];
   const int64_t nseg = qx_segments(seg, p0, np, OW, sh, pt);
-  if (np < QX_PB) __builtin_memset(rows, 0, sizeof rows); /* pixels past the panel: computed, not stored */
+  const int tab = nseg * KW <= QX_MT;
+  if (tab)
+    for (int64_t s = 0; s < nseg; s++)
+      for (int64_t kw = 0; kw < KW; kw++) mt[s * KW + kw] = qx_mask_s1(kw * dw - pl, W, seg[s].a, seg[s].len) << seg[s].pos;
+  const __m256i zv = _mm256_set1_epi8((char)zx);
+  __m256i a0 = zv, a1 = zv, b0 = zv, b1 = zv, c0 = zv, c1 = zv;
   int t = 0;
   int64_t k4 = 0;
   for (int64_t c = 0; c < cg; c++)
     for (int64_t kh = 0; kh < KH; kh++) {
       for (int64_t s = 0; s < nseg; s++) {
         const int64_t ih = seg[s].ih0 + kh * dh;
-        rp[s] = ih >= 0 && ih < H ? (uintptr_t)(xg + (c * H + ih) * W) + (uintptr_t)(int64_t)seg[s].delta : 0;
+        const int in = ih >= 0 && ih < H;
+        rp[s] = in ? (uintptr_t)(xg + (c * H + ih) * W) + (uintptr_t)(int64_t)seg[s].delta : (uintptr_t)xg;
+        vm[s] = in ? ~(uint64_t)0 : 0;
       }
       for (int64_t kw = 0; kw < KW; kw++) {
         const int64_t off = kw * dw - pl;
+        __m256i v0 = zv, v1 = zv; /* lanes 0..31, 32..63 */
         for (int64_t s = 0; s < nseg; s++) {
-          uint8_t *d = rows[t] + seg[s].pos;
-          int64_t lo = 0, hi = 0;
-          if (rp[s]) qx_range_s1(off, W, seg[s].a, seg[s].len, &lo, &hi);
-          y_fill_s1(d, rp[s] + (uintptr_t)(off + seg[s].pos), lo, hi, seg[s].len, zx);
+          const uint64_t mk = (tab ? mt[s * KW + kw] : qx_mask_s1(off, W, seg[s].a, seg[s].len) << seg[s].pos) & vm[s];
+          const uintptr_t src = rp[s] + (uintptr_t)off;
+          if ((uint32_t)mk) v0 = y_merge(v0, src, (uint32_t)mk, xlo, xhi);
+          if (mk >> 32) v1 = y_merge(v1, src + 32, (uint32_t)(mk >> 32), xlo, xhi);
         }
-        if (++t == 4) {
-          y_tr4(panel + k4 * (QX_PB * 4), rows[0], QX_PB + QX_RSLACK, flip);
+        switch (t) {
+        case 0: a0 = v0, a1 = v1, t = 1; break;
+        case 1: b0 = v0, b1 = v1, t = 2; break;
+        case 2: c0 = v0, c1 = v1, t = 3; break;
+        default:
+          y_tr4h(panel + k4 * (QX_PB * 4), a0, b0, c0, v0, flip);
+          y_tr4h(panel + k4 * (QX_PB * 4) + 128, a1, b1, c1, v1, flip);
           k4++, t = 0;
         }
       }
     }
   if (t) { /* the taps past K read 0 (after the flip) against zero weights */
-    for (; t < 4; t++) __builtin_memset(rows[t], flip, QX_PB);
-    y_tr4(panel + k4 * (QX_PB * 4), rows[0], QX_PB + QX_RSLACK, flip);
+    const __m256i pv = _mm256_set1_epi8((char)flip);
+    if (t < 2) b0 = b1 = pv;
+    if (t < 3) c0 = c1 = pv;
+    y_tr4h(panel + k4 * (QX_PB * 4), a0, b0, c0, pv, flip);
+    y_tr4h(panel + k4 * (QX_PB * 4) + 128, a1, b1, c1, pv, flip);
   }
 }
 #define YVI static inline __attribute__((always_inline, target("avx2,avxvnni")))
@@ -728,6 +769,7 @@ QS void QN(qx_conv)(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *w
   if (KH == 1 && KW == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && OH == H && OW == W)
     OW = W = NP, OH = H = 1; /* pointwise: every channel is one row of H * W pixels */
   const uint8_t flip = xi8 ? 0x80 : 0, zx = (uint8_t)z_x; /* raw bytes: the transpose flips */
+  const uintptr_t xlo = (uintptr_t)x, xhi = (uintptr_t)(x + N * C * HW); /* the input buffer */
 #ifdef VPACK_S2
   const int s12 = sw == 1 || sw == 2;
 #else
@@ -740,10 +782,10 @@ QS void QN(qx_conv)(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *w
         for (int64_t p0 = 0; p0 < NP; p0 += QX_PB) {
           const int64_t np = NP - p0 < QX_PB ? NP - p0 : QX_PB;
 #ifdef VPACK_S2
-          if (sw == 2) VPACK_S2(scratch, xg, cg, H, W, OW, KH, KW, sh, pt, pl, dh, dw, p0, np, zx, flip);
+          if (sw == 2) VPACK_S2(scratch, xg, cg, H, W, OW, KH, KW, sh, pt, pl, dh, dw, p0, np, zx, flip, xlo, xhi);
           else
 #endif
-          VPACK_S1(scratch, xg, cg, H, W, OW, KH, KW, sh, pt, pl, dh, dw, p0, np, zx, flip);
+          VPACK_S1(scratch, xg, cg, H, W, OW, KH, KW, sh, pt, pl, dh, dw, p0, np, zx, flip, xlo, xhi);
           QN(qx_cv_tiles)(y, scratch, wp, bias, m, n, b, g, M, mg, NP, Kp4, p0, np, z_y, act_lo, act_hi);
         }
       }
