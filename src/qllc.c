@@ -321,9 +321,14 @@ static qllc_status user_kernel_lines(const qllc_program *p, const qllc_options *
   return st;
 }
 
-static qllc_status lower_graph(qllc_model *m, qllc_graph *g, const qllc_options *o, qllc_program **p,
+/* Lowers g for the CPU that o and host (1: the JIT, on this machine) resolve to, so that each fused
+ * layer gets the fastest kernel variant that CPU runs. */
+static qllc_status lower_graph(qllc_model *m, qllc_graph *g, const qllc_options *o, int host, qllc_program **p,
                                char **user_lines, qllc_diag *diag) {
-  qllc_status st = qllc_lower(g, p, diag);
+  qllc_codegen_opts cg;
+  qllc_status st = qllc_codegen_resolve(o, host, &cg, diag);
+  qllc_lower_target t = {.arch = cg.target ? cg.target->name : NULL, .cpu = cg.cpu, .features = cg.kernel_features};
+  if (st == QLLC_OK) st = qllc_lower_for(g, &t, p, diag);
   if (st == QLLC_OK) {
     char *lines = NULL;
     st = user_kernel_lines(*p, o, &lines, diag);
@@ -455,7 +460,7 @@ qllc_status qllc_model_describe(qllc_model *m, const qllc_options *opts, void *s
   }
   qllc_program *p = NULL;
   char *user_lines = NULL;
-  st = lower_graph(m, g, opts, &p, &user_lines, diag);
+  st = lower_graph(m, g, opts, 0, &p, &user_lines, diag);
   if (st == QLLC_OK) {
     fprintf(f, "model: %s\n", m->path);
     fprintf(f, "\n== graph ==\n");
@@ -468,6 +473,9 @@ qllc_status qllc_model_describe(qllc_model *m, const qllc_options *opts, void *s
     if (opts->n_kernel_files > 0 || user_lines)
       fprintf(f, "\n== user kernels ==\n%s", user_lines ? user_lines : "none: every node runs a built-in kernel\n");
     free(user_lines);
+    char *kr = qllc_program_kernel_report(p);
+    if (kr && *kr) fprintf(f, "\n== kernels (fused layers) ==\n%s", kr);
+    free(kr);
     fprintf(f, "\n== memory ==\n");
     fprintf(f, "constant:    %llu bytes\n", (unsigned long long)p->const_size);
     fprintf(f, "mutable:     %llu bytes (inputs and outputs)\n", (unsigned long long)p->mutable_size);
@@ -513,7 +521,7 @@ qllc_status qllc_compile_bundle(qllc_model *m, const qllc_options *opts, const c
   char *report = NULL;
   qllc_status st = graph_for(m, opts, &g, &owned, diag);
   char *user_lines = NULL;
-  if (st == QLLC_OK) st = lower_graph(m, g, opts, &p, &user_lines, diag);
+  if (st == QLLC_OK) st = lower_graph(m, g, opts, 0, &p, &user_lines, diag);
   qllc_codegen_opts cg;
   memset(&cg, 0, sizeof cg);
   if (st == QLLC_OK) {
@@ -532,6 +540,16 @@ qllc_status qllc_compile_bundle(qllc_model *m, const qllc_options *opts, const c
       report = r;
     }
     free(user_lines);
+    char *kr = st == QLLC_OK ? qllc_program_kernel_report(p) : NULL;
+    if (kr && *kr) { /* and which kernel variant each fused layer runs */
+      size_t n = (report ? strlen(report) : 0) + strlen(kr) + 32;
+      char *r = malloc(n);
+      if (!r) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+      else snprintf(r, n, "%s%skernels:\n%s", report ? report : "", report ? "\n" : "", kr);
+      free(report);
+      report = r;
+    }
+    free(kr);
     cg.report = report;
   }
   if (st != QLLC_OK) goto done;
@@ -658,7 +676,7 @@ qllc_status qllc_jit_compile(qllc_model *m, const qllc_options *opts, qllc_jit *
   int owned = 0;
   qllc_status st = graph_for(m, opts, &g, &owned, diag);
   if (st == QLLC_OK && owned) j->own_graph = g;
-  if (st == QLLC_OK) st = lower_graph(m, g, opts, &j->prog, NULL, diag);
+  if (st == QLLC_OK) st = lower_graph(m, g, opts, 1, &j->prog, NULL, diag);
   qllc_codegen_opts cg;
   memset(&cg, 0, sizeof cg);
   if (st == QLLC_OK) {

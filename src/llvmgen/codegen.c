@@ -552,6 +552,32 @@ static void set_string_attr(cg *c, LLVMValueRef f, const char *k, const char *v)
                             LLVMCreateStringAttribute(c->ctx, k, (unsigned)strlen(k), v, (unsigned)strlen(v)));
 }
 
+/* Every function gets the resolved CPU's features, but an ISA variant (qllc_k_..._<isa>, lowering
+ * chose it because the CPU has what it needs: src/lower/kernels.def) keeps its own after them, so the
+ * instructions its intrinsics need stay legal whatever the CPU name implies. */
+static void keep_variant_features(cg *c, LLVMValueRef f) {
+  size_t n;
+  const char *name = LLVMGetValueName2(f, &n);
+  LLVMAttributeRef a = strstr(name, "__") && strncmp(name, "qllc_k_", 7) == 0
+                           ? LLVMGetStringAttributeAtIndex(f, LLVMAttributeFunctionIndex, "target-features", 15)
+                           : NULL;
+  unsigned len = 0;
+  const char *own = a ? LLVMGetStringAttributeValue(a, &len) : NULL;
+  if (!own || !len) {
+    set_string_attr(c, f, "target-features", c->o->features);
+    return;
+  }
+  size_t base = strlen(c->o->features);
+  char *merged = malloc(base + len + 2);
+  if (!merged) {
+    set_string_attr(c, f, "target-features", c->o->features);
+    return;
+  }
+  snprintf(merged, base + len + 2, "%s%s%.*s", c->o->features, base ? "," : "", (int)len, own);
+  set_string_attr(c, f, "target-features", merged);
+  free(merged);
+}
+
 static int is_io_table(cg *c, LLVMValueRef g) {
   size_t n, en = strlen(c->o->entry_name);
   const char *name = LLVMGetValueName2(g, &n);
@@ -573,7 +599,7 @@ static void specialise(cg *c) {
       LLVMSetVisibility(f, LLVMDefaultVisibility);
     }
     set_string_attr(c, f, "target-cpu", c->o->cpu);
-    set_string_attr(c, f, "target-features", c->o->features);
+    keep_variant_features(c, f);
     set_string_attr(c, f, "tune-cpu", NULL);
   }
   for (LLVMValueRef g = LLVMGetFirstGlobal(c->m); g; g = LLVMGetNextGlobal(g)) {

@@ -21,6 +21,8 @@ typedef struct qllc_codegen_opts {
   const qllc_target_desc *target;
   const char *cpu;            /* resolved CPU name (never NULL) */
   const char *features;       /* resolved feature string, may be "" */
+  const char *kernel_features; /* what kernel selection reads: the CPU's implied features (the host's for
+                                  native), then the user's --features; may be "" */
   int reloc_pic;
   int weights_in_object;      /* 1: CONST buffers are globals in the module; 0: read from constant_weights */
   const char *entry_name;     /* bundle name / symbol prefix */

@@ -153,12 +153,20 @@ qllc_status qllc_codegen_resolve(const qllc_options *o, int host, qllc_codegen_o
     cpu = host_cpu;
   }
   qllc_status st = QLLC_OK;
+  char kfeats[8192] = "";
+  if (use_host) snprintf(kfeats, sizeof kfeats, "%s", feats);
+  else
+    for (int i = 0; t->cpu_features && t->cpu_features[i]; i += 2)
+      if (strcmp(t->cpu_features[i], cpu) == 0) snprintf(kfeats, sizeof kfeats, "%s", t->cpu_features[i + 1]);
   if (o->features) st = check_features(t, o->features, feats, sizeof feats, diag);
+  if (st == QLLC_OK && o->features) st = check_features(t, o->features, kfeats, sizeof kfeats, diag);
   if (st == QLLC_OK) {
     out->target = t;
     out->cpu = intern(cpu);
     out->features = intern(feats);
-    if (!out->cpu || !out->features) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+    out->kernel_features = intern(kfeats);
+    if (!out->cpu || !out->features || !out->kernel_features)
+      st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
   }
   if (host_cpu) LLVMDisposeMessage(host_cpu);
   if (st != QLLC_OK) return st;

@@ -11,6 +11,9 @@ typedef struct qllc_target_desc {
   const char *default_cpu;      /* for bundles when --cpu is absent */
   const char *const *cpus;      /* accepted --cpu values, NULL-terminated */
   const char *const *features;  /* accepted feature names (without +/-), NULL-terminated */
+  const char *const *cpu_features; /* pairs: a --cpu name, the features it implies that kernel selection
+                                      reads ("+avx2,+avx512vnni"), ...; NULL-terminated. A CPU not listed
+                                      implies none (the reference kernels) */
   const unsigned char *bitcode; /* the embedded kernel library for this target */
   const size_t *bitcode_size;
 } qllc_target_desc;

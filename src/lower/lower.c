@@ -35,7 +35,7 @@
 #include <string.h>
 
 /* Float kernels and integer views/copies libjit provides (libjit/bitcode/kernels_f32.h). A node whose
- * kernel is not here nor in lower_q.c's list (qllc_lower_q_known, made from kernels_q.h's
+ * kernel is not here nor in the quantized registry (qllc_lower_q_known, src/lower/kernels.def, checked against kernels_q.h's
  * declarations) is rejected at lowering with the name it would need. */
 static const char *const known_kernels[] = {
     "qllc_k_conv2d_f32_f32_f32", "qllc_k_fc_f32_f32_f32",     "qllc_k_gemm_f32_f32_f32",
@@ -201,6 +201,7 @@ static qllc_status emit(ctx *c, const qllc_node *n, const char *kernel, const ar
   in->args = qllc_arena_memdup(p->arena, av->a, (size_t)(av->n ? av->n : 1) * sizeof(qllc_arg));
   if (!in->args) return oom(c);
   in->node = n;
+  in->why = NULL;
   p->n_instrs++;
   return QLLC_OK;
 }
@@ -913,6 +914,10 @@ static qllc_status build(ctx *c) {
 }
 
 qllc_status qllc_lower(qllc_graph *g, qllc_program **out, qllc_diag *diag) {
+  return qllc_lower_for(g, NULL, out, diag);
+}
+
+qllc_status qllc_lower_for(qllc_graph *g, const qllc_lower_target *t, qllc_program **out, qllc_diag *diag) {
   *out = NULL;
   qllc_arena *arena = qllc_arena_new();
   if (!arena) return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory while lowering");
@@ -928,7 +933,7 @@ qllc_status qllc_lower(qllc_graph *g, qllc_program **out, qllc_diag *diag) {
   p->graph = g;
   p->arena = arena;
   qllc_graph_recount_uses(g); /* producers and use counts are what root_of and the views rely on */
-  ctx c = {.g = g, .p = p, .diag = diag, .cls = cls, .packed = packed};
+  ctx c = {.g = g, .p = p, .diag = diag, .cls = cls, .packed = packed, .target = t};
   qllc_status st = build(&c);
   free(cls);
   free(packed);

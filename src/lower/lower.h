@@ -50,6 +50,7 @@ typedef struct qllc_arg {
 
 typedef struct qllc_instr {
   const char *kernel;         /* function name in the kernel bitcode */
+  const char *why;            /* for a fused layer: why this kernel and not a faster variant (arena; may be NULL) */
   int n_args;
   qllc_arg *args;
   const qllc_node *node;      /* the graph node it implements (for diagnostics and reports) */
@@ -75,9 +76,34 @@ typedef struct qllc_program {
   uint64_t act_sum;           /* sum of all activation buffers (what no reuse would cost) */
 } qllc_program;
 
+/* The CPU a program is lowered for, as far as kernel selection needs it: the architecture
+ * ("x86_64", "aarch64"), the CPU name, and its features as LLVM spells them ("+avx2,+avx512vnni,-amx-tile":
+ * the CPU's own features first, then the user's --features; the last mention of a feature wins). */
+typedef struct qllc_lower_target {
+  const char *arch;
+  const char *cpu;
+  const char *features;
+} qllc_lower_target;
+
 /* Lowers a verified graph (float, or quantized by src/quant) to a program. Dispose with
- * qllc_program_free. Errors name the node. */
-qllc_status qllc_lower(qllc_graph *g, qllc_program **out, qllc_diag *diag);
+ * qllc_program_free. Errors name the node. With a target, each fused quantized layer runs the fastest
+ * ISA variant of the kernel registry (src/lower/kernels.def) the target has, its weights packed at
+ * compile time; without one (NULL), the scalar reference kernels, which every target has. */
+qllc_status qllc_lower_for(qllc_graph *g, const qllc_lower_target *t, qllc_program **out, qllc_diag *diag);
+qllc_status qllc_lower(qllc_graph *g, qllc_program **out, qllc_diag *diag); /* qllc_lower_for(g, NULL, ...) */
+
+/* 1 when the feature string f ("+a,-b,...", the last mention wins) enables every name of the
+ * comma-separated list `need`; else 0 and the missing names ("a, b") in missing. */
+int qllc_lower_has_features(const char *f, const char *need, char *missing, size_t size);
+
+/* Registry rows, for tests and tools: the number of ISA variants, and row i's kernel name, its
+ * reference kernel and architecture (NULL past the end). */
+int qllc_lower_variant_count(void);
+const char *qllc_lower_variant_name(int i, const char **ref, const char **arch);
+
+/* "node NAME (OpType): kernel  [why]" lines for every fused layer of p (malloc'ed, free() it; NULL on
+ * out of memory; "" when p has none). */
+char *qllc_program_kernel_report(const qllc_program *p);
 void qllc_program_free(qllc_program *p);
 
 /* Liveness-based placement of ACT buffers; sets offset of each and p->act_size. Called by qllc_lower. */

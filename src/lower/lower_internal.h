@@ -15,13 +15,31 @@ typedef struct qllc_lower_args {
   int n;
 } qllc_lower_args;
 
+struct qllc_lower_ctx;
 typedef struct qllc_lower_ctx {
   qllc_graph *g;
   qllc_program *p;
   qllc_diag *diag;
   qllc_buffer **cls;    /* [n_values]: buffer of the alias class rooted at value id (roots only) */
   qllc_buffer **packed; /* [n_values]: FC weights already packed, by the weight value's id */
+  const qllc_lower_target *target; /* NULL: reference kernels only */
 } qllc_lower_ctx;
+
+/* ---- registry.c: the kernel registry (kernels.def) ------------------------------------------------ */
+typedef struct qllc_kvariant {
+  const char *name;     /* qllc_k_<op>_<in>_<w>_<out>__<isa> */
+  const char *ref;      /* the scalar reference kernel it replaces */
+  const char *arch, *isa;
+  const char *features; /* LLVM feature names it needs, comma-separated */
+  int layout;           /* qllc_layout of its packed weights (libjit/bitcode/layouts.h) */
+  int esize;            /* input element bytes (scratch sizing) */
+} qllc_kvariant;
+
+/* The variant of reference kernel `ref` to run on c's target, or NULL for the reference itself.
+ * shape_reason: non-NULL when the layer's shape is one the variants do not take (the text says why).
+ * *why: NULL when the fastest variant was chosen, else why not (arena string). */
+const qllc_kvariant *qllc_lower_pick(struct qllc_lower_ctx *c, const char *ref, const char *shape_reason,
+                                     const char **why);
 
 typedef qllc_status (*qllc_lower_fn)(qllc_lower_ctx *c, const qllc_node *n);
 
@@ -93,7 +111,7 @@ qllc_status qllc_lower_check_maxpool_indices(qllc_lower_ctx *c, const qllc_node 
 /* 1 when n must take the quantized path: it has a quantization record, or its first input or output
  * is an integer activation (i8, u8, i16). */
 int qllc_lower_is_quantized(const qllc_node *n);
-/* 1 when libjit declares this quantized kernel (libjit/bitcode/kernels_q.h). */
+/* 1 when the registry (kernels.def) has this quantized kernel or ISA variant. */
 int qllc_lower_q_known(const char *kernel);
 
 qllc_status qllc_lower_q_conv(qllc_lower_ctx *c, const qllc_node *n);

@@ -39,43 +39,8 @@
 #include <string.h>
 
 #include "lower/lower_internal.h"
+#include "lower/pack.h"
 #include "quant/quant.h"
-
-/* The declarations the names below are checked against (at compile time: a name that kernels_q.h
- * does not declare does not compile). Only the declarations are used, never the symbols. */
-#include "../../libjit/bitcode/kernels_q.h"
-
-/* ---- the quantized kernels libjit provides -------------------------------------------------------- */
-
-typedef struct qkernel {
-  const char *name;
-  size_t declared; /* sizeof(&fn): forces a declaration of fn in kernels_q.h */
-} qkernel;
-
-#define K(fn) {#fn, sizeof(&fn)}
-/* The instantiation lists of kernels_q.h, one macro per family as there. */
-#define LAYER(i, w, o)                                                                                   \
-  K(qllc_k_conv2d_##i##_##w##_##o), K(qllc_k_fc_##i##_##w##_##o), K(qllc_k_channel_affine_##i##_##w##_##o)
-#define PER_TYPE(t)                                                                                      \
-  K(qllc_k_matmul_##t##_##t##_##t), K(qllc_k_add_##t##_##t##_##t), K(qllc_k_sub_##t##_##t##_##t),         \
-      K(qllc_k_mul_##t##_##t##_##t), K(qllc_k_requantize_##t##_##t), K(qllc_k_clamp_##t##_##t),            \
-      K(qllc_k_maxpool2d_##t##_##t), K(qllc_k_avgpool2d_##t##_##t), K(qllc_k_global_avgpool_##t##_##t),    \
-      K(qllc_k_softmax_##t##_##t), K(qllc_k_lut_##t##_##t), K(qllc_k_quantize_f32_##t),                    \
-      K(qllc_k_dequantize_##t##_f32)
-
-static const qkernel qkernels[] = {
-    LAYER(i8, i8, i8), LAYER(i8, i8, u8), LAYER(u8, i8, i8), LAYER(u8, i8, u8), LAYER(i16, i16, i16),
-    LAYER(i16, i8, i16), PER_TYPE(i8), PER_TYPE(u8), PER_TYPE(i16),
-};
-#undef LAYER
-#undef PER_TYPE
-#undef K
-
-int qllc_lower_q_known(const char *kernel) {
-  for (size_t i = 0; i < sizeof qkernels / sizeof qkernels[0]; i++)
-    if (strcmp(qkernels[i].name, kernel) == 0) return 1;
-  return 0;
-}
 
 /* ---- helpers ------------------------------------------------------------------------------------ */
 
@@ -214,13 +179,71 @@ static void a_clamp(argv *av, const qllc_qnode *q) {
 
 /* ---- fused layers --------------------------------------------------------------------------------- */
 
-/* Checks a FUSED record against the node's values and makes the weight, bias, m and n buffers. */
 typedef struct fused_bufs {
   qllc_buffer *w, *bias, *m, *n;
 } fused_bufs;
 
+/* The constants of a fused layer in variant v's layout (libjit/bitcode/layouts.h, src/lower/pack.h):
+ * the weights packed at compile time, the bias with the u8 shift's correction folded in (8-bit). */
+static qllc_status pack_variant(ctx *c, const qllc_node *n, const qllc_qnode *q, const qllc_kvariant *v,
+                                int64_t channels, int64_t K, const char *wname, const char *bname, fused_bufs *fb) {
+  qllc_arena *a = c->p->arena;
+  size_t wbytes = qllc_pack_size((qllc_layout)v->layout, channels, K);
+  void *wp = qllc_arena_alloc(a, wbytes ? wbytes : 1);
+  if (!wp) return qllc_lower_oom(c);
+  if (v->esize == 1) {
+    if (q->w_elem != QLLC_ELEM_I8 || q->acc_elem != QLLC_ELEM_I32)
+      return qllc_lower_invalid(c, n, "8-bit variant for a layer whose weights are not int8");
+    int32_t *bc = qllc_arena_alloc(a, (size_t)(channels ? channels : 1) * sizeof *bc);
+    if (!bc) return qllc_lower_oom(c);
+    qllc_pack_w8((qllc_layout)v->layout, wp, q->w_packed, channels, K);
+    qllc_pack_bias8(bc, q->bias, q->w_packed, channels, K, q->in_elem == QLLC_ELEM_I8);
+    fb->bias = qllc_lower_buffer_new(c, bname, QLLC_REGION_CONST, QLLC_ELEM_I32, (uint64_t)channels * 4);
+    if (fb->bias) fb->bias->data = bc;
+    fb->w = qllc_lower_buffer_new(c, wname, QLLC_REGION_CONST, QLLC_ELEM_I8, wbytes);
+  } else {
+    int w8 = q->w_elem == QLLC_ELEM_I8;
+    qllc_pack_w16((qllc_layout)v->layout, wp, w8 ? q->w_packed : NULL, w8 ? NULL : q->w_packed, channels, K);
+    fb->bias = qconst(c, bname, q->acc_elem, channels, q->bias);
+    fb->w = qllc_lower_buffer_new(c, wname, QLLC_REGION_CONST, QLLC_ELEM_I16, wbytes);
+  }
+  if (!fb->w || !fb->bias) return qllc_lower_oom(c);
+  fb->w->data = wp;
+  return QLLC_OK;
+}
+
+/* The variant for a fused layer whose reference kernel is ref (NULL: the reference), the reason kept
+ * for the report in *why; and the scratch buffer it needs ("<node>.scratch", activation region). */
+static qllc_status fused_pick(ctx *c, const qllc_node *n, const char *ref, const char *shape_reason,
+                              int64_t scratch_bytes_1, int64_t scratch_bytes_2, const qllc_kvariant **v,
+                              qllc_buffer **scratch, const char **why) {
+  *scratch = NULL;
+  if (!ref) return qllc_lower_oom(c);
+  *v = qllc_lower_pick(c, ref, shape_reason, why);
+  if (!*v) return QLLC_OK;
+  const char *sname = qllc_arena_printf(c->p->arena, "%s.scratch", n->name);
+  if (!sname) return qllc_lower_oom(c);
+  int64_t bytes = (*v)->esize == 1 ? scratch_bytes_1 : scratch_bytes_2;
+  *scratch = qllc_lower_buffer_new(c, sname, QLLC_REGION_ACT, QLLC_ELEM_U8, (uint64_t)bytes);
+  return *scratch ? QLLC_OK : qllc_lower_oom(c);
+}
+
+/* Emits a fused layer's call and records why its kernel was chosen. */
+static qllc_status emit_fused(ctx *c, const qllc_node *n, const char *ref, const qllc_kvariant *v,
+                              qllc_buffer *scratch, const char *why, argv *av) {
+  if (v) a_buf(av, scratch);
+  qllc_status st = qllc_lower_emit(c, n, v ? v->name : ref, av);
+  if (st == QLLC_OK) c->p->instrs[c->p->n_instrs - 1].why = why;
+  return st;
+}
+
+
+/* Checks a FUSED record against the node's values and makes the weight, bias, m and n buffers (in
+ * variant v's layout when v is not NULL). */
+
 static qllc_status fused_common(ctx *c, const qllc_node *n, const qllc_value *x, const qllc_value *y,
-                                int64_t channels, int64_t K, const qllc_qnode **qo, fused_bufs *fb) {
+                                int64_t channels, int64_t K, const qllc_kvariant *v, const qllc_qnode **qo,
+                                fused_bufs *fb) {
   const qllc_qnode *q;
   qllc_status st = need_record(c, n, QLLC_QK_FUSED, &q);
   if (st) return st;
@@ -253,8 +276,12 @@ static qllc_status fused_common(ctx *c, const qllc_node *n, const qllc_value *x,
   const char *bname = b && b->name ? b->name : qllc_arena_printf(a, "%s.bias", n->name);
   const char *mname = qllc_arena_printf(a, "%s.m", n->name), *nname = qllc_arena_printf(a, "%s.n", n->name);
   if (!wname || !bname || !mname || !nname) return qllc_lower_oom(c);
-  fb->w = qconst(c, wname, q->w_elem, channels * K, q->w_packed);
-  fb->bias = qconst(c, bname, q->acc_elem, channels, q->bias);
+  if (v) { /* an ISA variant: its weights packed in its layout, its bias corrected (layouts.h) */
+    if ((st = pack_variant(c, n, q, v, channels, K, wname, bname, fb))) return st;
+  } else {
+    fb->w = qconst(c, wname, q->w_elem, channels * K, q->w_packed);
+    fb->bias = qconst(c, bname, q->acc_elem, channels, q->bias);
+  }
   fb->m = qconst(c, mname, QLLC_ELEM_I32, channels, q->m);
   fb->n = qconst(c, nname, QLLC_ELEM_I32, channels, q->n);
   if (!fb->w || !fb->bias || !fb->m || !fb->n) return qllc_lower_oom(c);
@@ -268,10 +295,25 @@ qllc_status qllc_lower_q_conv(ctx *c, const qllc_node *n) {
   qllc_lower_geom g;
   qllc_status st = qllc_lower_spatial(c, n, x, y, KH, KW, 0, &g);
   if (st) return st;
-  int64_t group = qllc_attr_int(n, "group", 1), M = w->dims[0];
-  const qllc_qnode *q;
+  int64_t group = qllc_attr_int(n, "group", 1), M = w->dims[0], K = qllc_value_numel(w) / (M ? M : 1);
+  const qllc_qnode *q = n->quant;
+  const qllc_kvariant *v = NULL;
+  qllc_buffer *scratch = NULL;
+  const char *why = NULL, *ref = NULL;
+  if (q && q->kind == QLLC_QK_FUSED) {
+    ref = kname3(c, "conv2d", q->in_elem, q->w_elem, q->out_elem);
+    /* the variants tile at least 4 output channels of one group against a panel of pixels; narrower
+       groups (depthwise) run the reference's direct loop, which vectorizes along the output row */
+    int64_t mg = group > 0 ? M / group : M;
+    char shape[96];
+    snprintf(shape, sizeof shape, "%lld output channel%s per group (depthwise): the reference's direct loop",
+             (long long)mg, mg == 1 ? "" : "s");
+    if ((st = fused_pick(c, n, ref, mg < 4 ? shape : NULL, qllc_scratch_conv(K, 1), qllc_scratch_conv(K, 2), &v,
+                         &scratch, &why)))
+      return st;
+  }
   fused_bufs fb;
-  if ((st = fused_common(c, n, x, y, M, qllc_value_numel(w) / (M ? M : 1), &q, &fb))) return st;
+  if ((st = fused_common(c, n, x, y, M, K, v, &q, &fb))) return st;
   argv av = {.n = 0};
   a_buf(&av, qllc_lower_buf_of(c, y));
   a_buf(&av, qllc_lower_buf_of(c, x));
@@ -283,7 +325,7 @@ qllc_status qllc_lower_q_conv(ctx *c, const qllc_node *n) {
                    g.sh, g.sw, g.pt, g.pl, g.dh, g.dw, group, q->z_x, q->z_y};
   for (size_t i = 0; i < sizeof imm / sizeof imm[0]; i++) a_int(&av, imm[i]);
   a_clamp(&av, q);
-  return qllc_lower_emit(c, n, kname3(c, "conv2d", q->in_elem, q->w_elem, q->out_elem), &av);
+  return emit_fused(c, n, ref, v, scratch, why, &av);
 }
 
 /* FC, and Gemm / MatMul whose constant operand the quantizer packed as [N][K]. */
@@ -309,10 +351,18 @@ qllc_status qllc_lower_q_fc(ctx *c, const qllc_node *n) {
   if (K <= 0 || qllc_value_numel(x) % K) return qllc_lower_invalid(c, n, "input size is not a multiple of K");
   int64_t M = qllc_value_numel(x) / K;
   if (M * N != qllc_value_numel(y)) return qllc_lower_invalid(c, n, "output size is not M x N");
-  const qllc_qnode *q;
+  const qllc_qnode *q = n->quant;
+  const qllc_kvariant *v = NULL;
+  qllc_buffer *scratch = NULL;
+  const char *why = NULL, *ref = NULL;
+  qllc_status st;
+  if (q && q->kind == QLLC_QK_FUSED) {
+    ref = kname3(c, "fc", q->in_elem, q->w_elem, q->out_elem);
+    if ((st = fused_pick(c, n, ref, NULL, qllc_scratch_fc(M, K, 1), qllc_scratch_fc(M, K, 2), &v, &scratch, &why)))
+      return st;
+  }
   fused_bufs fb;
-  qllc_status st = fused_common(c, n, x, y, N, K, &q, &fb);
-  if (st) return st;
+  if ((st = fused_common(c, n, x, y, N, K, v, &q, &fb))) return st;
   argv av = {.n = 0};
   a_buf(&av, qllc_lower_buf_of(c, y));
   a_buf(&av, qllc_lower_buf_of(c, x));
@@ -326,7 +376,7 @@ qllc_status qllc_lower_q_fc(ctx *c, const qllc_node *n) {
   a_int(&av, q->z_x);
   a_int(&av, q->z_y);
   a_clamp(&av, q);
-  return qllc_lower_emit(c, n, kname3(c, "fc", q->in_elem, q->w_elem, q->out_elem), &av);
+  return emit_fused(c, n, ref, v, scratch, why, &av);
 }
 
 qllc_status qllc_lower_q_channel_affine(ctx *c, const qllc_node *n) {
@@ -334,7 +384,7 @@ qllc_status qllc_lower_q_channel_affine(ctx *c, const qllc_node *n) {
   if (x->rank < 2) return qllc_lower_invalid(c, n, "input rank < 2");
   const qllc_qnode *q;
   fused_bufs fb;
-  qllc_status st = fused_common(c, n, x, y, x->dims[1], 1, &q, &fb);
+  qllc_status st = fused_common(c, n, x, y, x->dims[1], 1, NULL, &q, &fb);
   if (st) return st;
   argv av = {.n = 0};
   a_buf(&av, qllc_lower_buf_of(c, y));

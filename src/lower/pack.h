@@ -13,8 +13,8 @@
 
 #include "../../libjit/bitcode/layouts.h"
 
-/* Bytes of the packed weights of `ch` output channels of K reductions with elements of wsize bytes
- * (1 int8, 2 int16) in layout l. */
+/* Bytes of the packed weights of `ch` output channels of K reductions in layout l (the layout fixes the
+ * element size: int8 for PLAIN, ROWS_K4 and K4N16, int16 for the others). */
 size_t qllc_pack_size(qllc_layout l, int64_t ch, int64_t K);
 
 /* 8-bit weights: ROWS_K4 and K4N16. in_is_i8: the input is int8 (the variant shifts it to u8), so the

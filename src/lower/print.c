@@ -10,6 +10,8 @@
  * A buffer argument with a byte offset prints as %4+256.
  */
 #include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "lower/lower.h"
 
@@ -61,4 +63,30 @@ void qllc_program_print(const qllc_program *p, FILE *f) {
     if (in->node) fprintf(f, "   ; %s", in->node->name);
     fputc('\n', f);
   }
+}
+
+/* The per-node kernel report: one line per fused layer, the kernel that runs it and, when that is not
+ * the fastest variant the registry has, why:
+ *   node conv1 (Conv): qllc_k_conv2d_i8_i8_i8__avx512vnni
+ *   node dw (Conv): qllc_k_conv2d_i8_i8_i8  [1 output channel per group (depthwise): ...]
+ *   node fc (Gemm): qllc_k_fc_i8_i8_i8__avxvnni  [cpu alderlake: __avx512vnni needs avx512f, ...] */
+char *qllc_program_kernel_report(const qllc_program *p) {
+  char *buf = NULL;
+  size_t size = 0;
+  FILE *f = open_memstream(&buf, &size);
+  if (!f) return NULL;
+  for (int i = 0; i < p->n_instrs; i++) {
+    const qllc_instr *in = &p->instrs[i];
+    if (!in->why && !strstr(in->kernel, "__")) continue;
+    const qllc_node *n = in->node;
+    fprintf(f, "node %s (%s): %s", n && n->name ? n->name : "?",
+            n ? (n->op_type ? n->op_type : qllc_op_name(n->op)) : "?", in->kernel);
+    if (in->why) fprintf(f, "  [%s]", in->why);
+    fputc('\n', f);
+  }
+  if (fclose(f) != 0) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
 }

@@ -12,8 +12,25 @@ extern const size_t qllc_bitcode_x86_64_size;
 
 static const char *const cpus[] = {
   "x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4", "haswell", "skylake", "skylake-avx512", "cascadelake",
-  "icelake-server", "sapphirerapids", "znver3", "znver4", "native", NULL,
+  "icelake-server", "sapphirerapids", "graniterapids", "alderlake", "znver3", "znver4", "znver5", "native", NULL,
 };
+
+/* What each CPU implies for kernel selection (src/lower/kernels.def names the features a variant needs),
+ * as LLVM 19's CPU definitions (X86.td) have them. "native" is the host's own feature list. */
+#define V3 "+avx2"
+#define V4 V3 ",+avx512f,+avx512bw,+avx512vl,+avx512dq"
+static const char *const cpu_features[] = {
+  "x86-64-v3", V3, "haswell", V3, "skylake", V3, "znver3", V3,
+  "alderlake", V3 ",+avxvnni",
+  "x86-64-v4", V4, "skylake-avx512", V4,
+  "cascadelake", V4 ",+avx512vnni", "icelake-server", V4 ",+avx512vnni", "znver4", V4 ",+avx512vnni",
+  "znver5", V4 ",+avx512vnni,+avxvnni",
+  "sapphirerapids", V4 ",+avx512vnni,+avxvnni,+amx-tile,+amx-int8",
+  "graniterapids", V4 ",+avx512vnni,+avxvnni,+amx-tile,+amx-int8",
+  NULL,
+};
+#undef V3
+#undef V4
 
 /* LLVM's own feature names (llc-19 -mtriple=x86_64-unknown-linux-gnu -mattr=help). */
 static const char *const features[] = {
@@ -30,6 +47,7 @@ const qllc_target_desc qllc_target_x86_64 = {
   .default_cpu = "x86-64",
   .cpus = cpus,
   .features = features,
+  .cpu_features = cpu_features,
   .bitcode = qllc_bitcode_x86_64,
   .bitcode_size = &qllc_bitcode_x86_64_size,
 };

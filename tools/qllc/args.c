@@ -238,12 +238,12 @@ static const cli_opt quant_opts[] = {
 
 static const cli_opt target_opts[] = {
     {"--target", NULL, "x86_64|aarch64", "target architecture (default x86_64)", set_target},
-    {"--cpu", NULL, "CPU", "target CPU (default: the host CPU for run, a generic CPU for compile)", set_cpu},
+    {"--cpu", NULL, "CPU", "target CPU (default: the host CPU for run, a generic CPU for compile and info); it decides which kernel variant each fused layer runs", set_cpu},
     {"--features", NULL, "+f,-g", "enable (+) or disable (-) CPU features", set_features},
     {"--kernels", NULL, "FILE.bc", "add user kernels from an LLVM bitcode file (repeatable)", set_kernels},
     {NULL, NULL, NULL, NULL, NULL}};
 
-/* info and profile have no target options, but need the user kernels (custom ops, overrides) */
+/* profile has no target options (it runs the float model on this machine), but needs the user kernels */
 static const cli_opt kernel_opts[] = {
     {"--kernels", NULL, "FILE.bc", "add user kernels from an LLVM bitcode file (repeatable)", set_kernels},
     {NULL, NULL, NULL, NULL, NULL}};
@@ -312,9 +312,9 @@ static const cli_command commands[] = {
      {"profile options", "model options", "kernel options", "other options", NULL}},
     {"info", "qllc info MODEL [options]",
      "describe the model as it would be compiled: the graph with every value's type, the precision "
-     "report, the memory plan and the kernel calls",
-     {model_opts, quant_opts, kernel_opts, common_opts, NULL},
-     {"model options", "quantization options", "kernel options", "other options", NULL}},
+     "report, the kernel variant each fused layer runs on the target CPU, the memory plan and the kernel calls",
+     {model_opts, quant_opts, target_opts, common_opts, NULL},
+     {"model options", "quantization options", "target options", "other options", NULL}},
 };
 
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))

@@ -1,0 +1,108 @@
+#!/bin/bash
+# tests/cli/variants_test.sh: the kernel registry's ISA variants (src/lower/kernels.def) are chosen by
+# the target CPU, reported per node, compiled with their own instructions, and give the reference's bytes.
+#
+#   1. Selection and report (`qllc info`, any host): each fused layer names the variant the --cpu implies
+#      (znver4: __avx512vnni, alderlake: __avxvnni, haswell: __avx2, x86-64-v2: the reference, with the
+#      features it lacks), --features -X moves to the next variant, a depthwise conv stays on the
+#      reference with its reason, int16 and 16x8 layers get their own variants, aarch64 the reference.
+#   2. Objects (any host: compiled and inspected, not run): znver4 has vpdpbusd on zmm, alderlake the
+#      VEX {vex} vpdpbusd, haswell vpmaddwd but no vpdpbusd, x86-64-v2 no AVX at all; the header's
+#      report lists the kernels.
+#   3. Bits (where the host runs them; otherwise reported SKIPPED): `qllc run` (the JIT) with each
+#      variant forced through --cpu / --features writes the same bytes as the reference (--cpu x86-64),
+#      int8 and int16 and 16x8, on a conv + FC model and a residual conv model.
+set -u
+: "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
+D=$QLLC_SOURCE_DIR/tests/models/data
+fails=0 skips=0 oks=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+ok() { echo "ok: $*"; oks=$((oks + 1)); }
+skip() { echo "SKIPPED: $*"; skips=$((skips + 1)); }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+flags=$(grep -m1 '^flags' /proc/cpuinfo)
+has() { for f in "$@"; do [[ " $flags " == *" $f "* ]] || return 1; done; }
+
+for n in cnn_bn_pool residual depthwise_separable; do # calibrated on their one test input
+  mkdir -p "$tmp/calib-$n" && cp "$D/$n/input_0.npy" "$tmp/calib-$n/"
+  "$QLLC" profile "$D/$n/model.onnx" --dataset "$tmp/calib-$n" -o "$tmp/$n.yaml" >/dev/null 2>"$tmp/err" ||
+    fail "profile $n: $(cat "$tmp/err")"
+done
+M=$D/cnn_bn_pool/model.onnx
+Q=(--profile "$tmp/cnn_bn_pool.yaml" --precision int8)
+
+# kernels INFO_ARGS... -> the "== kernels" section of qllc info
+kernels() { "$QLLC" info "$@" 2>&1 | sed -n '/^== kernels/,/^== memory/p'; }
+# expect_kernels WHAT PATTERN COUNT INFO_ARGS...: COUNT report lines match PATTERN
+expect_kernels() {
+  local what=$1 pat=$2 want=$3; shift 3
+  local got; got=$(kernels "$@" | grep -cE -- "$pat")
+  [ "$got" -eq "$want" ] || { fail "$what: $got lines match '$pat', want $want:"; kernels "$@"; return; }
+  ok "$what"
+}
+
+# ---- 1. selection and report ----
+expect_kernels "znver4: avx512vnni conv and fc" '^node .*: qllc_k_(conv2d|fc)_i8_i8_[iu]8__avx512vnni$' 3 "$M" "${Q[@]}" --cpu znver4
+expect_kernels "alderlake: avxvnni, saying why not avx512vnni" '__avxvnni  \[cpu alderlake: __avx512vnni needs avx512f, avx512bw, avx512vl, avx512dq, avx512vnni\]' 3 "$M" "${Q[@]}" --cpu alderlake
+expect_kernels "haswell: avx2" '__avx2  \[cpu haswell: __avx512vnni needs .*; __avxvnni needs avxvnni\]' 3 "$M" "${Q[@]}" --cpu haswell
+expect_kernels "x86-64-v2: the reference, naming what it lacks" ': qllc_k_(conv2d|fc)_i8_i8_[iu]8  \[cpu x86-64-v2: .*__avx2 needs avx2\]' 3 "$M" "${Q[@]}" --cpu x86-64-v2
+expect_kernels "znver4 -avx512vnni: avx2 (znver4 has no avx-vnni)" '__avx2  \[' 3 "$M" "${Q[@]}" --cpu znver4 --features -avx512vnni
+expect_kernels "x86-64 +avx2,+avxvnni: avxvnni" '__avxvnni  \[' 3 "$M" "${Q[@]}" --cpu x86-64 --features +avx2,+avxvnni
+expect_kernels "aarch64: the reference" 'qllc_k_(conv2d|fc)_i8_i8_[iu]8  \[no ISA variant for aarch64\]' 3 "$M" "${Q[@]}" --target aarch64
+expect_kernels "int16: avx512vnni" 'qllc_k_(conv2d|fc)_i16_i16_i16__avx512vnni$' 3 "$M" --profile "$tmp/cnn_bn_pool.yaml" --precision int16 --cpu znver4
+expect_kernels "16x8: avx512vnni" 'qllc_k_(conv2d|fc)_i16_i8_i16__avx512vnni$' 3 "$M" --profile "$tmp/cnn_bn_pool.yaml" --precision int16 --weight-precision int8 --cpu znver4
+DW=("$D/depthwise_separable/model.onnx" --profile "$tmp/depthwise_separable.yaml" --precision int8 --cpu znver4)
+expect_kernels "depthwise: the reference's direct loop, with the reason" '1 output channel per group \(depthwise\)' 2 "${DW[@]}"
+expect_kernels "depthwise model: the pointwise conv runs avx512vnni" '__avx512vnni$' 1 "${DW[@]}"
+expect_kernels "float model: no fused-layer report" 'qllc_k_' 0 "$M" --cpu znver4
+
+# ---- 2. objects ----
+OBJDUMP=objdump
+compile() { "$QLLC" compile "$M" "${Q[@]}" -o "$tmp/$1" --name net "${@:2}" >"$tmp/$1.log" 2>&1 || fail "compile $*: $(cat "$tmp/$1.log")"; }
+compile zn4 --cpu znver4
+compile adl --cpu alderlake
+compile hsw --cpu haswell
+compile v2 --cpu x86-64-v2
+dis() { $OBJDUMP -d --no-show-raw-insn "$tmp/$1/net.o"; }
+dis zn4 | grep -qE 'vpdpbusd.*%zmm' && ok "znver4 object has vpdpbusd zmm" || fail "znver4 object has no vpdpbusd on zmm"
+dis adl | grep -qE '\{vex\} *vpdpbusd|vpdpbusd.*%ymm' && ok "alderlake object has VEX vpdpbusd" || fail "alderlake object has no VEX vpdpbusd"
+dis adl | grep -qE '%zmm' && fail "alderlake object uses zmm registers (no AVX-512 there)"
+dis hsw | grep -q 'vpmaddwd' && ok "haswell object has vpmaddwd" || fail "haswell object has no vpmaddwd"
+dis hsw | grep -q 'vpdpbusd' && fail "haswell object has vpdpbusd (no VNNI there)"
+dis v2 | grep -qE '%[yz]mm|\bv[a-z0-9]+ ' && fail "x86-64-v2 object has AVX instructions"
+grep -q '__avx512vnni' "$tmp/zn4/net.h" && grep -q 'kernels:' "$tmp/zn4/net.h" &&
+  ok "the header's report lists the kernels" || fail "the znver4 header does not list the variant kernels"
+
+# ---- 3. bits: each variant in the JIT vs the reference ----
+run_jit() { # DIR ARGS...: qllc run on the model's test input
+  local d=$1; shift
+  "$QLLC" run "$MODEL" -i "$IN" --output-dir "$tmp/$d" "$@" >"$tmp/$d.log" 2>&1 || { fail "run $d: $(cat "$tmp/$d.log")"; return 1; }
+}
+same_dir() { # A B WHAT
+  local a b ok=1
+  for a in "$tmp/$1"/*.npy; do b=$tmp/$2/$(basename "$a"); cmp -s "$a" "$b" || ok=0; done
+  [ $ok = 1 ] && ok "$3" || fail "$3: outputs differ"
+}
+for n in cnn_bn_pool residual; do
+  MODEL=$D/$n/model.onnx
+  IN=$D/$n/input_0.npy
+  for prec in "int8" "int16" "int16 --weight-precision int8"; do
+    tag=$n-${prec// /_}
+    P=(--profile "$tmp/$n.yaml" --precision $prec)
+    run_jit "$tag-ref" "${P[@]}" --cpu x86-64 || continue
+    if has avx512f avx512bw avx512vl avx512dq avx512_vnni; then
+      run_jit "$tag-512" "${P[@]}" && same_dir "$tag-512" "$tag-ref" "$n $prec: avx512vnni (JIT, host) = reference"
+    else skip "$n $prec avx512vnni: the host lacks AVX512-VNNI"; fi
+    [ "${prec%% *}" = int16 ] && continue # no 256-bit int16 variants
+    if has avx2 avx_vnni; then
+      run_jit "$tag-avxvnni" "${P[@]}" --cpu x86-64 --features +avx,+avx2,+avxvnni &&
+        same_dir "$tag-avxvnni" "$tag-ref" "$n $prec: avxvnni = reference"
+    else skip "$n $prec avxvnni: the host lacks AVX-VNNI"; fi
+    if has avx2; then
+      run_jit "$tag-avx2" "${P[@]}" --cpu x86-64 --features +avx,+avx2 && same_dir "$tag-avx2" "$tag-ref" "$n $prec: avx2 = reference"
+    else skip "$n $prec avx2: the host lacks AVX2"; fi
+  done
+done
+
+echo "variants_test: $oks passed, $fails failed, $skips skipped"
+[ $fails -eq 0 ]
