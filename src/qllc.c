@@ -524,8 +524,10 @@ qllc_status qllc_compile_bundle(qllc_model *m, const qllc_options *opts, const c
   if (st == QLLC_OK) st = lower_graph(m, g, opts, 0, &p, &user_lines, diag);
   qllc_codegen_opts cg;
   memset(&cg, 0, sizeof cg);
+  uint64_t stack_bytes = 0; /* measured while the object is compiled, written into the header */
   if (st == QLLC_OK) {
     st = qllc_codegen_resolve(opts, 0, &cg, diag);
+    cg.stack_bytes_out = &stack_bytes;
     cg.entry_name = name;
     cg.reloc_pic = opts->reloc_pic;
     cg.weights_in_object = !opts->weights_file;

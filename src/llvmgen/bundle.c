@@ -193,6 +193,10 @@ static int write_header(FILE *f, const qllc_program *p, const qllc_codegen_opts 
   fprintf(f, "#define %s_CONSTANT_MEM_SIZE %llu\n", N,
           o->weights_in_object ? 0ULL : (unsigned long long)p->const_size);
   fprintf(f, "#define %s_MEM_ALIGN %d\n", N, QLLC_MEM_ALIGN);
+  if (o->stack_bytes_out && *o->stack_bytes_out) /* measured when the object was compiled */
+    fprintf(f, "#define %s_STACK_SIZE %llu /* bytes of the calling thread's stack one call needs at most, "
+               "memcpy/memset included (not a dynamic linker's lazy binding: link with -z now) */\n",
+            N, (unsigned long long)*o->stack_bytes_out);
   fprintf(f, "#define %s_NUM_INPUTS %d\n", N, p->n_inputs);
   fprintf(f, "#define %s_NUM_OUTPUTS %d\n\n", N, p->n_outputs);
   for (int which = 0; which < 2; which++) {

@@ -3,6 +3,8 @@
 #ifndef QLLC_CODEGEN_INTERNAL_H
 #define QLLC_CODEGEN_INTERNAL_H
 
+#include <stdint.h>
+
 #include <llvm-c/Core.h>
 #include <llvm-c/TargetMachine.h>
 
@@ -13,6 +15,11 @@
 typedef struct qllc_llvm_diag {
   int has_error;
   char message[1024];
+  /* stack frames LLVM's code generator reports (functions carrying "warn-stack-size"="0"): */
+  const char *entry;          /* the entry function's name (NULL: not counted) */
+  uint64_t entry_frame;       /* its frame, bytes */
+  uint64_t other_frames;      /* the sum of every other function's frame, bytes */
+  int n_other;                /* how many other functions have a frame */
 } qllc_llvm_diag;
 
 /* Installs the collecting handler on ctx; `d` must outlive every use of ctx. */

@@ -28,6 +28,8 @@ typedef struct qllc_codegen_opts {
   const char *entry_name;     /* bundle name / symbol prefix */
   const char *const *kernel_files; /* user bitcode */
   int n_kernel_files;
+  uint64_t *stack_bytes_out;  /* when not NULL, qllc_codegen_object stores there the stack a call of the
+                                 entry needs at most, in bytes, as the code generator laid the frames out */
   const char *report;         /* the precision report, '\n'-separated lines, written into the header's
                                  comment block (each line prefixed " * "); NULL for a float model */
 } qllc_codegen_opts;
