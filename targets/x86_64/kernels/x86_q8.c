@@ -508,6 +508,10 @@ YVI __m256i yv_dp(__m256i acc, __m256i u8, __m256i s8) { return _mm256_dpbusd_av
 #define FC_NJ 4
 #define CV_R 6  /* conv tile: 6 channels x 4 zmm (64 pixels) */
 #define CV_NJ 4
+#define CV_R3 8 /* narrow panels: 8 channels x 3 zmm, 12 x 2, 16 x 1 */
+#define CV_R2 12
+#define CV_R1 16
+#define CV_RMAX 16
 #include "x86_q8.c"
 
 #define ISA avxvnni
@@ -532,6 +536,8 @@ YVI __m256i yv_dp(__m256i acc, __m256i u8, __m256i s8) { return _mm256_dpbusd_av
 #define FC_NJ 2
 #define CV_R 6  /* 6 channels x 2 ymm (16 pixels) */
 #define CV_NJ 2
+#define CV_R1 12 /* narrow panels: 12 channels x 1 ymm */
+#define CV_RMAX 12
 #include "x86_q8.c"
 
 #define ISA avx2
@@ -556,6 +562,8 @@ YVI __m256i yv_dp(__m256i acc, __m256i u8, __m256i s8) { return _mm256_dpbusd_av
 #define FC_NJ 2
 #define CV_R 3
 #define CV_NJ 2
+#define CV_R1 6
+#define CV_RMAX 6
 #include "x86_q8.c"
 
 #else /* QX_TEMPLATE: one ISA's kernels ------------------------------------------------------------------ */
@@ -653,32 +661,62 @@ QS void QN(qx_fc)(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *wp,
   }
 }
 
-/* Conv tile: R (<= CV_R) output channels (weight rows w, ldw bytes apart) x CV_NJ vectors of VL
-   pixels of the panel; writes the first npx pixels of each channel's output (ldy bytes apart). */
-QI void QN(qx_cv_tile)(const int R, uint8_t *y, int64_t ldy, const uint8_t *panel, const int8_t *w, int64_t ldw,
-                       int64_t nk4, const int32_t *bias, const int32_t *m, const int32_t *n, int32_t z_y,
+/* Conv tile: R output channels (weight rows w, ldw bytes apart) x NJ (<= CV_NJ) vectors of VL pixels
+   of the panel (R <= CV_R when NJ = CV_NJ, else <= CV_RMAX); writes the first npx pixels of each
+   channel's output (ldy bytes apart). */
+QI void QN(qx_cv_tile)(const int R, const int NJ, uint8_t *y, int64_t ldy, const uint8_t *panel, const int8_t *w,
+                       int64_t ldw, int64_t nk4, const int32_t *bias, const int32_t *m, const int32_t *n, int32_t z_y,
                        int32_t act_lo, int32_t act_hi, int64_t npx) {
-  V acc[CV_R][CV_NJ];
+  V acc[CV_RMAX][CV_NJ];
   QX_UNROLL for (int r = 0; r < R; r++) {
     const V b = VSET1(bias[r]);
-    QX_UNROLL for (int j = 0; j < CV_NJ; j++) acc[r][j] = b;
+    QX_UNROLL for (int j = 0; j < NJ; j++) acc[r][j] = b;
   }
   for (int64_t k4 = 0; k4 < nk4; k4++) {
     V p[CV_NJ];
-    QX_UNROLL for (int j = 0; j < CV_NJ; j++) p[j] = VLOAD(panel + k4 * (QX_PB * 4) + j * (VL * 4));
+    QX_UNROLL for (int j = 0; j < NJ; j++) p[j] = VLOAD(panel + k4 * (QX_PB * 4) + j * (VL * 4));
     QX_UNROLL for (int r = 0; r < R; r++) {
       const V b = VBCAST(w + r * ldw + k4 * 4);
-      QX_UNROLL for (int j = 0; j < CV_NJ; j++) acc[r][j] = VDP(acc[r][j], p[j], b);
+      QX_UNROLL for (int j = 0; j < NJ; j++) acc[r][j] = VDP(acc[r][j], p[j], b);
     }
   }
   const V zy = VSET64(z_y), lo = VSET64(act_lo), hi = VSET64(act_hi);
   QX_UNROLL for (int r = 0; r < R; r++) {
     VQ q;
     VQPREP(&q, VSET1(m[r]), VSET1(n[r]));
-    QX_UNROLL for (int j = 0; j < CV_NJ; j++) {
+    QX_UNROLL for (int j = 0; j < NJ; j++) {
       const int64_t c = npx - j * VL;
       if (c > 0) VSTORE8(y + r * ldy + j * VL, VREQ(acc[r][j], &q, zy, lo, hi), c > VL ? VL : c);
     }
+  }
+}
+
+/* The channel tiles of a panel narrower than CV_NJ vectors (the last panel of an image): NJ vectors
+   of pixels, RM channels a tile (as many accumulators as the full tile), the channels left over in
+   tiles of 8, 4, 2, 1. */
+QI void QN(qx_cv_narrow)(const int NJ, const int RM, uint8_t *y, const uint8_t *panel, const int8_t *wp,
+                         const int32_t *bias, const int32_t *m, const int32_t *n, int64_t b, int64_t g, int64_t M,
+                         int64_t mg, int64_t NP, int64_t Kp4, int64_t p0, int64_t np, int32_t z_y, int32_t act_lo,
+                         int32_t act_hi) {
+  const int64_t nk4 = Kp4 / 4;
+  for (int64_t oc = 0; oc < mg;) {
+    const int64_t rem = mg - oc, o = g * mg + oc;
+    const int r = rem >= RM ? RM : rem >= 8 && RM > 8 ? 8 : rem >= 4 ? 4 : rem >= 2 ? 2 : 1;
+    uint8_t *yo = y + (b * M + o) * NP + p0;
+    const int8_t *wr = wp + o * Kp4;
+#define QX_NR_CASE(RR) \
+  case RR: QN(qx_cv_tile)(RR, NJ, yo, NP, panel, wr, Kp4, nk4, bias + o, m + o, n + o, z_y, act_lo, act_hi, np); break;
+    if (r == RM) QN(qx_cv_tile)(RM, NJ, yo, NP, panel, wr, Kp4, nk4, bias + o, m + o, n + o, z_y, act_lo, act_hi, np);
+    else switch (r) {
+#if CV_RMAX > 8
+        QX_NR_CASE(8)
+#endif
+        QX_NR_CASE(4)
+        QX_NR_CASE(2)
+        default: QN(qx_cv_tile)(1, NJ, yo, NP, panel, wr, Kp4, nk4, bias + o, m + o, n + o, z_y, act_lo, act_hi, np);
+      }
+#undef QX_NR_CASE
+    oc += r;
   }
 }
 
@@ -732,6 +770,22 @@ static __attribute__((noinline)) QT void QN(qx_cv_tiles)(uint8_t *y, const uint8
                         const int32_t *n, int64_t b, int64_t g, int64_t M, int64_t mg, int64_t NP, int64_t Kp4,
                         int64_t p0, int64_t np, int32_t z_y, int32_t act_lo, int32_t act_hi) {
   const int64_t nk4 = Kp4 / 4;
+  if (np <= (CV_NJ - 1) * VL) { /* a narrow panel: fewer pixel vectors, more channels a tile */
+#if CV_NJ > 3
+    if (np > 2 * VL) {
+      QN(qx_cv_narrow)(3, CV_R3, y, panel, wp, bias, m, n, b, g, M, mg, NP, Kp4, p0, np, z_y, act_lo, act_hi);
+      return;
+    }
+#endif
+#if CV_NJ > 2
+    if (np > VL) {
+      QN(qx_cv_narrow)(2, CV_R2, y, panel, wp, bias, m, n, b, g, M, mg, NP, Kp4, p0, np, z_y, act_lo, act_hi);
+      return;
+    }
+#endif
+    QN(qx_cv_narrow)(1, CV_R1, y, panel, wp, bias, m, n, b, g, M, mg, NP, Kp4, p0, np, z_y, act_lo, act_hi);
+    return;
+  }
   for (int64_t oc = 0; oc < mg; oc += CV_R) {
     const int64_t rr = mg - oc < CV_R ? mg - oc : CV_R, o = g * mg + oc;
     const int8_t *wr = wp + o * Kp4;
@@ -739,7 +793,7 @@ static __attribute__((noinline)) QT void QN(qx_cv_tiles)(uint8_t *y, const uint8
       uint8_t *yo = y + (b * M + o) * NP + p0 + px;
       const uint8_t *pp = panel + px * 4;
 #define QX_CV_CASE(RR) \
-  case RR: QN(qx_cv_tile)(RR, yo, NP, pp, wr, Kp4, nk4, bias + o, m + o, n + o, z_y, act_lo, act_hi, np - px); break;
+  case RR: QN(qx_cv_tile)(RR, CV_NJ, yo, NP, pp, wr, Kp4, nk4, bias + o, m + o, n + o, z_y, act_lo, act_hi, np - px); break;
       switch (rr) {
 #if CV_R >= 6
         QX_CV_CASE(6)
@@ -752,7 +806,7 @@ static __attribute__((noinline)) QT void QN(qx_cv_tiles)(uint8_t *y, const uint8
 #endif
         QX_CV_CASE(3)
         QX_CV_CASE(2)
-        default: QN(qx_cv_tile)(1, yo, NP, pp, wr, Kp4, nk4, bias + o, m + o, n + o, z_y, act_lo, act_hi, np - px);
+        default: QN(qx_cv_tile)(1, CV_NJ, yo, NP, pp, wr, Kp4, nk4, bias + o, m + o, n + o, z_y, act_lo, act_hi, np - px);
       }
 #undef QX_CV_CASE
     }
@@ -856,4 +910,8 @@ QX_WRAP(uint8_t, u8, uint8_t, u8, 0)
 #undef FC_NJ
 #undef CV_R
 #undef CV_NJ
+#undef CV_R1
+#undef CV_R2
+#undef CV_R3
+#undef CV_RMAX
 #endif /* QX_TEMPLATE */
