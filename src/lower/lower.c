@@ -20,9 +20,10 @@
  *     computes shape-derived arguments as immediates or small CONST int64 arrays and emits calls with
  *     exactly the arguments of libjit's kernels (libjit/bitcode/kernels_f32.h, kernels_q.h). Kernel
  *     names are built from the element kinds of the node's values (qllc_k_<op>_<in>_<w>_<out>) and
- *     checked against the kernels libjit provides (known_kernels below, lower_q.c's list made from
- *     kernels_q.h's declarations), so an unhandled element kind is an UNSUPPORTED error naming the node
- *     and the missing kernel.
+ *     checked against the kernel registry (src/lower/kernels.def, whose rows registry.c checks against
+ *     libjit's declarations), so an unhandled element kind is an UNSUPPORTED error naming the node
+ *     and the missing kernel; a call whose argument count differs from the row's signature is an
+ *     internal error.
  *  3. Liveness. first_use/last_use of each ACT buffer are the first and last instruction that
  *     references it through any alias (inclusive), then qllc_pass_memory_plan places them.
  */
@@ -33,25 +34,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Float kernels and integer views/copies libjit provides (libjit/bitcode/kernels_f32.h). A node whose
- * kernel is not here nor in the quantized registry (qllc_lower_q_known, src/lower/kernels.def, checked against kernels_q.h's
- * declarations) is rejected at lowering with the name it would need. */
-static const char *const known_kernels[] = {
-    "qllc_k_conv2d_f32_f32_f32", "qllc_k_fc_f32_f32_f32",     "qllc_k_gemm_f32_f32_f32",
-    "qllc_k_matmul_f32_f32_f32", "qllc_k_add_f32_f32_f32",    "qllc_k_sub_f32_f32_f32",
-    "qllc_k_mul_f32_f32_f32",    "qllc_k_div_f32_f32_f32",    "qllc_k_relu_f32_f32",
-    "qllc_k_leakyrelu_f32_f32",  "qllc_k_clip_f32_f32",       "qllc_k_sigmoid_f32_f32",
-    "qllc_k_tanh_f32_f32",       "qllc_k_maxpool2d_f32_f32",  "qllc_k_avgpool2d_f32_f32",
-    "qllc_k_global_avgpool_f32_f32", "qllc_k_channel_affine_f32_f32", "qllc_k_softmax_f32_f32",
-    "qllc_k_transpose_f32_f32",  "qllc_k_copy2d_f32_f32",     "qllc_k_copy_f32_f32",
-    "qllc_k_transpose_i8_i8",    "qllc_k_copy2d_i8_i8",       "qllc_k_copy_i8_i8",
-    "qllc_k_transpose_u8_u8",    "qllc_k_copy2d_u8_u8",       "qllc_k_copy_u8_u8",
-    "qllc_k_transpose_i16_i16",  "qllc_k_copy2d_i16_i16",     "qllc_k_copy_i16_i16",
-    "qllc_k_transpose_i32_i32",  "qllc_k_copy2d_i32_i32",     "qllc_k_copy_i32_i32",
-    "qllc_k_pad_f32_f32",        "qllc_k_pad_i8_i8",          "qllc_k_pad_u8_u8",
-    "qllc_k_pad_i16_i16",        "qllc_k_pad_i32_i32",
-};
 
 typedef qllc_lower_args argv;
 typedef qllc_lower_ctx ctx;
@@ -149,14 +131,12 @@ static void a_null(argv *av) { qllc_lower_push(av, QLLC_ARG_NULL); }
 static void a_int(argv *av, int64_t i) { qllc_lower_arg_int(av, i); }
 static void a_float(argv *av, double f) { qllc_lower_arg_float(av, f); }
 
-/* Fails (UNSUPPORTED) when libjit has no such kernel. */
+/* Fails (UNSUPPORTED) when the registry (kernels.def: every kernel libjit declares, and the ISA
+ * variants) has no such kernel. */
 static qllc_status check_kernel(ctx *c, const qllc_node *n, const char *kernel) {
   /* custom ops call the user's bitcode: the facade checks those names against the --kernels files */
   if (n && n->op == QLLC_OP_CUSTOM && strncmp(kernel, "qllc_k_custom_", 14) == 0) return QLLC_OK;
-  for (size_t i = 0; i < sizeof known_kernels / sizeof known_kernels[0]; i++)
-    if (strcmp(known_kernels[i], kernel) == 0) return QLLC_OK;
-  if (qllc_lower_q_known(kernel)) return QLLC_OK;
-  if (qllc_lower_qdq_known(kernel)) return QLLC_OK;
+  if (qllc_lower_known(kernel)) return QLLC_OK;
   return qllc_fail(c->diag, QLLC_ERR_UNSUPPORTED, n ? n->name : NULL,
                    "node '%s': %s: no kernel %s for these element kinds", n ? n->name : "?",
                    n ? n->op_type ? n->op_type : qllc_op_name(n->op) : "?", kernel);
@@ -185,6 +165,11 @@ static qllc_status emit(ctx *c, const qllc_node *n, const char *kernel, const ar
   if (!kernel) return oom(c);
   qllc_status st = check_kernel(c, n, kernel);
   if (st) return st;
+  int arity = qllc_lower_arity(kernel); /* -1 for a user's custom kernel */
+  if (arity >= 0 && arity != av->n)
+    return qllc_fail(c->diag, QLLC_ERR_INVALID, n ? n->name : NULL,
+                     "node '%s': internal error: %d arguments for %s, whose registry row has %d",
+                     n ? n->name : "?", av->n, kernel, arity);
   for (int i = 0; i < av->n; i++)
     if (av->a[i].kind == QLLC_ARG_BUF && !av->a[i].buf) return oom(c);
   if (p->n_instrs == p->cap_instrs) {

@@ -101,6 +101,14 @@ int qllc_lower_has_features(const char *f, const char *need, char *missing, size
 int qllc_lower_variant_count(void);
 const char *qllc_lower_variant_name(int i, const char **ref, const char **arch);
 
+/* Reference kernel rows, for tests and tools: the number of rows, and row i's name with its stem and
+ * element names ("none" for an absent <w>) (NULL past the end). */
+int qllc_lower_kernel_count(void);
+const char *qllc_lower_kernel_name(int i, const char **stem, const char **in, const char **w, const char **out);
+/* The role names of kernel's parameters in order (a variant: its reference's, then "SCRATCH"): the
+ * count (at most max names written), or -1 when the registry has no such kernel. */
+int qllc_lower_kernel_roles(const char *kernel, const char **names, int max);
+
 /* "node NAME (OpType): kernel  [why]" lines for every fused layer of p (malloc'ed, free() it; NULL on
  * out of memory; "" when p has none). */
 char *qllc_program_kernel_report(const qllc_program *p);

@@ -1,5 +1,6 @@
 /* src/lower/lower_internal.h: what lower.c (float ops, the dispatch, buffers) shares with lower_q.c
- * (quantized ops). Private to src/lower: other modules include lower.h only. */
+ * (quantized ops), lower_qdq.c and registry.c (the kernel registry, kernels.def, and the generic call
+ * emitter). Private to src/lower: other modules include lower.h only. */
 #ifndef QLLC_LOWER_INTERNAL_H
 #define QLLC_LOWER_INTERNAL_H
 
@@ -26,6 +27,67 @@ typedef struct qllc_lower_ctx {
 } qllc_lower_ctx;
 
 /* ---- registry.c: the kernel registry (kernels.def) ------------------------------------------------ */
+
+/* Argument roles and signatures (kernels.def's QROLE and QSIG rows). */
+typedef enum qllc_role {
+#define QROLE(r) QLLC_ROLE_##r,
+#include "lower/kernels.def"
+  QLLC_N_ROLES
+} qllc_role;
+typedef enum qllc_sig {
+#define QSIG(sig, ...) QLLC_SIG_##sig,
+#include "lower/kernels.def"
+  QLLC_N_SIGS
+} qllc_sig;
+
+/* A reference kernel's row (QKERNEL). */
+typedef struct qllc_krow {
+  const char *name;                /* qllc_k_<stem>_<in>[_<w>]_<out> */
+  const char *stem;
+  const char *in, *w, *out, *acc;  /* element names; "none" where the kernel has none */
+  int sig;                         /* qllc_sig: its parameters' roles */
+} qllc_krow;
+
+/* The values of one call's arguments by role (set[r]: v[r] holds one), filled per node and read by
+ * qllc_lower_call in the order of the kernel's signature. */
+typedef struct qllc_lower_roles {
+  qllc_arg v[QLLC_N_ROLES];
+  unsigned char set[QLLC_N_ROLES];
+} qllc_lower_roles;
+
+static inline qllc_arg *qllc_role_set(qllc_lower_roles *r, qllc_role role, qllc_arg_kind kind) {
+  qllc_arg *a = &r->v[role];
+  memset(a, 0, sizeof *a);
+  a->kind = kind;
+  r->set[role] = 1;
+  return a;
+}
+static inline void qllc_role_buf(qllc_lower_roles *r, qllc_role role, qllc_buffer *b, uint64_t off) {
+  qllc_arg *a = qllc_role_set(r, role, QLLC_ARG_BUF);
+  a->buf = b;
+  a->byte_offset = off;
+}
+static inline void qllc_role_int(qllc_lower_roles *r, qllc_role role, int64_t i) {
+  qllc_role_set(r, role, QLLC_ARG_INT)->i = i;
+}
+static inline void qllc_role_float(qllc_lower_roles *r, qllc_role role, double f) {
+  qllc_role_set(r, role, QLLC_ARG_FLOAT)->f = f;
+}
+static inline void qllc_role_null(qllc_lower_roles *r, qllc_role role) { qllc_role_set(r, role, QLLC_ARG_NULL); }
+
+/* Emits a call of `kernel` with the arguments its registry row lists, taken from rv (a variant: its
+ * reference's, then SCRATCH). A role left unset is an internal INVALID error naming the kernel and the
+ * role; a kernel the registry lacks is UNSUPPORTED as in qllc_lower_emit; kernel NULL means OOM. */
+qllc_status qllc_lower_call(struct qllc_lower_ctx *c, const qllc_node *n, const char *kernel,
+                            const qllc_lower_roles *rv);
+/* The row of reference kernel `kernel` (NULL: none); 1 when the registry has the kernel or variant. */
+const qllc_krow *qllc_lower_row(const char *kernel);
+int qllc_lower_known(const char *kernel);
+/* The number of arguments the registry says kernel takes (-1: not in the registry). */
+int qllc_lower_arity(const char *kernel);
+/* The stem a quantized node calls (kernels.def's QOP rows) and its arity (3: with <w>), NULL when none. */
+const char *qllc_lower_q_stem(const qllc_node *n, int *arity);
+
 typedef struct qllc_kvariant {
   const char *name;     /* qllc_k_<op>_<in>_<w>_<out>__<isa> */
   const char *ref;      /* the scalar reference kernel it replaces */
@@ -111,8 +173,6 @@ qllc_status qllc_lower_check_maxpool_indices(qllc_lower_ctx *c, const qllc_node 
 /* 1 when n must take the quantized path: it has a quantization record, or its first input or output
  * is an integer activation (i8, u8, i16). */
 int qllc_lower_is_quantized(const qllc_node *n);
-/* 1 when the registry (kernels.def) has this quantized kernel or ISA variant. */
-int qllc_lower_q_known(const char *kernel);
 
 qllc_status qllc_lower_q_conv(qllc_lower_ctx *c, const qllc_node *n);
 qllc_status qllc_lower_q_fc(qllc_lower_ctx *c, const qllc_node *n); /* FC, Gemm, MatMul with FUSED records */

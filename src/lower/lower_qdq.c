@@ -20,34 +20,6 @@
 
 #include "lower/lower_qdq.h"
 
-#include "../../libjit/bitcode/kernels_qdq.h"
-#include "../../libjit/bitcode/kernels_q.h"
-
-typedef struct qkernel {
-  const char *name;
-  size_t declared; /* sizeof(&fn): forces a declaration of fn in kernels_qdq.h */
-} qkernel;
-
-#define K(fn) {#fn, sizeof(&fn)}
-#define AXIS(t) K(qllc_k_quantize_axis_f32_##t), K(qllc_k_dequantize_axis_##t##_f32)
-#define INTEGER(a, b) K(qllc_k_matmul_integer_##a##_##b##_i32), K(qllc_k_conv_integer_##a##_##b##_i32)
-#define QLINEAR(a, b, y) K(qllc_k_qlinear_matmul_##a##_##b##_##y), K(qllc_k_qlinear_conv_##a##_##b##_##y)
-static const qkernel qkernels[] = {
-    AXIS(i8), AXIS(u8), K(qllc_k_dequantize_axis_i32_f32), K(qllc_k_dynamic_quantize_f32_u8),
-    INTEGER(u8, u8), INTEGER(u8, i8), INTEGER(i8, i8), INTEGER(i8, u8),
-    QLINEAR(u8, u8, u8), QLINEAR(u8, i8, u8), QLINEAR(i8, i8, i8), QLINEAR(i8, u8, i8),
-};
-#undef K
-#undef AXIS
-#undef INTEGER
-#undef QLINEAR
-
-int qllc_lower_qdq_known(const char *kernel) {
-  for (size_t i = 0; i < sizeof qkernels / sizeof qkernels[0]; i++)
-    if (strcmp(qkernels[i].name, kernel) == 0) return 1;
-  return 0;
-}
-
 int qllc_lower_qdq_owns(const qllc_node *n) {
   if (n->quant) return 0;
   switch (n->op) {

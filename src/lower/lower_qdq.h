@@ -1,5 +1,5 @@
 /* src/lower/lower_qdq.h: lowering of the ops of pre-quantized ONNX models (issue 6), lower_qdq.c.
- * Private to src/lower; lower.c asks these two before its own dispatch and kernel check. */
+ * Private to src/lower; lower.c asks these two before its own dispatch. */
 #ifndef QLLC_LOWER_QDQ_H
 #define QLLC_LOWER_QDQ_H
 
@@ -10,7 +10,5 @@
  * DynamicQuantizeLinear. */
 int qllc_lower_qdq_owns(const qllc_node *n);
 qllc_status qllc_lower_qdq(qllc_lower_ctx *c, const qllc_node *n);
-/* 1 when the kernel is declared by libjit/bitcode/kernels_qdq.h. */
-int qllc_lower_qdq_known(const char *kernel);
 
 #endif

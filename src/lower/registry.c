@@ -1,4 +1,11 @@
-/* src/lower/registry.c: the kernel registry (kernels.def) expanded, and variant selection.
+/* src/lower/registry.c: the kernel registry (kernels.def) expanded: kernel rows, argument signatures,
+ * the generic call emitter, the op -> stem table, and ISA variant selection.
+ *
+ * The generic emitter (qllc_lower_call): a lowering function fills a per-node table of role values
+ * (qllc_lower_roles: Y, X, W, BIAS, DIM_H, Z_X, ...) and names the kernel; the emitter takes the
+ * kernel's row (a variant: its reference's signature followed by SCRATCH), and makes the call's
+ * arguments in the signature's order. A role of the signature the node left unset is an internal
+ * error naming the kernel and the role, never a call with a missing argument.
  *
  * Selection (qllc_lower_pick) happens per fused layer while lowering, before its weights are written:
  * among the registry's variants of the layer's reference kernel for the target's architecture, the
@@ -12,14 +19,37 @@
 #include "lower/lower_internal.h"
 #include "lower/pack.h"
 
-/* The scalar declarations the rows are checked against (a name kernels_q.h does not declare does not
+/* The declarations the rows are checked against (a name the headers do not declare does not
  * compile). Only the declarations are used, never the symbols. */
+#include "../../libjit/bitcode/kernels_f32.h"
 #include "../../libjit/bitcode/kernels_q.h"
+#include "../../libjit/bitcode/kernels_qdq.h"
 
-static const char *const scalar_kernels[] = {
-#define QKERNEL(fn) (sizeof(&fn) ? #fn : NULL),
+static const char *const role_names[QLLC_N_ROLES] = {
+#define QROLE(r) #r,
 #include "lower/kernels.def"
 };
+
+#define R(r) QLLC_ROLE_##r
+#define QSIG(sig, ...) static const unsigned char sig_##sig[] = {__VA_ARGS__};
+#include "lower/kernels.def"
+
+typedef struct sig_def {
+  const unsigned char *roles;
+  int n;
+} sig_def;
+static const sig_def sigs[QLLC_N_SIGS] = {
+#define QSIG(sig, ...) [QLLC_SIG_##sig] = {sig_##sig, (int)sizeof sig_##sig},
+#include "lower/kernels.def"
+};
+#undef R
+
+static const qllc_krow rows[] = {
+#define QKERNEL(fn, stem, in, w, out, acc, sig)                                                           \
+  {sizeof(&fn) ? #fn : NULL, #stem, #in, #w, #out, #acc, QLLC_SIG_##sig},
+#include "lower/kernels.def"
+};
+#define N_ROWS ((int)(sizeof rows / sizeof rows[0]))
 
 static const qllc_kvariant variants[] = {
 #define QVARIANT(fn, ref, arch, isa, features, layout, esize) {#fn, #ref, arch, isa, features, layout, esize},
@@ -27,13 +57,115 @@ static const qllc_kvariant variants[] = {
 };
 #define N_VARIANTS ((int)(sizeof variants / sizeof variants[0]))
 
-int qllc_lower_q_known(const char *kernel) {
-  for (size_t i = 0; i < sizeof scalar_kernels / sizeof scalar_kernels[0]; i++)
-    if (strcmp(scalar_kernels[i], kernel) == 0) return 1;
-  for (int i = 0; i < N_VARIANTS; i++)
-    if (strcmp(variants[i].name, kernel) == 0) return 1;
-  return 0;
+typedef struct op_stem {
+  int op;
+  const char *stem, *const_stem;
+} op_stem;
+static const op_stem op_stems[] = {
+#define QOP(op, stem, const_stem) {QLLC_OP_##op, #stem, #const_stem},
+#include "lower/kernels.def"
+};
+
+/* ---- rows ---------------------------------------------------------------------------------------- */
+
+const qllc_krow *qllc_lower_row(const char *kernel) {
+  for (int i = 0; kernel && i < N_ROWS; i++)
+    if (strcmp(rows[i].name, kernel) == 0) return &rows[i];
+  return NULL;
 }
+
+static const qllc_kvariant *variant_row(const char *kernel) {
+  for (int i = 0; kernel && i < N_VARIANTS; i++)
+    if (strcmp(variants[i].name, kernel) == 0) return &variants[i];
+  return NULL;
+}
+
+int qllc_lower_known(const char *kernel) { return qllc_lower_row(kernel) || variant_row(kernel); }
+
+/* The roles of kernel's parameters, in order (a variant: its reference's, then SCRATCH): the count
+ * (at most max written to roles), or -1 when the registry has no such kernel. */
+static int kernel_roles(const char *kernel, unsigned char *roles, int max) {
+  const qllc_kvariant *v = variant_row(kernel);
+  const qllc_krow *r = qllc_lower_row(v ? v->ref : kernel);
+  if (!r) return -1;
+  const sig_def *s = &sigs[r->sig];
+  int n = 0;
+  for (int i = 0; i < s->n; i++, n++)
+    if (n < max) roles[n] = s->roles[i];
+  if (v) {
+    if (n < max) roles[n] = QLLC_ROLE_SCRATCH;
+    n++;
+  }
+  return n;
+}
+
+int qllc_lower_kernel_roles(const char *kernel, const char **names, int max) {
+  unsigned char roles[QLLC_LOWER_MAX_ARGS];
+  int n = kernel_roles(kernel, roles, QLLC_LOWER_MAX_ARGS);
+  for (int i = 0; i < n && i < max && i < QLLC_LOWER_MAX_ARGS; i++) names[i] = role_names[roles[i]];
+  return n;
+}
+
+int qllc_lower_kernel_count(void) { return N_ROWS; }
+
+const char *qllc_lower_kernel_name(int i, const char **stem, const char **in, const char **w, const char **out) {
+  if (i < 0 || i >= N_ROWS) return NULL;
+  if (stem) *stem = rows[i].stem;
+  if (in) *in = rows[i].in;
+  if (w) *w = rows[i].w;
+  if (out) *out = rows[i].out;
+  return rows[i].name;
+}
+
+/* ---- the generic emitter --------------------------------------------------------------------------- */
+
+qllc_status qllc_lower_call(qllc_lower_ctx *c, const qllc_node *n, const char *kernel, const qllc_lower_roles *rv) {
+  qllc_lower_args av = {.n = 0};
+  if (!kernel) return qllc_lower_oom(c);
+  unsigned char roles[QLLC_LOWER_MAX_ARGS];
+  int k = kernel_roles(kernel, roles, QLLC_LOWER_MAX_ARGS);
+  if (k < 0) return qllc_lower_emit(c, n, kernel, &av); /* not in the registry: emit names it */
+  if (k > QLLC_LOWER_MAX_ARGS)
+    return qllc_fail(c->diag, QLLC_ERR_INVALID, n ? n->name : NULL, "kernel %s: more than %d arguments", kernel,
+                     QLLC_LOWER_MAX_ARGS);
+  for (int i = 0; i < k; i++) {
+    if (!rv->set[roles[i]])
+      return qllc_fail(c->diag, QLLC_ERR_INVALID, n ? n->name : NULL,
+                       "node '%s': internal error: kernel %s: argument %d (%s) has no value", n ? n->name : "?",
+                       kernel, i, role_names[roles[i]]);
+    av.a[av.n++] = rv->v[roles[i]];
+  }
+  return qllc_lower_emit(c, n, kernel, &av);
+}
+
+int qllc_lower_arity(const char *kernel) { return kernel_roles(kernel, NULL, 0); }
+
+/* ---- op -> stem ------------------------------------------------------------------------------------- */
+
+const char *qllc_lower_q_stem(const qllc_node *n, int *arity) {
+  const char *stem = NULL;
+  for (size_t i = 0; i < sizeof op_stems / sizeof op_stems[0]; i++)
+    if (op_stems[i].op == (int)n->op) {
+      int cst = n->n_in > 1 && n->in[1] && qllc_value_is_const(n->in[1]);
+      stem = cst ? op_stems[i].const_stem : op_stems[i].stem;
+      break;
+    }
+  *arity = 2;
+  if (!stem) return NULL;
+  /* the arity of the stem's integer rows (a float kernel may name fewer kinds: channel_affine_f32_f32);
+     a stem with float rows only (div) has theirs */
+  int found = 0;
+  for (int i = 0; i < N_ROWS && found < 2; i++) {
+    if (strcmp(rows[i].stem, stem) != 0) continue;
+    int is_float = !strcmp(rows[i].in, "f32") && !strcmp(rows[i].out, "f32");
+    if (found && is_float) continue;
+    *arity = strcmp(rows[i].w, "none") ? 3 : 2;
+    found = is_float ? 1 : 2;
+  }
+  return stem;
+}
+
+/* ---- variants --------------------------------------------------------------------------------------- */
 
 int qllc_lower_variant_count(void) { return N_VARIANTS; }
 
