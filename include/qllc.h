@@ -204,7 +204,11 @@ const qllc_tensor *qllc_jit_output(const qllc_jit *j, int i);
 
 /* Runs once. `inputs` are matched by name (or by position when names are NULL); float inputs are
  * quantized on entry unless the model was compiled with quantized_io. `outputs` must have room for
- * qllc_jit_num_outputs() tensors; each is filled and must be freed with qllc_tensor_free. */
+ * qllc_jit_num_outputs() tensors; each is filled and must be freed with qllc_tensor_free.
+ * Thread safety: any number of threads may call qllc_jit_run on the same JIT at once; each call works
+ * in its own input/output and scratch memory (taken from a pool the JIT keeps: a thread that calls
+ * repeatedly reuses memory, a new concurrent call allocates one more set). qllc_jit_free must not run
+ * while a call is in progress. */
 qllc_status qllc_jit_run(qllc_jit *j, const qllc_tensor *inputs, int n_inputs, qllc_tensor *outputs,
                          qllc_diag *diag);
 

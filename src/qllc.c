@@ -19,6 +19,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,8 +49,17 @@ struct qllc_jit {
   qllc_entry_fn entry;
   int n_in, n_out;
   qllc_tensor *in, *out;   /* descriptions (data NULL); names owned */
-  uint8_t *mut, *act;      /* QLLC_MEM_ALIGN-aligned, allocated once, reused by every run */
+  /* Run buffers (mutable + activation regions, QLLC_MEM_ALIGN-aligned): a call takes a pair from the
+     free list, or allocates one when every pair is in use by another thread, and gives it back when it
+     returns; so concurrent qllc_jit_run calls never share bytes, and a single thread reuses one pair. */
+  pthread_mutex_t lock;
+  struct run_bufs *free_bufs;
 };
+
+typedef struct run_bufs {
+  struct run_bufs *next;
+  uint8_t *mut, *act;
+} run_bufs;
 
 /* ---- small helpers ---------------------------------------------------------------------------- */
 
@@ -650,10 +660,44 @@ void qllc_jit_free(qllc_jit *j) {
   for (int i = 0; j->out && i < j->n_out; i++) free(j->out[i].name);
   free(j->in);
   free(j->out);
-  free(j->mut);
-  free(j->act);
+  for (run_bufs *b = j->free_bufs, *next; b; b = next) {
+    next = b->next;
+    free(b->mut);
+    free(b->act);
+    free(b);
+  }
+  pthread_mutex_destroy(&j->lock);
   if (j->model && --j->model->refs == 0 && j->model->freed) model_release(j->model);
   free(j);
+}
+
+static run_bufs *new_run_bufs(qllc_jit *j) {
+  run_bufs *b = calloc(1, sizeof *b);
+  if (!b) return NULL;
+  b->mut = aligned_buffer(j->prog->mutable_size);
+  b->act = aligned_buffer(j->prog->act_size);
+  if (!b->mut || !b->act) {
+    free(b->mut);
+    free(b->act);
+    free(b);
+    return NULL;
+  }
+  return b;
+}
+
+static run_bufs *take_run_bufs(qllc_jit *j) {
+  pthread_mutex_lock(&j->lock);
+  run_bufs *b = j->free_bufs;
+  if (b) j->free_bufs = b->next;
+  pthread_mutex_unlock(&j->lock);
+  return b ? b : new_run_bufs(j);
+}
+
+static void give_run_bufs(qllc_jit *j, run_bufs *b) {
+  pthread_mutex_lock(&j->lock);
+  b->next = j->free_bufs;
+  j->free_bufs = b;
+  pthread_mutex_unlock(&j->lock);
 }
 
 qllc_status qllc_jit_compile(qllc_model *m, const qllc_options *opts, qllc_jit **out, qllc_diag *diag) {
@@ -671,6 +715,7 @@ qllc_status qllc_jit_compile(qllc_model *m, const qllc_options *opts, qllc_jit *
   }
   qllc_jit *j = calloc(1, sizeof *j);
   if (!j) return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+  pthread_mutex_init(&j->lock, NULL);
   j->model = m;
   m->refs++;
 
@@ -692,9 +737,9 @@ qllc_status qllc_jit_compile(qllc_model *m, const qllc_options *opts, qllc_jit *
     j->n_out = j->prog->n_outputs;
     j->in = calloc(j->n_in ? j->n_in : 1, sizeof *j->in);
     j->out = calloc(j->n_out ? j->n_out : 1, sizeof *j->out);
-    j->mut = aligned_buffer(j->prog->mutable_size);
-    j->act = aligned_buffer(j->prog->act_size);
-    int ok = j->in && j->out && j->mut && j->act;
+    run_bufs *b = new_run_bufs(j);
+    if (b) give_run_bufs(j, b);
+    int ok = j->in && j->out && b;
     for (int i = 0; ok && i < j->n_in; i++) ok = describe_io(&j->prog->inputs[i], &j->in[i]);
     for (int i = 0; ok && i < j->n_out; i++) ok = describe_io(&j->prog->outputs[i], &j->out[i]);
     if (!ok) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
@@ -778,13 +823,18 @@ qllc_status qllc_jit_run(qllc_jit *j, const qllc_tensor *inputs, int n_inputs, q
     if (!match[i]->data) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "input '%s' has no data", j->in[i].name);
   }
 
+  run_bufs *rb = take_run_bufs(j);
+  if (!rb) return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
   for (int i = 0; i < j->n_in; i++) {
     const qllc_buffer *b = j->prog->inputs[i].buf;
     uint64_t n = tensor_bytes(&j->in[i]);
-    memcpy(j->mut + b->offset, match[i]->data, n < b->size ? n : b->size);
+    memcpy(rb->mut + b->offset, match[i]->data, n < b->size ? n : b->size);
   }
-  int rc = j->entry(NULL, j->mut, j->act);
-  if (rc != 0) return qllc_fail(diag, QLLC_ERR_RUNTIME, NULL, "the compiled model returned error %d", rc);
+  int rc = j->entry(NULL, rb->mut, rb->act);
+  if (rc != 0) {
+    give_run_bufs(j, rb);
+    return qllc_fail(diag, QLLC_ERR_RUNTIME, NULL, "the compiled model returned error %d", rc);
+  }
 
   for (int i = 0; i < j->n_out; i++) memset(&outputs[i], 0, sizeof outputs[i]);
   for (int i = 0; i < j->n_out; i++) {
@@ -796,10 +846,12 @@ qllc_status qllc_jit_run(qllc_jit *j, const qllc_tensor *inputs, int n_inputs, q
     o->data = malloc(n ? n : 1);
     if (!o->name || !o->data) {
       for (int k = 0; k <= i; k++) qllc_tensor_free(&outputs[k]);
+      give_run_bufs(j, rb);
       return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
     }
-    memcpy(o->data, j->mut + b->offset, n < b->size ? n : b->size);
+    memcpy(o->data, rb->mut + b->offset, n < b->size ? n : b->size);
   }
+  give_run_bufs(j, rb);
   return QLLC_OK;
 }
 
