@@ -176,59 +176,90 @@ QLLC_INLINE uint64_t qx_mask_s1(int64_t off, int64_t W, int64_t a, int64_t len) 
 }
 /* AVX-512: the row of tap (c, kh, kw) is built by one masked byte load per segment straight into a
    zmm (lanes of padding keep z_x; the mask keeps the load inside the input row), and four rows are
-   interleaved by z_tr4r. */
+   interleaved by z_tr4r. The loads of a tap depend on the channel only by c * H * W: per panel, each
+   (kh, kw, segment) gets its offset from the channel's first byte and its lane mask (0 when the input
+   row is padding) in a table, when KH * KW * nseg <= QX_TT, and the taps then run as a flat sequence. */
+typedef struct qx_tl {
+  int64_t off;   /* from the channel's first byte to the byte of lane 0 */
+  uint64_t mask; /* the lanes read */
+} qx_tl;
+QLLC_INLINE qx_tl qx_tap_s1(const qx_seg *sg, int64_t kh, int64_t kw, int64_t H, int64_t W, int64_t pl, int64_t dh,
+                            int64_t dw) {
+  const int64_t ih = sg->ih0 + kh * dh, off = kw * dw - pl;
+  qx_tl e = {0, 0};
+  if (ih >= 0 && ih < H) e.off = ih * W + sg->delta + off, e.mask = qx_mask_s1(off, W, sg->a, sg->len) << sg->pos;
+  return e;
+}
+#define QX_TT 256 /* (kh, kw, segment) entries tabulated per panel (4 KiB) */
+/* One tap row from NS (> 0: a constant; 0: nseg) segments' entries. */
+ZI __m512i z_row_s1(const int NS, int64_t nseg, const qx_tl *e, const uint8_t *base, __m512i zv) {
+  __m512i v = zv;
+  const int64_t ns = NS ? NS : nseg;
+  QX_UNROLL for (int64_t s = 0; s < ns; s++) v = _mm512_mask_loadu_epi8(v, e[s].mask, base + e[s].off);
+  return v;
+}
+ZI void z_taps_s1(const int NS, uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t HW, int64_t T, int64_t nseg,
+                  const qx_tl *tt, __m512i zv, uint8_t flip) {
+  const int64_t KT = cg * T, step = NS ? NS : nseg;
+  const uint8_t *base = xg;
+  const qx_tl *e = tt, *const end = tt + T * step;
+  int64_t k = 0;
+  for (; k + 4 <= KT; k += 4) {
+    __m512i r[4];
+    QX_UNROLL for (int j = 0; j < 4; j++) {
+      r[j] = z_row_s1(NS, nseg, e, base, zv);
+      e += step;
+      if (e == end) e = tt, base += HW;
+    }
+    z_tr4r(panel + k * (QX_PB), r[0], r[1], r[2], r[3], flip);
+  }
+  if (k < KT) { /* the taps past K read 0 (after the flip) against zero weights */
+    const __m512i pv = _mm512_set1_epi8((char)flip);
+    __m512i r[3] = {pv, pv, pv};
+    for (int j = 0; k + j < KT; j++) {
+      r[j] = z_row_s1(NS, nseg, e, base, zv);
+      e += step;
+      if (e == end) e = tt, base += HW;
+    }
+    z_tr4r(panel + k * (QX_PB), r[0], r[1], r[2], pv, flip);
+  }
+}
 ZP void z_pack_s1(uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t H, int64_t W, int64_t OW, int64_t KH,
                   int64_t KW, int64_t sh, int64_t pt, int64_t pl, int64_t dh, int64_t dw, int64_t p0, int64_t np,
                   uint8_t zx, uint8_t flip, uintptr_t xlo, uintptr_t xhi) {
   (void)xlo, (void)xhi; /* masked loads touch only the bytes they keep */
   qx_seg seg[QX_PB];
-  uintptr_t rp[QX_PB]; /* per segment: the input row of (c, kh) (any readable address when padded) */
-  uint64_t vm[QX_PB];  /* and all ones, or 0 when the row is padding */
-  uint64_t mt[QX_MT];  /* per (segment, kw): the lanes inside the input row, when nseg * KW <= QX_MT */
-  const int64_t nseg = qx_segments(seg, p0, np, OW, sh, pt);
-  const int tab = nseg * KW <= QX_MT;
-  if (tab)
-    for (int64_t s = 0; s < nseg; s++)
-      for (int64_t kw = 0; kw < KW; kw++) mt[s * KW + kw] = qx_mask_s1(kw * dw - pl, W, seg[s].a, seg[s].len) << seg[s].pos;
+  const int64_t nseg = qx_segments(seg, p0, np, OW, sh, pt), T = KH * KW, HW = H * W;
   const __m512i zv = _mm512_set1_epi8((char)zx);
-  __m512i r0 = zv, r1 = zv, r2 = zv;
+  if (T * nseg <= QX_TT) {
+    qx_tl tt[QX_TT];
+    for (int64_t kh = 0, i = 0; kh < KH; kh++)
+      for (int64_t kw = 0; kw < KW; kw++)
+        for (int64_t s = 0; s < nseg; s++) tt[i++] = qx_tap_s1(&seg[s], kh, kw, H, W, pl, dh, dw);
+    if (nseg == 1) z_taps_s1(1, panel, xg, cg, HW, T, nseg, tt, zv, flip);
+    else if (nseg == 2) z_taps_s1(2, panel, xg, cg, HW, T, nseg, tt, zv, flip);
+    else z_taps_s1(0, panel, xg, cg, HW, T, nseg, tt, zv, flip);
+    return;
+  }
+  /* too many entries to tabulate: each tap's from the segments (tall, narrow images, wide kernels) */
+  const __m512i pv = _mm512_set1_epi8((char)flip);
+  __m512i r[4] = {pv, pv, pv, pv};
   int t = 0;
   int64_t k4 = 0;
   for (int64_t c = 0; c < cg; c++)
-    for (int64_t kh = 0; kh < KH; kh++) {
-      for (int64_t s = 0; s < nseg; s++) {
-        const int64_t ih = seg[s].ih0 + kh * dh;
-        const int in = ih >= 0 && ih < H;
-        rp[s] = in ? (uintptr_t)(xg + (c * H + ih) * W) + (uintptr_t)(int64_t)seg[s].delta : (uintptr_t)xg;
-        vm[s] = in ? ~(uint64_t)0 : 0;
-      }
-      const uintptr_t rp0 = rp[0], rp1 = rp[nseg > 1];
-      const uint64_t vm0 = vm[0], vm1 = vm[nseg > 1];
-      const uint64_t *mt1 = mt + (nseg > 1) * KW;
+    for (int64_t kh = 0; kh < KH; kh++)
       for (int64_t kw = 0; kw < KW; kw++) {
-        const int64_t off = kw * dw - pl;
-        __m512i v;
-        if (nseg <= 2 && tab) { /* the common case of wide images: one or two masked loads */
-          v = _mm512_mask_loadu_epi8(zv, mt[kw] & vm0, (const void *)(rp0 + (uintptr_t)off));
-          if (nseg == 2) v = _mm512_mask_loadu_epi8(v, mt1[kw] & vm1, (const void *)(rp1 + (uintptr_t)off));
-        } else {
-          v = zv;
-          for (int64_t s = 0; s < nseg; s++) {
-            const uint64_t mk = tab ? mt[s * KW + kw] : qx_mask_s1(off, W, seg[s].a, seg[s].len) << seg[s].pos;
-            v = _mm512_mask_loadu_epi8(v, mk & vm[s], (const void *)(rp[s] + (uintptr_t)off));
-          }
+        __m512i v = zv;
+        for (int64_t s = 0; s < nseg; s++) {
+          const qx_tl e = qx_tap_s1(&seg[s], kh, kw, H, W, pl, dh, dw);
+          v = _mm512_mask_loadu_epi8(v, e.mask, xg + c * HW + e.off);
         }
-        switch (t) {
-        case 0: r0 = v, t = 1; break;
-        case 1: r1 = v, t = 2; break;
-        case 2: r2 = v, t = 3; break;
-        default: z_tr4r(panel + k4 * (QX_PB * 4), r0, r1, r2, v, flip), k4++, t = 0;
-        }
+        r[t++] = v;
+        if (t == 4) z_tr4r(panel + k4 * (QX_PB * 4), r[0], r[1], r[2], r[3], flip), k4++, t = 0;
       }
-    }
-  if (t) { /* the taps past K read 0 (after the flip) against zero weights */
-    const __m512i pv = _mm512_set1_epi8((char)flip);
-    z_tr4r(panel + k4 * (QX_PB * 4), r0, t > 1 ? r1 : pv, t > 2 ? r2 : pv, pv, flip);
+  if (t) {
+    for (; t < 4; t++) r[t] = pv;
+    z_tr4r(panel + k4 * (QX_PB * 4), r[0], r[1], r[2], r[3], flip);
   }
 }
 
