@@ -36,6 +36,8 @@ struct qllc_model {
   qllc_graph *graph; /* after qllc_graph_optimize (options-independent float passes) */
   int refs;          /* live JITs borrowing `graph` */
   int freed;         /* qllc_model_free was called while refs > 0 */
+  pthread_mutex_t lock; /* guards refs, freed, and lowering `graph` (which recounts its uses): compiles
+                           from one model in several threads take turns there, and only there */
   qllc_tensor *bound; /* graph inputs bound to constants (qllc_model_load_bound): copies, applied on
                          every reload so all graphs of the model agree */
   int n_bound;
@@ -338,7 +340,12 @@ static qllc_status lower_graph(qllc_model *m, qllc_graph *g, const qllc_options 
   qllc_codegen_opts cg;
   qllc_status st = qllc_codegen_resolve(o, host, &cg, diag);
   qllc_lower_target t = {.arch = cg.target ? cg.target->name : NULL, .cpu = cg.cpu, .features = cg.kernel_features};
-  if (st == QLLC_OK) st = qllc_lower_for(g, &t, p, diag);
+  if (st == QLLC_OK) {
+    int shared = g == m->graph; /* the model's own graph: other threads may be lowering it too */
+    if (shared) pthread_mutex_lock(&m->lock);
+    st = qllc_lower_for(g, &t, p, diag);
+    if (shared) pthread_mutex_unlock(&m->lock);
+  }
   if (st == QLLC_OK) {
     char *lines = NULL;
     st = user_kernel_lines(*p, o, &lines, diag);
@@ -434,11 +441,13 @@ qllc_status qllc_model_load_bound(const char *path, const qllc_tensor *bound, in
   }
   m->n_bound = n_bound;
   m->graph = g;
+  pthread_mutex_init(&m->lock, NULL);
   *out = m;
   return QLLC_OK;
 }
 
 static void model_release(qllc_model *m) {
+  pthread_mutex_destroy(&m->lock);
   qllc_graph_free(m->graph);
   free_bound(m->bound, m->n_bound);
   free(m->path);
@@ -447,11 +456,11 @@ static void model_release(qllc_model *m) {
 
 void qllc_model_free(qllc_model *m) {
   if (!m) return;
-  if (m->refs > 0) {
-    m->freed = 1;
-    return;
-  }
-  model_release(m);
+  pthread_mutex_lock(&m->lock);
+  int busy = m->refs > 0;
+  if (busy) m->freed = 1;
+  pthread_mutex_unlock(&m->lock);
+  if (!busy) model_release(m);
 }
 
 qllc_status qllc_model_describe(qllc_model *m, const qllc_options *opts, void *stream, qllc_diag *diag) {
@@ -667,7 +676,12 @@ void qllc_jit_free(qllc_jit *j) {
     free(b);
   }
   pthread_mutex_destroy(&j->lock);
-  if (j->model && --j->model->refs == 0 && j->model->freed) model_release(j->model);
+  if (j->model) {
+    pthread_mutex_lock(&j->model->lock);
+    int last = --j->model->refs == 0 && j->model->freed;
+    pthread_mutex_unlock(&j->model->lock);
+    if (last) model_release(j->model);
+  }
   free(j);
 }
 
@@ -717,7 +731,9 @@ qllc_status qllc_jit_compile(qllc_model *m, const qllc_options *opts, qllc_jit *
   if (!j) return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
   pthread_mutex_init(&j->lock, NULL);
   j->model = m;
+  pthread_mutex_lock(&m->lock);
   m->refs++;
+  pthread_mutex_unlock(&m->lock);
 
   qllc_graph *g = NULL;
   int owned = 0;

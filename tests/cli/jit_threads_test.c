@@ -3,7 +3,9 @@
  * The sample digits model, float and int8 (profiled on its calibration set): 16 different test images
  * are run one at a time to get the reference outputs; then 4 threads make 1000 calls each on the same
  * JIT, each call on image (thread * 7 + call) % 16, and every output must be bit-equal to that image's
- * reference. Before per-call buffers, two threads already got about half of the outputs wrong. */
+ * reference. Before per-call buffers, two threads already got about half of the outputs wrong.
+ * Then 2 threads each compile 5 JITs from one shared model (float and int8) and run image 0 on each:
+ * the outputs must equal the reference (compiles from one model used to write into its graph at once). */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,7 +30,35 @@ typedef struct shared {
   qllc_tensor in[N_IMG];
   qllc_tensor ref[N_IMG];
   int bad[THREADS], errors[THREADS];
+  qllc_model *model;
+  const qllc_options *opts;
+  pthread_mutex_t count_lock;
+  int compile_bad;
 } shared;
+
+static void *compile_and_run(void *arg) {
+  shared *s = arg;
+  for (int r = 0; r < 5; r++) {
+    qllc_jit *j;
+    qllc_diag d;
+    memset(&d, 0, sizeof d);
+    int bad = 1;
+    if (qllc_jit_compile(s->model, s->opts, &j, &d) == QLLC_OK) {
+      qllc_tensor out;
+      if (qllc_jit_run(j, &s->in[0], 1, &out, &d) == QLLC_OK) {
+        size_t n = 4;
+        for (uint32_t k = 0; k < out.rank; k++) n *= out.dims[k];
+        bad = memcmp(out.data, s->ref[0].data, n) != 0;
+        qllc_tensor_free(&out);
+      }
+      qllc_jit_free(j);
+    }
+    pthread_mutex_lock(&s->count_lock);
+    s->compile_bad += bad;
+    pthread_mutex_unlock(&s->count_lock);
+  }
+  return NULL;
+}
 
 typedef struct worker {
   shared *s;
@@ -62,6 +92,7 @@ static void run_threads(const qllc_options *o) {
   assert_int_equal(qllc_model_load(DIGITS "digits.onnx", &m, &d), QLLC_OK);
   static shared s;
   memset(&s, 0, sizeof s);
+  pthread_mutex_init(&s.count_lock, NULL);
   if (qllc_jit_compile(m, o, &s.jit, &d) != QLLC_OK) fail_msg("%s", d.message);
   qllc_tensor all;
   assert_int_equal(qllc_tensor_read(DIGITS "test_x.npy", &all, &d), QLLC_OK);
@@ -75,6 +106,13 @@ static void run_threads(const qllc_options *o) {
     memcpy(s.in[i].data, (const char *)all.data + (size_t)i * bytes, bytes);
     if (qllc_jit_run(s.jit, &s.in[i], 1, &s.ref[i], &d) != QLLC_OK) fail_msg("%s", d.message);
   }
+  /* compiles from the same model in two threads at once */
+  s.model = m;
+  s.opts = o;
+  pthread_t ct[2];
+  for (int i = 0; i < 2; i++) assert_int_equal(pthread_create(&ct[i], NULL, compile_and_run, &s), 0);
+  for (int i = 0; i < 2; i++) pthread_join(ct[i], NULL);
+  assert_int_equal(s.compile_bad, 0);
   /* the images differ, so a call that read another call's input would show */
   assert_int_not_equal(memcmp(s.ref[0].data, s.ref[1].data, 40), 0);
   pthread_t t[THREADS];
