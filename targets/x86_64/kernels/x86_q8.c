@@ -47,7 +47,6 @@ typedef uint64_t qx_u64u __attribute__((may_alias, aligned(1)));
 #define QX_PB QLLC_CONV_PB /* panel pixels (64) */
 #define QX_RSLACK 32      /* bytes past a row buffer's 64 that the AVX2 row fills may write */
 #define QX_MT 192         /* (segment, kw) masks tabulated per panel (1.5 KiB) */
-#define QX_MT2 64          /* the same for stride 2 (three masks each) */
 #define QX_KWMAX 32        /* kernel widths whose valid column ranges are tabulated per panel */
 #define QX_UNROLL _Pragma("GCC unroll 16")
 
@@ -285,51 +284,96 @@ QLLC_INLINE qx_m2 qx_mask_s2(int64_t off, int64_t W, int64_t OW, const qx_seg *s
   m.e0 = qx_spread32(m.lanes), m.e1 = qx_spread32(m.lanes >> 32);
   return m;
 }
+typedef struct qx_tl2 { /* a (kh, kw, segment) entry of a stride-2 panel, as qx_tl */
+  int64_t off;
+  qx_m2 m;
+} qx_tl2;
+/* hm: the segment's masks for column kw (qx_mask_s2, the same for every kh) */
+QLLC_INLINE qx_tl2 qx_tap_s2(const qx_seg *sg, int64_t kh, int64_t kw, int64_t H, int64_t W, int64_t pl, int64_t dh,
+                             int64_t dw, const qx_m2 *hm) {
+  const int64_t ih = sg->ih0 + kh * dh, off = kw * dw - pl;
+  qx_tl2 e = {0, {0, 0, 0}};
+  if (ih >= 0 && ih < H) e.off = ih * W + 2 * (int64_t)sg->delta + off, e.m = *hm;
+  return e;
+}
+#define QX_TT2 128 /* stride-2 entries tabulated per panel (4 KiB) */
+#define QX_HM2 48  /* and their (kw, segment) masks (1.1 KiB) */
+ZI __m512i z_row_s2(const int NS, int64_t nseg, const qx_tl2 *e, const uint8_t *base, __m512i zv, __m512i order) {
+  __m512i v = zv;
+  const int64_t ns = NS ? NS : nseg;
+  QX_UNROLL for (int64_t s = 0; s < ns; s++) {
+    const uint8_t *b = base + e[s].off;
+    const __m512i lo = _mm512_maskz_loadu_epi8(e[s].m.e0, b), hi = _mm512_maskz_loadu_epi8(e[s].m.e1, b + 64);
+    v = _mm512_mask_mov_epi8(v, e[s].m.lanes, _mm512_permutexvar_epi64(order, _mm512_packus_epi16(lo, hi)));
+  }
+  return v;
+}
+ZI void z_taps_s2(const int NS, uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t HW, int64_t T, int64_t nseg,
+                  const qx_tl2 *tt, __m512i zv, uint8_t flip) {
+  const __m512i order = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
+  const int64_t KT = cg * T, step = NS ? NS : nseg;
+  const uint8_t *base = xg;
+  const qx_tl2 *e = tt, *const end = tt + T * step;
+  int64_t k = 0;
+  for (; k + 4 <= KT; k += 4) {
+    __m512i r[4];
+    QX_UNROLL for (int j = 0; j < 4; j++) {
+      r[j] = z_row_s2(NS, nseg, e, base, zv, order);
+      e += step;
+      if (e == end) e = tt, base += HW;
+    }
+    z_tr4r(panel + k * (QX_PB), r[0], r[1], r[2], r[3], flip);
+  }
+  if (k < KT) { /* the taps past K read 0 (after the flip) against zero weights */
+    const __m512i pv = _mm512_set1_epi8((char)flip);
+    __m512i r[3] = {pv, pv, pv};
+    for (int j = 0; k + j < KT; j++) {
+      r[j] = z_row_s2(NS, nseg, e, base, zv, order);
+      e += step;
+      if (e == end) e = tt, base += HW;
+    }
+    z_tr4r(panel + k * (QX_PB), r[0], r[1], r[2], pv, flip);
+  }
+}
 ZP void z_pack_s2(uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t H, int64_t W, int64_t OW, int64_t KH,
                   int64_t KW, int64_t sh, int64_t pt, int64_t pl, int64_t dh, int64_t dw, int64_t p0, int64_t np,
                   uint8_t zx, uint8_t flip, uintptr_t xlo, uintptr_t xhi) {
   (void)xlo, (void)xhi; /* masked loads touch only the bytes they keep */
   qx_seg seg[QX_PB];
-  uintptr_t rp[QX_PB];
-  uint64_t vm[QX_PB];
-  qx_m2 mt[QX_MT2];
-  const int64_t nseg = qx_segments(seg, p0, np, OW, sh, pt);
-  const int tab = nseg * KW <= QX_MT2;
-  if (tab)
-    for (int64_t s = 0; s < nseg; s++)
-      for (int64_t kw = 0; kw < KW; kw++) mt[s * KW + kw] = qx_mask_s2(kw * dw - pl, W, OW, &seg[s]);
-  const __m512i zv = _mm512_set1_epi8((char)zx), order = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
-  __m512i r0 = zv, r1 = zv, r2 = zv;
+  const int64_t nseg = qx_segments(seg, p0, np, OW, sh, pt), T = KH * KW, HW = H * W;
+  const __m512i zv = _mm512_set1_epi8((char)zx);
+  if (T * nseg <= QX_TT2 && KW * nseg <= QX_HM2) {
+    qx_tl2 tt[QX_TT2];
+    qx_m2 hm[QX_HM2]; /* per (kw, segment): the lanes inside the row, the same for every kh */
+    for (int64_t kw = 0; kw < KW; kw++)
+      for (int64_t s = 0; s < nseg; s++) hm[kw * nseg + s] = qx_mask_s2(kw * dw - pl, W, OW, &seg[s]);
+    for (int64_t kh = 0, i = 0; kh < KH; kh++)
+      for (int64_t kw = 0; kw < KW; kw++)
+        for (int64_t s = 0; s < nseg; s++) tt[i++] = qx_tap_s2(&seg[s], kh, kw, H, W, pl, dh, dw, &hm[kw * nseg + s]);
+    if (nseg == 1) z_taps_s2(1, panel, xg, cg, HW, T, nseg, tt, zv, flip);
+    else if (nseg == 2) z_taps_s2(2, panel, xg, cg, HW, T, nseg, tt, zv, flip);
+    else z_taps_s2(0, panel, xg, cg, HW, T, nseg, tt, zv, flip);
+    return;
+  }
+  const __m512i order = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7), pv = _mm512_set1_epi8((char)flip);
+  __m512i r[4] = {pv, pv, pv, pv};
   int t = 0;
   int64_t k4 = 0;
   for (int64_t c = 0; c < cg; c++)
-    for (int64_t kh = 0; kh < KH; kh++) {
-      for (int64_t s = 0; s < nseg; s++) {
-        const int64_t ih = seg[s].ih0 + kh * dh;
-        const int in = ih >= 0 && ih < H;
-        rp[s] = in ? (uintptr_t)(xg + (c * H + ih) * W) + (uintptr_t)(2 * (int64_t)seg[s].delta) : (uintptr_t)xg;
-        vm[s] = in ? ~(uint64_t)0 : 0;
-      }
+    for (int64_t kh = 0; kh < KH; kh++)
       for (int64_t kw = 0; kw < KW; kw++) {
-        const int64_t off = kw * dw - pl;
         __m512i v = zv;
         for (int64_t s = 0; s < nseg; s++) {
-          const qx_m2 mk = tab ? mt[s * KW + kw] : qx_mask_s2(off, W, OW, &seg[s]);
-          const uint8_t *b = (const uint8_t *)(rp[s] + (uintptr_t)off);
-          const __m512i lo = _mm512_maskz_loadu_epi8(mk.e0 & vm[s], b), hi = _mm512_maskz_loadu_epi8(mk.e1 & vm[s], b + 64);
-          v = _mm512_mask_mov_epi8(v, mk.lanes & vm[s], _mm512_permutexvar_epi64(order, _mm512_packus_epi16(lo, hi)));
+          const qx_m2 hm = qx_mask_s2(kw * dw - pl, W, OW, &seg[s]);
+          const qx_tl2 e = qx_tap_s2(&seg[s], kh, kw, H, W, pl, dh, dw, &hm);
+          v = z_row_s2(1, 1, &e, xg + c * HW, v, order);
         }
-        switch (t) {
-        case 0: r0 = v, t = 1; break;
-        case 1: r1 = v, t = 2; break;
-        case 2: r2 = v, t = 3; break;
-        default: z_tr4r(panel + k4 * (QX_PB * 4), r0, r1, r2, v, flip), k4++, t = 0;
-        }
+        r[t++] = v;
+        if (t == 4) z_tr4r(panel + k4 * (QX_PB * 4), r[0], r[1], r[2], r[3], flip), k4++, t = 0;
       }
-    }
   if (t) {
-    const __m512i pv = _mm512_set1_epi8((char)flip);
-    z_tr4r(panel + k4 * (QX_PB * 4), r0, t > 1 ? r1 : pv, t > 2 ? r2 : pv, pv, flip);
+    for (; t < 4; t++) r[t] = pv;
+    z_tr4r(panel + k4 * (QX_PB * 4), r[0], r[1], r[2], r[3], flip);
   }
 }
 
