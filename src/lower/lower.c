@@ -36,6 +36,7 @@
 #include <string.h>
 
 typedef qllc_lower_args argv;
+typedef qllc_lower_roles roles;
 typedef qllc_lower_ctx ctx;
 typedef qllc_lower_fn lower_fn;
 
@@ -126,10 +127,11 @@ static qllc_buffer *const_i64(ctx *c, const qllc_node *n, const char *what, int 
   return b->data ? b : NULL;
 }
 
-static void a_buf(argv *av, qllc_buffer *b, uint64_t off) { qllc_lower_arg_buf(av, b, off); }
-static void a_null(argv *av) { qllc_lower_push(av, QLLC_ARG_NULL); }
-static void a_int(argv *av, int64_t i) { qllc_lower_arg_int(av, i); }
-static void a_float(argv *av, double f) { qllc_lower_arg_float(av, f); }
+static void r_buf(roles *r, qllc_role role, qllc_buffer *b) { qllc_role_buf(r, role, b, 0); }
+static void r_int(roles *r, qllc_role role, int64_t i) { qllc_role_int(r, role, i); }
+static void r_float(roles *r, qllc_role role, double f) { qllc_role_float(r, role, f); }
+/* an optional input: its buffer, or a null pointer */
+static void r_opt(ctx *c, roles *r, qllc_role role, qllc_value *v);
 
 /* Fails (UNSUPPORTED) when the registry (kernels.def: every kernel libjit declares, and the ISA
  * variants) has no such kernel. */
@@ -189,6 +191,76 @@ static qllc_status emit(ctx *c, const qllc_node *n, const char *kernel, const ar
   in->why = NULL;
   p->n_instrs++;
   return QLLC_OK;
+}
+
+static qllc_status call(ctx *c, const qllc_node *n, const char *kernel, const roles *r) {
+  return qllc_lower_call(c, n, kernel, r);
+}
+
+static void r_opt(ctx *c, roles *r, qllc_role role, qllc_value *v) {
+  if (v) r_buf(r, role, buf_of(c, v));
+  else qllc_role_null(r, role);
+}
+
+/* ---- roles several lowerings share (lower_internal.h) ----------------------------------------------- */
+
+void qllc_lower_roles_yx(roles *r, ctx *c, qllc_value *x, qllc_value *y) {
+  r_buf(r, QLLC_ROLE_Y, buf_of(c, y));
+  r_buf(r, QLLC_ROLE_X, buf_of(c, x));
+}
+
+void qllc_lower_roles_conv(roles *r, const qllc_value *x, const qllc_lower_geom *g, int64_t M, int64_t group) {
+  int64_t v[] = {x->dims[0], x->dims[1], g->H, g->W, M, g->OH, g->OW, g->KH, g->KW,
+                 g->sh, g->sw, g->pt, g->pl, g->dh, g->dw, group};
+  static const qllc_role k[] = {QLLC_ROLE_DIM_N, QLLC_ROLE_DIM_C, QLLC_ROLE_DIM_H, QLLC_ROLE_DIM_W,
+                                QLLC_ROLE_DIM_M, QLLC_ROLE_OH, QLLC_ROLE_OW, QLLC_ROLE_KH, QLLC_ROLE_KW,
+                                QLLC_ROLE_STRIDE_H, QLLC_ROLE_STRIDE_W, QLLC_ROLE_PAD_TOP, QLLC_ROLE_PAD_LEFT,
+                                QLLC_ROLE_DIL_H, QLLC_ROLE_DIL_W, QLLC_ROLE_GROUP};
+  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) r_int(r, k[i], v[i]);
+}
+
+void qllc_lower_roles_pool(roles *r, const qllc_node *n, const qllc_value *x, const qllc_lower_geom *g) {
+  int64_t v[] = {x->dims[0] * x->dims[1], g->H, g->W, g->OH, g->OW, g->KH, g->KW, g->sh, g->sw,
+                 g->pt, g->pl, g->pb, g->pr, g->dh, g->dw, qllc_attr_int(n, "count_include_pad", 0)};
+  static const qllc_role k[] = {QLLC_ROLE_NC, QLLC_ROLE_DIM_H, QLLC_ROLE_DIM_W, QLLC_ROLE_OH, QLLC_ROLE_OW,
+                                QLLC_ROLE_KH, QLLC_ROLE_KW, QLLC_ROLE_STRIDE_H, QLLC_ROLE_STRIDE_W,
+                                QLLC_ROLE_PAD_TOP, QLLC_ROLE_PAD_LEFT, QLLC_ROLE_PAD_BOTTOM, QLLC_ROLE_PAD_RIGHT,
+                                QLLC_ROLE_DIL_H, QLLC_ROLE_DIL_W, QLLC_ROLE_COUNT_INCLUDE_PAD};
+  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) r_int(r, k[i], v[i]);
+}
+
+void qllc_lower_roles_batched(roles *r, ctx *c, qllc_buffer *yb, qllc_value *a, qllc_value *b, int64_t batches,
+                              int64_t M, int64_t N, int64_t K, qllc_buffer *a_off, qllc_buffer *b_off) {
+  r_buf(r, QLLC_ROLE_Y, yb);
+  r_buf(r, QLLC_ROLE_A, buf_of(c, a));
+  r_buf(r, QLLC_ROLE_B, buf_of(c, b));
+  r_int(r, QLLC_ROLE_BATCHES, batches);
+  r_int(r, QLLC_ROLE_DIM_M, M);
+  r_int(r, QLLC_ROLE_DIM_N, N);
+  r_int(r, QLLC_ROLE_DIM_K, K);
+  r_buf(r, QLLC_ROLE_A_OFF, a_off);
+  r_buf(r, QLLC_ROLE_B_OFF, b_off);
+}
+
+void qllc_lower_roles_bcast(roles *r, ctx *c, const qllc_node *n, int rank, const int64_t *dims, const int64_t *as,
+                            const int64_t *bs) {
+  r_buf(r, QLLC_ROLE_Y, buf_of(c, n->out[0]));
+  r_buf(r, QLLC_ROLE_A, buf_of(c, n->in[0]));
+  r_buf(r, QLLC_ROLE_B, buf_of(c, n->in[1]));
+  r_int(r, QLLC_ROLE_RANK, rank);
+  r_buf(r, QLLC_ROLE_DIMS, const_i64(c, n, "dims", rank, dims));
+  r_buf(r, QLLC_ROLE_A_STRIDES, const_i64(c, n, "a_strides", rank, as));
+  r_buf(r, QLLC_ROLE_B_STRIDES, const_i64(c, n, "b_strides", rank, bs));
+}
+
+void qllc_lower_roles_rows(roles *r, qllc_buffer *yb, uint64_t yoff, qllc_buffer *xb, int64_t rows, int64_t cols,
+                           int64_t y_stride, int64_t x_stride) {
+  qllc_role_buf(r, QLLC_ROLE_Y, yb, yoff);
+  r_buf(r, QLLC_ROLE_X, xb);
+  r_int(r, QLLC_ROLE_ROWS, rows);
+  r_int(r, QLLC_ROLE_COLS, cols);
+  r_int(r, QLLC_ROLE_Y_STRIDE, y_stride);
+  r_int(r, QLLC_ROLE_X_STRIDE, x_stride);
 }
 
 static qllc_status unsupported(ctx *c, const qllc_node *n, const char *what) {
@@ -278,18 +350,14 @@ static qllc_status lower_conv(ctx *c, const qllc_node *n) {
   qllc_status st = spatial(c, n, x, y, KH, KW, 0, &g);
   if (st) return st;
   int64_t group = qllc_attr_int(n, "group", 1);
-  argv av = {.n = 0};
-  a_buf(&av, buf_of(c, y), 0);
-  a_buf(&av, buf_of(c, x), 0);
-  a_buf(&av, buf_of(c, w), 0);
-  if (b) a_buf(&av, buf_of(c, b), 0);
-  else a_null(&av);
-  int64_t imm[] = {x->dims[0], x->dims[1], g.H, g.W, w->dims[0], g.OH, g.OW, KH, KW,
-                   g.sh, g.sw, g.pt, g.pl, g.dh, g.dw, group};
-  for (size_t i = 0; i < sizeof imm / sizeof imm[0]; i++) a_int(&av, imm[i]);
-  a_float(&av, act_lo(n));
-  a_float(&av, act_hi(n));
-  return emit(c, n, kname3(c, "conv2d", x->elem, w->elem, y->elem), &av);
+  roles r = {.set = {0}};
+  qllc_lower_roles_yx(&r, c, x, y);
+  r_buf(&r, QLLC_ROLE_W, buf_of(c, w));
+  r_opt(c, &r, QLLC_ROLE_BIAS, b);
+  qllc_lower_roles_conv(&r, x, &g, w->dims[0], group);
+  r_float(&r, QLLC_ROLE_ACT_LO, act_lo(n));
+  r_float(&r, QLLC_ROLE_ACT_HI, act_hi(n));
+  return call(c, n, kname3(c, "conv2d", x->elem, w->elem, y->elem), &r);
 }
 
 static qllc_status lower_fc(ctx *c, const qllc_node *n) {
@@ -315,18 +383,16 @@ static qllc_status lower_fc(ctx *c, const qllc_node *n) {
     wb->value = w;
     if (memo) c->packed[w->id] = wb;
   }
-  argv av = {.n = 0};
-  a_buf(&av, buf_of(c, y), 0);
-  a_buf(&av, buf_of(c, x), 0);
-  a_buf(&av, wb, 0);
-  if (b) a_buf(&av, buf_of(c, b), 0);
-  else a_null(&av);
-  a_int(&av, M);
-  a_int(&av, N);
-  a_int(&av, K);
-  a_float(&av, act_lo(n));
-  a_float(&av, act_hi(n));
-  return emit(c, n, kname3(c, "fc", x->elem, w->elem, y->elem), &av);
+  roles r = {.set = {0}};
+  qllc_lower_roles_yx(&r, c, x, y);
+  r_buf(&r, QLLC_ROLE_W, wb);
+  r_opt(c, &r, QLLC_ROLE_BIAS, b);
+  r_int(&r, QLLC_ROLE_DIM_M, M);
+  r_int(&r, QLLC_ROLE_DIM_N, N);
+  r_int(&r, QLLC_ROLE_DIM_K, K);
+  r_float(&r, QLLC_ROLE_ACT_LO, act_lo(n));
+  r_float(&r, QLLC_ROLE_ACT_HI, act_hi(n));
+  return call(c, n, kname3(c, "fc", x->elem, w->elem, y->elem), &r);
 }
 
 static qllc_status lower_gemm(ctx *c, const qllc_node *n) {
@@ -342,36 +408,35 @@ static qllc_status lower_gemm(ctx *c, const qllc_node *n) {
     csn = cn == 1 ? 0 : 1;
     csm = cm == 1 ? 0 : cn;
   }
-  argv av = {.n = 0};
-  a_buf(&av, buf_of(c, y), 0);
-  a_buf(&av, buf_of(c, a), 0);
-  a_buf(&av, buf_of(c, bm), 0);
-  if (cv) a_buf(&av, buf_of(c, cv), 0);
-  else a_null(&av);
-  a_int(&av, M);
-  a_int(&av, N);
-  a_int(&av, K);
-  a_int(&av, ta);
-  a_int(&av, tb);
-  a_float(&av, qllc_attr_float(n, "alpha", 1.0f));
-  a_float(&av, qllc_attr_float(n, "beta", 1.0f));
-  a_int(&av, csm);
-  a_int(&av, csn);
-  a_float(&av, act_lo(n));
-  a_float(&av, act_hi(n));
-  return emit(c, n, kname3(c, "gemm", a->elem, bm->elem, y->elem), &av);
+  roles r = {.set = {0}};
+  r_buf(&r, QLLC_ROLE_Y, buf_of(c, y));
+  r_buf(&r, QLLC_ROLE_A, buf_of(c, a));
+  r_buf(&r, QLLC_ROLE_B, buf_of(c, bm));
+  r_opt(c, &r, QLLC_ROLE_C, cv);
+  r_int(&r, QLLC_ROLE_DIM_M, M);
+  r_int(&r, QLLC_ROLE_DIM_N, N);
+  r_int(&r, QLLC_ROLE_DIM_K, K);
+  r_int(&r, QLLC_ROLE_TRANS_A, ta);
+  r_int(&r, QLLC_ROLE_TRANS_B, tb);
+  r_float(&r, QLLC_ROLE_ALPHA, qllc_attr_float(n, "alpha", 1.0f));
+  r_float(&r, QLLC_ROLE_BETA, qllc_attr_float(n, "beta", 1.0f));
+  r_int(&r, QLLC_ROLE_C_STRIDE_M, csm);
+  r_int(&r, QLLC_ROLE_C_STRIDE_N, csn);
+  r_float(&r, QLLC_ROLE_ACT_LO, act_lo(n));
+  r_float(&r, QLLC_ROLE_ACT_HI, act_hi(n));
+  return call(c, n, kname3(c, "gemm", a->elem, bm->elem, y->elem), &r);
 }
 
 /* A fused activation on an op whose kernel has no clamp (MatMul): the kernel writes a scratch ACT
  * buffer and a clip kernel writes y from it (kernels take restrict pointers: no in-place calls). */
 static qllc_status emit_fused_clip(ctx *c, const qllc_node *n, qllc_buffer *tmp, qllc_value *y) {
-  argv av = {.n = 0};
-  a_buf(&av, buf_of(c, y), 0);
-  a_buf(&av, tmp, 0);
-  a_int(&av, qllc_value_numel(y));
-  a_float(&av, n->act_lo);
-  a_float(&av, n->act_hi);
-  return emit(c, n, kname2(c, "clip", y->elem, y->elem), &av);
+  roles r = {.set = {0}};
+  r_buf(&r, QLLC_ROLE_Y, buf_of(c, y));
+  r_buf(&r, QLLC_ROLE_X, tmp);
+  r_int(&r, QLLC_ROLE_COUNT, qllc_value_numel(y));
+  r_float(&r, QLLC_ROLE_ACT_LO, n->act_lo);
+  r_float(&r, QLLC_ROLE_ACT_HI, n->act_hi);
+  return call(c, n, kname2(c, "clip", y->elem, y->elem), &r);
 }
 
 qllc_status qllc_lower_matmul_geom(ctx *c, const qllc_node *n, int64_t *Mo, int64_t *No, int64_t *Ko, int64_t *batches_out,
@@ -438,17 +503,9 @@ static qllc_status lower_matmul(ctx *c, const qllc_node *n) {
     yb = tn ? buffer_new(c, tn, QLLC_REGION_ACT, y->elem, qllc_value_bytes(y)) : NULL;
     if (!yb) return oom(c);
   }
-  argv av = {.n = 0};
-  a_buf(&av, yb, 0);
-  a_buf(&av, buf_of(c, a), 0);
-  a_buf(&av, buf_of(c, b), 0);
-  a_int(&av, batches);
-  a_int(&av, M);
-  a_int(&av, N);
-  a_int(&av, K);
-  a_buf(&av, aob, 0);
-  a_buf(&av, bob, 0);
-  qllc_status st = emit(c, n, kname3(c, "matmul", a->elem, b->elem, y->elem), &av);
+  roles r = {.set = {0}};
+  qllc_lower_roles_batched(&r, c, yb, a, b, batches, M, N, K, aob, bob);
+  qllc_status st = call(c, n, kname3(c, "matmul", a->elem, b->elem, y->elem), &r);
   if (st || n->act == QLLC_ACT_NONE) return st;
   return emit_fused_clip(c, n, yb, y);
 }
@@ -493,34 +550,26 @@ static qllc_status lower_binary(ctx *c, const qllc_node *n) {
   int64_t dims[QLLC_MAX_RANK], as[QLLC_MAX_RANK], bs[QLLC_MAX_RANK];
   int r = y->rank > QLLC_MAX_RANK || a->rank > y->rank || b->rank > y->rank ? 0 : broadcast(y, a, b, dims, as, bs);
   if (r == 0) return invalid(c, n, "operands do not broadcast to the output shape");
-  argv av = {.n = 0};
-  a_buf(&av, buf_of(c, y), 0);
-  a_buf(&av, buf_of(c, a), 0);
-  a_buf(&av, buf_of(c, b), 0);
-  a_int(&av, r);
-  a_buf(&av, const_i64(c, n, "dims", r, dims), 0);
-  a_buf(&av, const_i64(c, n, "a_strides", r, as), 0);
-  a_buf(&av, const_i64(c, n, "b_strides", r, bs), 0);
-  return emit(c, n, kname3(c, names[n->op], a->elem, b->elem, y->elem), &av);
+  roles rv = {.set = {0}};
+  qllc_lower_roles_bcast(&rv, c, n, r, dims, as, bs);
+  return call(c, n, kname3(c, names[n->op], a->elem, b->elem, y->elem), &rv);
 }
 
-/* Elementwise unary: y, x, n [, extra float immediates]. */
-static qllc_status unary(ctx *c, const qllc_node *n, const char *base, int n_f, const double *f) {
+/* Elementwise unary: Y, X, COUNT and whatever else the caller set in r (ALPHA, ACT_LO/ACT_HI). */
+static qllc_status unary(ctx *c, const qllc_node *n, const char *base, roles *r) {
   qllc_value *x = n->in[0], *y = n->out[0];
-  argv av = {.n = 0};
-  a_buf(&av, buf_of(c, y), 0);
-  a_buf(&av, buf_of(c, x), 0);
-  a_int(&av, qllc_value_numel(y));
-  for (int i = 0; i < n_f; i++) a_float(&av, f[i]);
-  return emit(c, n, kname2(c, base, x->elem, y->elem), &av);
+  qllc_lower_roles_yx(r, c, x, y);
+  r_int(r, QLLC_ROLE_COUNT, qllc_value_numel(y));
+  return call(c, n, kname2(c, base, x->elem, y->elem), r);
 }
 
-static qllc_status lower_relu(ctx *c, const qllc_node *n) { return unary(c, n, "relu", 0, NULL); }
-static qllc_status lower_sigmoid(ctx *c, const qllc_node *n) { return unary(c, n, "sigmoid", 0, NULL); }
-static qllc_status lower_tanh(ctx *c, const qllc_node *n) { return unary(c, n, "tanh", 0, NULL); }
+static qllc_status lower_relu(ctx *c, const qllc_node *n) { return unary(c, n, "relu", &(roles){.set = {0}}); }
+static qllc_status lower_sigmoid(ctx *c, const qllc_node *n) { return unary(c, n, "sigmoid", &(roles){.set = {0}}); }
+static qllc_status lower_tanh(ctx *c, const qllc_node *n) { return unary(c, n, "tanh", &(roles){.set = {0}}); }
 static qllc_status lower_leaky_relu(ctx *c, const qllc_node *n) {
-  double alpha = qllc_attr_float(n, "alpha", 0.01f);
-  return unary(c, n, "leakyrelu", 1, &alpha);
+  roles r = {.set = {0}};
+  r_float(&r, QLLC_ROLE_ALPHA, qllc_attr_float(n, "alpha", 0.01f));
+  return unary(c, n, "leakyrelu", &r);
 }
 
 /* A scalar float from a constant optional input (Clip min/max, Pad value in newer opsets). */
@@ -544,7 +593,10 @@ static qllc_status lower_clip(ctx *c, const qllc_node *n) {
     if (!n->in[i]) continue;
     if (!const_scalar(n, i, &f[i - 1])) return unsupported(c, n, "min/max must be constants");
   }
-  return unary(c, n, "clip", 2, f);
+  roles r = {.set = {0}};
+  r_float(&r, QLLC_ROLE_ACT_LO, f[0]);
+  r_float(&r, QLLC_ROLE_ACT_HI, f[1]);
+  return unary(c, n, "clip", &r);
 }
 
 qllc_status qllc_lower_check_maxpool_indices(ctx *c, const qllc_node *n) {
@@ -562,18 +614,10 @@ static qllc_status pool(ctx *c, const qllc_node *n, int is_max) {
   qllc_status st = spatial(c, n, x, y, 1, 1, 1, &g);
   if (st) return st;
   if (!is_max && (g.dh != 1 || g.dw != 1)) return unsupported(c, n, "dilated AveragePool");
-  argv av = {.n = 0};
-  a_buf(&av, buf_of(c, y), 0);
-  a_buf(&av, buf_of(c, x), 0);
-  int64_t imm[] = {x->dims[0] * x->dims[1], g.H, g.W, g.OH, g.OW, g.KH, g.KW, g.sh, g.sw, g.pt, g.pl, g.pb, g.pr};
-  for (size_t i = 0; i < sizeof imm / sizeof imm[0]; i++) a_int(&av, imm[i]);
-  if (is_max) {
-    a_int(&av, g.dh);
-    a_int(&av, g.dw);
-  } else {
-    a_int(&av, qllc_attr_int(n, "count_include_pad", 0));
-  }
-  return emit(c, n, kname2(c, is_max ? "maxpool2d" : "avgpool2d", x->elem, y->elem), &av);
+  roles r = {.set = {0}};
+  qllc_lower_roles_yx(&r, c, x, y);
+  qllc_lower_roles_pool(&r, n, x, &g);
+  return call(c, n, kname2(c, is_max ? "maxpool2d" : "avgpool2d", x->elem, y->elem), &r);
 }
 
 static qllc_status lower_maxpool(ctx *c, const qllc_node *n) { return pool(c, n, 1); }
@@ -582,26 +626,24 @@ static qllc_status lower_avgpool(ctx *c, const qllc_node *n) { return pool(c, n,
 static qllc_status lower_global_avgpool(ctx *c, const qllc_node *n) {
   qllc_value *x = n->in[0], *y = n->out[0];
   if (x->rank < 2) return invalid(c, n, "input rank < 2");
-  argv av = {.n = 0};
-  a_buf(&av, buf_of(c, y), 0);
-  a_buf(&av, buf_of(c, x), 0);
-  a_int(&av, x->dims[0] * x->dims[1]);
-  a_int(&av, prod(x->dims, 2, x->rank));
-  return emit(c, n, kname2(c, "global_avgpool", x->elem, y->elem), &av);
+  roles r = {.set = {0}};
+  qllc_lower_roles_yx(&r, c, x, y);
+  r_int(&r, QLLC_ROLE_NC, x->dims[0] * x->dims[1]);
+  r_int(&r, QLLC_ROLE_HW, prod(x->dims, 2, x->rank));
+  return call(c, n, kname2(c, "global_avgpool", x->elem, y->elem), &r);
 }
 
 static qllc_status lower_channel_affine(ctx *c, const qllc_node *n) {
   qllc_value *x = n->in[0], *y = n->out[0];
   if (x->rank < 2) return invalid(c, n, "input rank < 2");
-  argv av = {.n = 0};
-  a_buf(&av, buf_of(c, y), 0);
-  a_buf(&av, buf_of(c, x), 0);
-  a_buf(&av, buf_of(c, n->in[1]), 0);
-  a_buf(&av, buf_of(c, n->in[2]), 0);
-  a_int(&av, x->dims[0]);
-  a_int(&av, x->dims[1]);
-  a_int(&av, prod(x->dims, 2, x->rank));
-  return emit(c, n, kname2(c, "channel_affine", x->elem, y->elem), &av);
+  roles r = {.set = {0}};
+  qllc_lower_roles_yx(&r, c, x, y);
+  r_buf(&r, QLLC_ROLE_W, buf_of(c, n->in[1]));
+  r_buf(&r, QLLC_ROLE_BIAS, buf_of(c, n->in[2]));
+  r_int(&r, QLLC_ROLE_DIM_N, x->dims[0]);
+  r_int(&r, QLLC_ROLE_DIM_C, x->dims[1]);
+  r_int(&r, QLLC_ROLE_INNER, prod(x->dims, 2, x->rank));
+  return call(c, n, kname2(c, "channel_affine", x->elem, y->elem), &r);
 }
 
 qllc_status qllc_lower_softmax_geom(ctx *c, const qllc_node *n, int64_t *outer_out, int64_t *len_out,
@@ -624,13 +666,12 @@ static qllc_status lower_softmax(ctx *c, const qllc_node *n) {
   int64_t outer, len, inner;
   qllc_status st = qllc_lower_softmax_geom(c, n, &outer, &len, &inner);
   if (st) return st;
-  argv av = {.n = 0};
-  a_buf(&av, buf_of(c, y), 0);
-  a_buf(&av, buf_of(c, x), 0);
-  a_int(&av, outer);
-  a_int(&av, len);
-  a_int(&av, inner);
-  return emit(c, n, kname2(c, "softmax", x->elem, y->elem), &av);
+  roles r = {.set = {0}};
+  qllc_lower_roles_yx(&r, c, x, y);
+  r_int(&r, QLLC_ROLE_OUTER, outer);
+  r_int(&r, QLLC_ROLE_AXIS_LEN, len);
+  r_int(&r, QLLC_ROLE_INNER, inner);
+  return call(c, n, kname2(c, "softmax", x->elem, y->elem), &r);
 }
 
 static qllc_status lower_transpose(ctx *c, const qllc_node *n) {
@@ -649,13 +690,12 @@ static qllc_status lower_transpose(ctx *c, const qllc_node *n) {
   for (int d = r - 1; d >= 0; d--) xs[d] = s, s *= x->dims[d];
   for (int d = 0; d < r; d++) is[d] = xs[perm[d]], od[d] = x->dims[perm[d]];
   if (r == 0) od[0] = 1, is[0] = 1, r = 1;
-  argv av = {.n = 0};
-  a_buf(&av, buf_of(c, y), 0);
-  a_buf(&av, buf_of(c, x), 0);
-  a_int(&av, r);
-  a_buf(&av, const_i64(c, n, "out_dims", r, od), 0);
-  a_buf(&av, const_i64(c, n, "in_strides", r, is), 0);
-  return emit(c, n, kname2(c, "transpose", x->elem, y->elem), &av);
+  roles rv = {.set = {0}};
+  qllc_lower_roles_yx(&rv, c, x, y);
+  r_int(&rv, QLLC_ROLE_RANK, r);
+  r_buf(&rv, QLLC_ROLE_OUT_DIMS, const_i64(c, n, "out_dims", r, od));
+  r_buf(&rv, QLLC_ROLE_IN_STRIDES, const_i64(c, n, "in_strides", r, is));
+  return call(c, n, kname2(c, "transpose", x->elem, y->elem), &rv);
 }
 
 static qllc_status lower_concat(ctx *c, const qllc_node *n) {
@@ -673,14 +713,10 @@ static qllc_status lower_concat(ctx *c, const qllc_node *n) {
     if (x->rank != y->rank) return invalid(c, n, "input rank differs from output rank");
     int64_t cols = x->dims[axis] * inner;
     if (cols > 0 && outer > 0) {
-      argv av = {.n = 0};
-      a_buf(&av, yb, (uint64_t)(at * inner) * es);
-      a_buf(&av, buf_of(c, x), 0);
-      a_int(&av, outer);
-      a_int(&av, cols);
-      a_int(&av, y->dims[axis] * inner);
-      a_int(&av, cols);
-      qllc_status st = emit(c, n, kname2(c, "copy2d", x->elem, y->elem), &av);
+      roles r = {.set = {0}};
+      qllc_lower_roles_rows(&r, yb, (uint64_t)(at * inner) * es, buf_of(c, x), outer, cols, y->dims[axis] * inner,
+                            cols);
+      qllc_status st = call(c, n, kname2(c, "copy2d", x->elem, y->elem), &r);
       if (st) return st;
     }
     at += x->dims[axis];
@@ -689,7 +725,7 @@ static qllc_status lower_concat(ctx *c, const qllc_node *n) {
   return QLLC_OK;
 }
 
-qllc_status qllc_lower_pad_args(ctx *c, const qllc_node *n, argv *av, double *value_out) {
+qllc_status qllc_lower_pad_roles(ctx *c, const qllc_node *n, roles *rv, double *value_out) {
   qllc_value *x = n->in[0], *y = n->out[0];
   int r = x->rank;
   const char *mode = qllc_attr_string(n, "mode", "constant");
@@ -712,25 +748,24 @@ qllc_status qllc_lower_pad_args(ctx *c, const qllc_node *n, argv *av, double *va
   int64_t od[QLLC_MAX_RANK], id[QLLC_MAX_RANK];
   for (int d = 0; d < r; d++) id[d] = x->dims[d], od[d] = y->dims[d];
   if (r == 0) return invalid(c, n, "Pad of a scalar");
-  a_buf(av, buf_of(c, y), 0);
-  a_buf(av, buf_of(c, x), 0);
-  a_int(av, r);
-  a_buf(av, const_i64(c, n, "out_dims", r, od), 0);
-  a_buf(av, const_i64(c, n, "in_dims", r, id), 0);
-  a_buf(av, const_i64(c, n, "pads_begin", r, pads), 0);
+  qllc_lower_roles_yx(rv, c, x, y);
+  r_int(rv, QLLC_ROLE_RANK, r);
+  r_buf(rv, QLLC_ROLE_OUT_DIMS, const_i64(c, n, "out_dims", r, od));
+  r_buf(rv, QLLC_ROLE_IN_DIMS, const_i64(c, n, "in_dims", r, id));
+  r_buf(rv, QLLC_ROLE_PADS_BEGIN, const_i64(c, n, "pads_begin", r, pads));
   *value_out = value;
   return QLLC_OK;
 }
 
 static qllc_status lower_pad(ctx *c, const qllc_node *n) {
   qllc_value *x = n->in[0], *y = n->out[0];
-  argv av = {.n = 0};
+  roles r = {.set = {0}};
   double value;
-  qllc_status st = qllc_lower_pad_args(c, n, &av, &value);
+  qllc_status st = qllc_lower_pad_roles(c, n, &r, &value);
   if (st) return st;
-  if (x->elem == QLLC_ELEM_F32) a_float(&av, value);
-  else a_int(&av, (int64_t)value);
-  return emit(c, n, kname2(c, "pad", x->elem, y->elem), &av);
+  if (x->elem == QLLC_ELEM_F32) r_float(&r, QLLC_ROLE_VALUE, value);
+  else r_int(&r, QLLC_ROLE_VALUE, (int64_t)value);
+  return call(c, n, kname2(c, "pad", x->elem, y->elem), &r);
 }
 
 /* Views: no instruction; their output shares the input's buffer (see root_of). */
@@ -818,19 +853,19 @@ typedef struct pending_copy {
 } pending_copy;
 
 static qllc_status emit_copy(ctx *c, qllc_value *out, qllc_buffer *dst) {
-  argv av = {.n = 0};
-  a_buf(&av, dst, 0);
-  a_buf(&av, buf_of(c, out), 0);
+  roles r = {.set = {0}};
+  r_buf(&r, QLLC_ROLE_Y, dst);
+  r_buf(&r, QLLC_ROLE_X, buf_of(c, out));
   qllc_elem e = out->elem;
   int64_t n = qllc_value_numel(out);
   /* A copy only moves bytes and libjit has no i64 kernels: an i64 output (e.g. a folded Shape) is
    * copied as twice as many i32. */
   if (e == QLLC_ELEM_I64) e = QLLC_ELEM_I32, n *= 2;
-  a_int(&av, n);
+  r_int(&r, QLLC_ROLE_COUNT, n);
   const char *k = kname2(c, "copy", e, e);
   if (k && check_kernel(c, NULL, k) != QLLC_OK)
     return qllc_fail(c->diag, QLLC_ERR_UNSUPPORTED, NULL, "graph output '%s': no kernel %s to copy it", out->name, k);
-  return emit(c, out->producer, k, &av);
+  return call(c, out->producer, k, &r);
 }
 
 static void liveness(qllc_program *p) {

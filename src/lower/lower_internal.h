@@ -157,9 +157,27 @@ qllc_status qllc_lower_matmul_geom(qllc_lower_ctx *c, const qllc_node *n, int64_
 /* Softmax: [outer][len][inner] around the axis (coerce2d for opset < 13 semantics). */
 qllc_status qllc_lower_softmax_geom(qllc_lower_ctx *c, const qllc_node *n, int64_t *outer, int64_t *len,
                                     int64_t *inner);
-/* Pad: pushes y, x, rank, out_dims, in_dims, pads_begin and returns the pad value as written in the
- * model (a real number); the caller appends it in the kernel's type. */
-qllc_status qllc_lower_pad_args(qllc_lower_ctx *c, const qllc_node *n, qllc_lower_args *av, double *value);
+/* Pad: sets Y, X, RANK, OUT_DIMS, IN_DIMS, PADS_BEGIN and returns the pad value as written in the
+ * model (a real number); the caller sets VALUE in the kernel's type. */
+qllc_status qllc_lower_pad_roles(qllc_lower_ctx *c, const qllc_node *n, qllc_lower_roles *r, double *value);
+/* Roles several lowerings set alike (a buffer that cannot be made is left NULL: the emitter reports
+ * out of memory). */
+void qllc_lower_roles_yx(qllc_lower_roles *r, qllc_lower_ctx *c, qllc_value *x, qllc_value *y); /* Y, X */
+/* DIM_N DIM_C DIM_H DIM_W DIM_M OH OW KH KW STRIDE_H STRIDE_W PAD_TOP PAD_LEFT DIL_H DIL_W GROUP */
+void qllc_lower_roles_conv(qllc_lower_roles *r, const qllc_value *x, const qllc_lower_geom *g, int64_t M,
+                           int64_t group);
+/* NC DIM_H DIM_W OH OW KH KW STRIDE_H STRIDE_W PAD_* DIL_H DIL_W COUNT_INCLUDE_PAD */
+void qllc_lower_roles_pool(qllc_lower_roles *r, const qllc_node *n, const qllc_value *x, const qllc_lower_geom *g);
+/* Y A B BATCHES DIM_M DIM_N DIM_K A_OFF B_OFF */
+void qllc_lower_roles_batched(qllc_lower_roles *r, qllc_lower_ctx *c, qllc_buffer *yb, qllc_value *a, qllc_value *b,
+                              int64_t batches, int64_t M, int64_t N, int64_t K, qllc_buffer *a_off,
+                              qllc_buffer *b_off);
+/* Y A B (n's output and first two inputs) RANK DIMS A_STRIDES B_STRIDES */
+void qllc_lower_roles_bcast(qllc_lower_roles *r, qllc_lower_ctx *c, const qllc_node *n, int rank,
+                            const int64_t *dims, const int64_t *as, const int64_t *bs);
+/* Y (at byte offset yoff) X ROWS COLS Y_STRIDE X_STRIDE: copy2d and requantize */
+void qllc_lower_roles_rows(qllc_lower_roles *r, qllc_buffer *yb, uint64_t yoff, qllc_buffer *xb, int64_t rows,
+                           int64_t cols, int64_t y_stride, int64_t x_stride);
 /* Float lowerings whose arguments do not depend on the element kind (pure data movement). */
 qllc_status qllc_lower_plain_transpose(qllc_lower_ctx *c, const qllc_node *n);
 qllc_status qllc_lower_plain_maxpool(qllc_lower_ctx *c, const qllc_node *n);

@@ -45,7 +45,7 @@
 /* ---- helpers ------------------------------------------------------------------------------------ */
 
 typedef qllc_lower_ctx ctx;
-typedef qllc_lower_args argv;
+typedef qllc_lower_roles roles;
 
 static int is_int_act(qllc_elem e) { return e == QLLC_ELEM_I8 || e == QLLC_ELEM_U8 || e == QLLC_ELEM_I16; }
 
@@ -67,8 +67,8 @@ static const char *kname3(ctx *c, const char *base, qllc_elem a, qllc_elem b, ql
   return qllc_lower_kname(c, base, 3, e);
 }
 
-static void a_buf(argv *av, qllc_buffer *b) { qllc_lower_arg_buf(av, b, 0); }
-static void a_int(argv *av, int64_t i) { qllc_lower_arg_int(av, i); }
+static void r_buf(roles *r, qllc_role role, qllc_buffer *b) { qllc_role_buf(r, role, b, 0); }
+static void r_int(roles *r, qllc_role role, int64_t i) { qllc_role_int(r, role, i); }
 
 static qllc_status fail_node(ctx *c, const qllc_node *n, qllc_status st, const char *fmt, const char *a,
                              long long x, long long y) {
@@ -172,9 +172,11 @@ static qllc_status single_multiplier(ctx *c, const qllc_node *n, const qllc_qnod
   return missing(c, n, "multiplier (inputs[0].m/n or m[0]/n[0])");
 }
 
-static void a_clamp(argv *av, const qllc_qnode *q) {
-  a_int(av, q->act_lo);
-  a_int(av, q->act_hi);
+/* The roles every requantizing kernel takes: its output zero point and clamp. */
+static void r_out(roles *r, const qllc_value *y, const qllc_qnode *q) {
+  r_int(r, QLLC_ROLE_Z_Y, y->zero_point);
+  r_int(r, QLLC_ROLE_ACT_LO, q->act_lo);
+  r_int(r, QLLC_ROLE_ACT_HI, q->act_hi);
 }
 
 /* ---- fused layers --------------------------------------------------------------------------------- */
@@ -228,22 +230,23 @@ static qllc_status fused_pick(ctx *c, const qllc_node *n, const char *ref, const
   return *scratch ? QLLC_OK : qllc_lower_oom(c);
 }
 
-/* Emits a fused layer's call and records why its kernel was chosen. */
+/* Emits a fused layer's call (a variant's: with SCRATCH) and records why its kernel was chosen. */
 static qllc_status emit_fused(ctx *c, const qllc_node *n, const char *ref, const qllc_kvariant *v,
-                              qllc_buffer *scratch, const char *why, argv *av) {
-  if (v) a_buf(av, scratch);
-  qllc_status st = qllc_lower_emit(c, n, v ? v->name : ref, av);
+                              qllc_buffer *scratch, const char *why, roles *r) {
+  if (v) r_buf(r, QLLC_ROLE_SCRATCH, scratch);
+  qllc_status st = qllc_lower_call(c, n, v ? v->name : ref, r);
   if (st == QLLC_OK) c->p->instrs[c->p->n_instrs - 1].why = why;
   return st;
 }
 
 
-/* Checks a FUSED record against the node's values and makes the weight, bias, m and n buffers (in
- * variant v's layout when v is not NULL). */
-
+/* Checks a FUSED record against the node's values, makes the weight, bias, m and n buffers (in
+ * variant v's layout when v is not NULL) and sets the roles every fused layer takes: Y X W BIAS M N,
+ * Z_X, Z_Y, ACT_LO, ACT_HI. */
 static qllc_status fused_common(ctx *c, const qllc_node *n, const qllc_value *x, const qllc_value *y,
                                 int64_t channels, int64_t K, const qllc_kvariant *v, const qllc_qnode **qo,
-                                fused_bufs *fb) {
+                                roles *r) {
+  fused_bufs fbs = {0}, *fb = &fbs;
   const qllc_qnode *q;
   qllc_status st = need_record(c, n, QLLC_QK_FUSED, &q);
   if (st) return st;
@@ -285,6 +288,14 @@ static qllc_status fused_common(ctx *c, const qllc_node *n, const qllc_value *x,
   fb->m = qconst(c, mname, QLLC_ELEM_I32, channels, q->m);
   fb->n = qconst(c, nname, QLLC_ELEM_I32, channels, q->n);
   if (!fb->w || !fb->bias || !fb->m || !fb->n) return qllc_lower_oom(c);
+  r_buf(r, QLLC_ROLE_Y, qllc_lower_buf_of(c, (qllc_value *)y));
+  r_buf(r, QLLC_ROLE_X, qllc_lower_buf_of(c, (qllc_value *)x));
+  r_buf(r, QLLC_ROLE_W, fb->w);
+  r_buf(r, QLLC_ROLE_BIAS, fb->bias);
+  r_buf(r, QLLC_ROLE_M, fb->m);
+  r_buf(r, QLLC_ROLE_N, fb->n);
+  r_int(r, QLLC_ROLE_Z_X, q->z_x);
+  r_out(r, y, q);
   return QLLC_OK;
 }
 
@@ -312,20 +323,10 @@ qllc_status qllc_lower_q_conv(ctx *c, const qllc_node *n) {
                          &scratch, &why)))
       return st;
   }
-  fused_bufs fb;
-  if ((st = fused_common(c, n, x, y, M, K, v, &q, &fb))) return st;
-  argv av = {.n = 0};
-  a_buf(&av, qllc_lower_buf_of(c, y));
-  a_buf(&av, qllc_lower_buf_of(c, x));
-  a_buf(&av, fb.w);
-  a_buf(&av, fb.bias);
-  a_buf(&av, fb.m);
-  a_buf(&av, fb.n);
-  int64_t imm[] = {x->dims[0], x->dims[1], g.H, g.W, M, g.OH, g.OW, KH, KW,
-                   g.sh, g.sw, g.pt, g.pl, g.dh, g.dw, group, q->z_x, q->z_y};
-  for (size_t i = 0; i < sizeof imm / sizeof imm[0]; i++) a_int(&av, imm[i]);
-  a_clamp(&av, q);
-  return emit_fused(c, n, ref, v, scratch, why, &av);
+  roles r = {.set = {0}};
+  if ((st = fused_common(c, n, x, y, M, K, v, &q, &r))) return st;
+  qllc_lower_roles_conv(&r, x, &g, M, group);
+  return emit_fused(c, n, ref, v, scratch, why, &r);
 }
 
 /* FC, and Gemm / MatMul whose constant operand the quantizer packed as [N][K]. */
@@ -361,44 +362,25 @@ qllc_status qllc_lower_q_fc(ctx *c, const qllc_node *n) {
     if ((st = fused_pick(c, n, ref, NULL, qllc_scratch_fc(M, K, 1), qllc_scratch_fc(M, K, 2), &v, &scratch, &why)))
       return st;
   }
-  fused_bufs fb;
-  if ((st = fused_common(c, n, x, y, N, K, v, &q, &fb))) return st;
-  argv av = {.n = 0};
-  a_buf(&av, qllc_lower_buf_of(c, y));
-  a_buf(&av, qllc_lower_buf_of(c, x));
-  a_buf(&av, fb.w);
-  a_buf(&av, fb.bias);
-  a_buf(&av, fb.m);
-  a_buf(&av, fb.n);
-  a_int(&av, M);
-  a_int(&av, N);
-  a_int(&av, K);
-  a_int(&av, q->z_x);
-  a_int(&av, q->z_y);
-  a_clamp(&av, q);
-  return emit_fused(c, n, ref, v, scratch, why, &av);
+  roles r = {.set = {0}};
+  if ((st = fused_common(c, n, x, y, N, K, v, &q, &r))) return st;
+  r_int(&r, QLLC_ROLE_DIM_M, M);
+  r_int(&r, QLLC_ROLE_DIM_N, N);
+  r_int(&r, QLLC_ROLE_DIM_K, K);
+  return emit_fused(c, n, ref, v, scratch, why, &r);
 }
 
 qllc_status qllc_lower_q_channel_affine(ctx *c, const qllc_node *n) {
   qllc_value *x = n->in[0], *y = n->out[0];
   if (x->rank < 2) return qllc_lower_invalid(c, n, "input rank < 2");
   const qllc_qnode *q;
-  fused_bufs fb;
-  qllc_status st = fused_common(c, n, x, y, x->dims[1], 1, NULL, &q, &fb);
+  roles r = {.set = {0}};
+  qllc_status st = fused_common(c, n, x, y, x->dims[1], 1, NULL, &q, &r);
   if (st) return st;
-  argv av = {.n = 0};
-  a_buf(&av, qllc_lower_buf_of(c, y));
-  a_buf(&av, qllc_lower_buf_of(c, x));
-  a_buf(&av, fb.w);
-  a_buf(&av, fb.bias);
-  a_buf(&av, fb.m);
-  a_buf(&av, fb.n);
-  a_int(&av, x->dims[0]);
-  a_int(&av, x->dims[1]);
-  a_int(&av, qllc_lower_prod(x->dims, 2, x->rank));
-  a_int(&av, q->z_y);
-  a_clamp(&av, q);
-  return qllc_lower_emit(c, n, kname3(c, "channel_affine", q->in_elem, q->w_elem, q->out_elem), &av);
+  r_int(&r, QLLC_ROLE_DIM_N, x->dims[0]);
+  r_int(&r, QLLC_ROLE_DIM_C, x->dims[1]);
+  r_int(&r, QLLC_ROLE_INNER, qllc_lower_prod(x->dims, 2, x->rank));
+  return qllc_lower_call(c, n, kname3(c, "channel_affine", q->in_elem, q->w_elem, q->out_elem), &r);
 }
 
 /* ---- MatMul of two activations ------------------------------------------------------------------ */
@@ -418,23 +400,14 @@ qllc_status qllc_lower_q_matmul(ctx *c, const qllc_node *n) {
   int64_t M, N, K, batches;
   qllc_buffer *aob, *bob;
   if ((st = qllc_lower_matmul_geom(c, n, &M, &N, &K, &batches, &aob, &bob))) return st;
-  argv av = {.n = 0};
-  a_buf(&av, qllc_lower_buf_of(c, y));
-  a_buf(&av, qllc_lower_buf_of(c, a));
-  a_buf(&av, qllc_lower_buf_of(c, b));
-  a_int(&av, batches);
-  a_int(&av, M);
-  a_int(&av, N);
-  a_int(&av, K);
-  a_buf(&av, aob);
-  a_buf(&av, bob);
-  a_int(&av, a->zero_point);
-  a_int(&av, b->zero_point);
-  a_int(&av, q->m[0]);
-  a_int(&av, q->n[0]);
-  a_int(&av, y->zero_point);
-  a_clamp(&av, q);
-  return qllc_lower_emit(c, n, kname3(c, "matmul", a->elem, b->elem, y->elem), &av);
+  roles r = {.set = {0}};
+  qllc_lower_roles_batched(&r, c, qllc_lower_buf_of(c, y), a, b, batches, M, N, K, aob, bob);
+  r_int(&r, QLLC_ROLE_Z_A, a->zero_point);
+  r_int(&r, QLLC_ROLE_Z_B, b->zero_point);
+  r_int(&r, QLLC_ROLE_MULT, q->m[0]);
+  r_int(&r, QLLC_ROLE_SHIFT, q->n[0]);
+  r_out(&r, y, q);
+  return qllc_lower_call(c, n, kname3(c, "matmul", a->elem, b->elem, y->elem), &r);
 }
 
 /* ---- elementwise Add / Sub / Mul ---------------------------------------------------------------- */
@@ -466,29 +439,16 @@ qllc_status qllc_lower_q_binary(ctx *c, const qllc_node *n) {
     if ((st = rescale_input(c, n, q, 0, &ma, NULL)) || (st = rescale_input(c, n, q, 1, &mb, NULL))) return st;
     sh = q->shared_n;
   }
-  argv av = {.n = 0};
-  a_buf(&av, qllc_lower_buf_of(c, y));
-  a_buf(&av, qllc_lower_buf_of(c, a));
-  a_buf(&av, qllc_lower_buf_of(c, b));
-  a_int(&av, r);
-  a_buf(&av, qllc_lower_const_i64(c, n, "dims", r, dims));
-  a_buf(&av, qllc_lower_const_i64(c, n, "a_strides", r, as));
-  a_buf(&av, qllc_lower_const_i64(c, n, "b_strides", r, bs));
-  if (n->op == QLLC_OP_MUL) {
-    a_int(&av, a->zero_point);
-    a_int(&av, b->zero_point);
-    a_int(&av, m);
-    a_int(&av, sh);
-  } else {
-    a_int(&av, a->zero_point);
-    a_int(&av, ma);
-    a_int(&av, b->zero_point);
-    a_int(&av, mb);
-    a_int(&av, sh);
-  }
-  a_int(&av, y->zero_point);
-  a_clamp(&av, q);
-  return qllc_lower_emit(c, n, kname3(c, names[n->op], a->elem, b->elem, y->elem), &av);
+  roles rv = {.set = {0}};
+  qllc_lower_roles_bcast(&rv, c, n, r, dims, as, bs);
+  r_int(&rv, QLLC_ROLE_Z_A, a->zero_point);
+  r_int(&rv, QLLC_ROLE_Z_B, b->zero_point);
+  r_int(&rv, QLLC_ROLE_M_A, ma); /* add, sub */
+  r_int(&rv, QLLC_ROLE_M_B, mb);
+  r_int(&rv, QLLC_ROLE_MULT, m); /* mul */
+  r_int(&rv, QLLC_ROLE_SHIFT, sh);
+  r_out(&rv, y, q);
+  return qllc_lower_call(c, n, kname3(c, names[n->op], a->elem, b->elem, y->elem), &rv);
 }
 
 /* ---- single-input ops --------------------------------------------------------------------------- */
@@ -497,19 +457,13 @@ qllc_status qllc_lower_q_binary(ctx *c, const qllc_node *n) {
 static qllc_status emit_requantize(ctx *c, const qllc_node *n, const qllc_qnode *q, qllc_buffer *yb, uint64_t yoff,
                                    const qllc_value *x, const qllc_value *y, int64_t rows, int64_t cols,
                                    int64_t y_stride, int64_t x_stride, int32_t m, int32_t sh) {
-  argv av = {.n = 0};
-  qllc_lower_arg_buf(&av, yb, yoff);
-  a_buf(&av, qllc_lower_buf_of(c, (qllc_value *)x));
-  a_int(&av, rows);
-  a_int(&av, cols);
-  a_int(&av, y_stride);
-  a_int(&av, x_stride);
-  a_int(&av, x->zero_point);
-  a_int(&av, m);
-  a_int(&av, sh);
-  a_int(&av, y->zero_point);
-  a_clamp(&av, q);
-  return qllc_lower_emit(c, n, kname2(c, "requantize", x->elem, y->elem), &av);
+  roles r = {.set = {0}};
+  qllc_lower_roles_rows(&r, yb, yoff, qllc_lower_buf_of(c, (qllc_value *)x), rows, cols, y_stride, x_stride);
+  r_int(&r, QLLC_ROLE_Z_X, x->zero_point);
+  r_int(&r, QLLC_ROLE_MULT, m);
+  r_int(&r, QLLC_ROLE_SHIFT, sh);
+  r_out(&r, y, q);
+  return qllc_lower_call(c, n, kname2(c, "requantize", x->elem, y->elem), &r);
 }
 
 /* Relu / Clip left unfused: a clamp when the parameters stay, a requantize with clamp otherwise. */
@@ -522,12 +476,11 @@ qllc_status qllc_lower_q_clamp(ctx *c, const qllc_node *n) {
   int64_t count = qllc_value_numel(y);
   if (q->kind == QLLC_QK_SAME || same_params(x, y)) {
     if ((st = check_same(c, n, x, y))) return st;
-    argv av = {.n = 0};
-    a_buf(&av, qllc_lower_buf_of(c, y));
-    a_buf(&av, qllc_lower_buf_of(c, x));
-    a_int(&av, count);
-    a_clamp(&av, q);
-    return qllc_lower_emit(c, n, kname2(c, "clamp", x->elem, y->elem), &av);
+    roles r = {.set = {0}};
+    qllc_lower_roles_yx(&r, c, x, y);
+    r_int(&r, QLLC_ROLE_COUNT, count);
+    r_out(&r, y, q); /* clamp reads ACT_LO, ACT_HI */
+    return qllc_lower_call(c, n, kname2(c, "clamp", x->elem, y->elem), &r);
   }
   if (q->kind != QLLC_QK_RESCALE)
     return fail_node(c, n, QLLC_ERR_INVALID, "quantization record of kind %s%lld for a Relu/Clip", "",
@@ -551,12 +504,11 @@ qllc_status qllc_lower_q_table(ctx *c, const qllc_node *n) {
                      (long long)q->table_len, (long long)want);
   const char *tn = qllc_arena_printf(c->p->arena, "%s.table", n->name);
   if (!tn) return qllc_lower_oom(c);
-  argv av = {.n = 0};
-  a_buf(&av, qllc_lower_buf_of(c, y));
-  a_buf(&av, qllc_lower_buf_of(c, x));
-  a_buf(&av, qconst(c, tn, y->elem, want, q->table));
-  a_int(&av, qllc_value_numel(y));
-  return qllc_lower_emit(c, n, kname2(c, "lut", x->elem, y->elem), &av);
+  roles r = {.set = {0}};
+  qllc_lower_roles_yx(&r, c, x, y);
+  r_buf(&r, QLLC_ROLE_TABLE, qconst(c, tn, y->elem, want, q->table));
+  r_int(&r, QLLC_ROLE_COUNT, qllc_value_numel(y));
+  return qllc_lower_call(c, n, kname2(c, "lut", x->elem, y->elem), &r);
 }
 
 qllc_status qllc_lower_q_maxpool(ctx *c, const qllc_node *n) {
@@ -584,16 +536,14 @@ qllc_status qllc_lower_q_avgpool(ctx *c, const qllc_node *n) {
   const char *mn = qllc_arena_printf(c->p->arena, "%s.pool_m", n->name);
   const char *nn = qllc_arena_printf(c->p->arena, "%s.pool_n", n->name);
   if (!mn || !nn) return qllc_lower_oom(c);
-  argv av = {.n = 0};
-  a_buf(&av, qllc_lower_buf_of(c, y));
-  a_buf(&av, qllc_lower_buf_of(c, x));
-  a_buf(&av, qconst(c, mn, QLLC_ELEM_I32, cnt, q->pool_m));
-  a_buf(&av, qconst(c, nn, QLLC_ELEM_I32, cnt, q->pool_n));
-  int64_t imm[] = {x->dims[0] * x->dims[1], g.H, g.W, g.OH, g.OW, g.KH, g.KW, g.sh, g.sw, g.pt, g.pl, g.pb, g.pr,
-                   qllc_attr_int(n, "count_include_pad", 0), x->zero_point, y->zero_point};
-  for (size_t i = 0; i < sizeof imm / sizeof imm[0]; i++) a_int(&av, imm[i]);
-  a_clamp(&av, q);
-  return qllc_lower_emit(c, n, kname2(c, "avgpool2d", x->elem, y->elem), &av);
+  roles r = {.set = {0}};
+  qllc_lower_roles_yx(&r, c, x, y);
+  qllc_lower_roles_pool(&r, n, x, &g);
+  r_buf(&r, QLLC_ROLE_M, qconst(c, mn, QLLC_ELEM_I32, cnt, q->pool_m));
+  r_buf(&r, QLLC_ROLE_N, qconst(c, nn, QLLC_ELEM_I32, cnt, q->pool_n));
+  r_int(&r, QLLC_ROLE_Z_X, x->zero_point);
+  r_out(&r, y, q);
+  return qllc_lower_call(c, n, kname2(c, "avgpool2d", x->elem, y->elem), &r);
 }
 
 qllc_status qllc_lower_q_global_avgpool(ctx *c, const qllc_node *n) {
@@ -607,17 +557,15 @@ qllc_status qllc_lower_q_global_avgpool(ctx *c, const qllc_node *n) {
   if ((st = check_z(c, n, "z_y", q->z_y, y)) || (st = check_clamp(c, n, q, y)) ||
       (st = single_multiplier(c, n, q, &m, &sh)))
     return st;
-  argv av = {.n = 0};
-  a_buf(&av, qllc_lower_buf_of(c, y));
-  a_buf(&av, qllc_lower_buf_of(c, x));
-  a_int(&av, x->dims[0] * x->dims[1]);
-  a_int(&av, qllc_lower_prod(x->dims, 2, x->rank));
-  a_int(&av, x->zero_point);
-  a_int(&av, m);
-  a_int(&av, sh);
-  a_int(&av, y->zero_point);
-  a_clamp(&av, q);
-  return qllc_lower_emit(c, n, kname2(c, "global_avgpool", x->elem, y->elem), &av);
+  roles r = {.set = {0}};
+  qllc_lower_roles_yx(&r, c, x, y);
+  r_int(&r, QLLC_ROLE_NC, x->dims[0] * x->dims[1]);
+  r_int(&r, QLLC_ROLE_HW, qllc_lower_prod(x->dims, 2, x->rank));
+  r_int(&r, QLLC_ROLE_Z_X, x->zero_point);
+  r_int(&r, QLLC_ROLE_MULT, m);
+  r_int(&r, QLLC_ROLE_SHIFT, sh);
+  r_out(&r, y, q);
+  return qllc_lower_call(c, n, kname2(c, "global_avgpool", x->elem, y->elem), &r);
 }
 
 qllc_status qllc_lower_q_softmax(ctx *c, const qllc_node *n) {
@@ -637,17 +585,15 @@ qllc_status qllc_lower_q_softmax(ctx *c, const qllc_node *n) {
   if ((st = qllc_lower_softmax_geom(c, n, &outer, &len, &inner))) return st;
   const char *tn = qllc_arena_printf(c->p->arena, "%s.exp_table", n->name);
   if (!tn) return qllc_lower_oom(c);
-  argv av = {.n = 0};
-  a_buf(&av, qllc_lower_buf_of(c, y));
-  a_buf(&av, qllc_lower_buf_of(c, x));
-  a_buf(&av, qconst(c, tn, QLLC_ELEM_I32, want, q->table));
-  a_int(&av, outer);
-  a_int(&av, len);
-  a_int(&av, inner);
-  a_int(&av, q->softmax_recip);
-  a_int(&av, y->zero_point);
-  a_clamp(&av, q);
-  return qllc_lower_emit(c, n, kname2(c, "softmax", x->elem, y->elem), &av);
+  roles r = {.set = {0}};
+  qllc_lower_roles_yx(&r, c, x, y);
+  r_buf(&r, QLLC_ROLE_TABLE, qconst(c, tn, QLLC_ELEM_I32, want, q->table));
+  r_int(&r, QLLC_ROLE_OUTER, outer);
+  r_int(&r, QLLC_ROLE_AXIS_LEN, len);
+  r_int(&r, QLLC_ROLE_INNER, inner);
+  r_int(&r, QLLC_ROLE_RECIP, q->softmax_recip);
+  r_out(&r, y, q);
+  return qllc_lower_call(c, n, kname2(c, "softmax", x->elem, y->elem), &r);
 }
 
 /* ---- data movement ------------------------------------------------------------------------------- */
@@ -675,14 +621,9 @@ qllc_status qllc_lower_q_concat(ctx *c, const qllc_node *n) {
     at += x->dims[axis];
     if (cols <= 0 || outer <= 0) continue;
     if (same_params(x, y)) {
-      argv av = {.n = 0};
-      qllc_lower_arg_buf(&av, yb, off);
-      a_buf(&av, qllc_lower_buf_of(c, x));
-      a_int(&av, outer);
-      a_int(&av, cols);
-      a_int(&av, ys);
-      a_int(&av, cols);
-      if ((st = qllc_lower_emit(c, n, kname2(c, "copy2d", x->elem, y->elem), &av))) return st;
+      roles r = {.set = {0}};
+      qllc_lower_roles_rows(&r, yb, off, qllc_lower_buf_of(c, x), outer, cols, ys, cols);
+      if ((st = qllc_lower_call(c, n, kname2(c, "copy2d", x->elem, y->elem), &r))) return st;
       continue;
     }
     if (!q)
@@ -715,15 +656,15 @@ qllc_status qllc_lower_q_pad(ctx *c, const qllc_node *n) {
   qllc_value *x = n->in[0], *y = n->out[0];
   qllc_status st;
   if ((st = check_act_value(c, n, x)) || (st = check_same(c, n, x, y))) return st;
-  argv av = {.n = 0};
+  roles r = {.set = {0}};
   double value;
-  if ((st = qllc_lower_pad_args(c, n, &av, &value))) return st;
+  if ((st = qllc_lower_pad_roles(c, n, &r, &value))) return st;
   /* The record's z_x is the integer pad value (quant.h's quantizer: the zero point for a real 0). */
   const qllc_qnode *q = n->quant;
   int32_t qmin, qmax;
   qllc_quant_range(y->elem, 0, &qmin, &qmax);
-  a_int(&av, q ? q->z_x : qllc_quantize_one((float)value, y->scale, y->zero_point, qmin, qmax));
-  return qllc_lower_emit(c, n, kname2(c, "pad", x->elem, y->elem), &av);
+  r_int(&r, QLLC_ROLE_VALUE, q ? q->z_x : qllc_quantize_one((float)value, y->scale, y->zero_point, qmin, qmax));
+  return qllc_lower_call(c, n, kname2(c, "pad", x->elem, y->elem), &r);
 }
 
 /* A view shares its input's bytes: the output must read them with the same parameters. */
@@ -746,13 +687,12 @@ static qllc_status qdq(ctx *c, const qllc_node *n, int quantize) {
   if (!(qv->scale > 0) || !isfinite(qv->scale))
     return qllc_fail(c->diag, QLLC_ERR_INVALID, n->name, "node '%s': %s: value '%s' has no valid scale", n->name,
                      opname(n), qv->name);
-  argv av = {.n = 0};
-  a_buf(&av, qllc_lower_buf_of(c, y));
-  a_buf(&av, qllc_lower_buf_of(c, x));
-  a_int(&av, qllc_value_numel(y));
-  qllc_lower_arg_float(&av, qv->scale);
-  a_int(&av, qv->zero_point);
-  return qllc_lower_emit(c, n, kname2(c, quantize ? "quantize" : "dequantize", x->elem, y->elem), &av);
+  roles r = {.set = {0}};
+  qllc_lower_roles_yx(&r, c, x, y);
+  r_int(&r, QLLC_ROLE_COUNT, qllc_value_numel(y));
+  qllc_role_float(&r, QLLC_ROLE_SCALE, qv->scale);
+  r_int(&r, QLLC_ROLE_Z, qv->zero_point);
+  return qllc_lower_call(c, n, kname2(c, quantize ? "quantize" : "dequantize", x->elem, y->elem), &r);
 }
 
 qllc_status qllc_lower_q_quantize(ctx *c, const qllc_node *n) { return qdq(c, n, 1); }

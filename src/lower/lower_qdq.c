@@ -13,7 +13,8 @@
  *     parameters are graph inputs (the requantization multiplier is then computed at run time in
  *     float, as onnxruntime does: kernels_qdq.h), DynamicQuantizeLinear (three outputs).
  * An absent zero point becomes a one-element CONST buffer of zeros; an absent QLinearConv bias a CONST
- * buffer of M zeros.
+ * buffer of M zeros. Each call sets its arguments by role and qllc_lower_call orders them by the
+ * kernel's registry row (src/lower/kernels.def).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -38,12 +39,10 @@ int qllc_lower_qdq_owns(const qllc_node *n) {
 }
 
 typedef qllc_lower_ctx ctx;
-typedef qllc_lower_args argv;
+typedef qllc_lower_roles roles;
 
-static const char *ename(qllc_elem e) { return qllc_elem_name((qllc_elem_kind)e); }
-
-static void a_buf(argv *av, qllc_buffer *b) { qllc_lower_arg_buf(av, b, 0); }
-static void a_int(argv *av, int64_t i) { qllc_lower_arg_int(av, i); }
+static void r_buf(roles *r, qllc_role role, qllc_buffer *b) { qllc_role_buf(r, role, b, 0); }
+static void r_int(roles *r, qllc_role role, int64_t i) { qllc_role_int(r, role, i); }
 
 static const char *kname(ctx *c, const char *base, int k, qllc_elem e0, qllc_elem e1, qllc_elem e2) {
   qllc_elem e[3] = {e0, e1, e2};
@@ -76,25 +75,24 @@ static qllc_status lower_qdq_node(ctx *c, const qllc_node *n) {
   qllc_value *x = n->in[0], *y = n->out[0], *s = n->in[1], *z = n->n_in > 2 ? n->in[2] : NULL;
   qllc_elem qe = quant ? y->elem : x->elem;
   int64_t cnt = qllc_value_numel(s), count = qllc_value_numel(x);
-  argv av = {.n = 0};
-  a_buf(&av, qllc_lower_buf_of(c, y));
-  a_buf(&av, qllc_lower_buf_of(c, x));
+  roles r = {.set = {0}};
+  qllc_lower_roles_yx(&r, c, x, y);
   if (cnt == 1 && s->data && (!z || z->data) && qe != QLLC_ELEM_I32) {
-    a_int(&av, count);
-    qllc_lower_arg_float(&av, ((const float *)s->data)[0]);
-    a_int(&av, zp_at(z, 0));
-    return qllc_lower_emit(c, n, kname(c, quant ? "quantize" : "dequantize", 2, x->elem, y->elem, 0), &av);
+    r_int(&r, QLLC_ROLE_COUNT, count);
+    qllc_role_float(&r, QLLC_ROLE_SCALE, ((const float *)s->data)[0]);
+    r_int(&r, QLLC_ROLE_Z, zp_at(z, 0));
+    return qllc_lower_call(c, n, kname(c, quant ? "quantize" : "dequantize", 2, x->elem, y->elem, 0), &r);
   }
   int64_t axis = cnt == 1 ? 0 : qllc_attr_int(n, "axis", 1);
   int64_t outer = cnt == 1 ? 1 : qllc_lower_prod(x->dims, 0, (int)axis);
   int64_t inner = cnt == 1 ? count : qllc_lower_prod(x->dims, (int)axis + 1, x->rank);
   if (outer * cnt * inner != count) return qllc_lower_invalid(c, n, "scale does not match the axis");
-  a_buf(&av, qllc_lower_buf_of(c, s));
-  a_buf(&av, opt_buf(c, n, 2, qe, cnt, "zero_point"));
-  a_int(&av, outer);
-  a_int(&av, cnt);
-  a_int(&av, inner);
-  return qllc_lower_emit(c, n, kname(c, quant ? "quantize_axis" : "dequantize_axis", 2, x->elem, y->elem, 0), &av);
+  r_buf(&r, QLLC_ROLE_SCALE_ARR, qllc_lower_buf_of(c, s));
+  r_buf(&r, QLLC_ROLE_ZP_ARR, opt_buf(c, n, 2, qe, cnt, "zero_point"));
+  r_int(&r, QLLC_ROLE_OUTER, outer);
+  r_int(&r, QLLC_ROLE_DIM_C, cnt);
+  r_int(&r, QLLC_ROLE_INNER, inner);
+  return qllc_lower_call(c, n, kname(c, quant ? "quantize_axis" : "dequantize_axis", 2, x->elem, y->elem, 0), &r);
 }
 
 static qllc_status lower_matmul_like(ctx *c, const qllc_node *n) {
@@ -109,34 +107,26 @@ static qllc_status lower_matmul_like(ctx *c, const qllc_node *n) {
   qllc_buffer *aob, *bob;
   qllc_status st = qllc_lower_matmul_geom(c, &view, &M, &N, &K, &batches, &aob, &bob);
   if (st) return st;
-  argv av = {.n = 0};
-  a_buf(&av, qllc_lower_buf_of(c, y));
-  a_buf(&av, qllc_lower_buf_of(c, a));
-  a_buf(&av, qllc_lower_buf_of(c, b));
-  a_int(&av, batches);
-  a_int(&av, M);
-  a_int(&av, N);
-  a_int(&av, K);
-  a_buf(&av, aob);
-  a_buf(&av, bob);
+  roles r = {.set = {0}};
+  qllc_lower_roles_batched(&r, c, qllc_lower_buf_of(c, y), a, b, batches, M, N, K, aob, bob);
   if (!ql) {
     int64_t za = n->n_in > 2 && n->in[2] ? qllc_value_numel(n->in[2]) : 1;
     int64_t zb = n->n_in > 3 && n->in[3] ? qllc_value_numel(n->in[3]) : 1;
     if ((za != 1 && za != M) || (zb != 1 && zb != N)) return qllc_lower_unsupported(c, n, "zero points per batch");
-    a_buf(&av, opt_buf(c, n, 2, a->elem, 1, "a_zero_point"));
-    a_int(&av, za);
-    a_buf(&av, opt_buf(c, n, 3, b->elem, 1, "b_zero_point"));
-    a_int(&av, zb);
-    return qllc_lower_emit(c, n, kname(c, "matmul_integer", 3, a->elem, b->elem, QLLC_ELEM_I32), &av);
+    r_buf(&r, QLLC_ROLE_A_ZP, opt_buf(c, n, 2, a->elem, 1, "a_zero_point"));
+    r_int(&r, QLLC_ROLE_A_ZP_N, za);
+    r_buf(&r, QLLC_ROLE_B_ZP, opt_buf(c, n, 3, b->elem, 1, "b_zero_point"));
+    r_int(&r, QLLC_ROLE_B_ZP_N, zb);
+    return qllc_lower_call(c, n, kname(c, "matmul_integer", 3, a->elem, b->elem, QLLC_ELEM_I32), &r);
   }
-  a_buf(&av, qllc_lower_buf_of(c, n->in[1])); /* a_scale */
-  a_buf(&av, qllc_lower_buf_of(c, n->in[2])); /* a_zero_point */
-  a_buf(&av, qllc_lower_buf_of(c, n->in[4])); /* b_scale */
-  a_buf(&av, qllc_lower_buf_of(c, n->in[5])); /* b_zero_point */
-  a_int(&av, qllc_value_numel(n->in[4]));
-  a_buf(&av, qllc_lower_buf_of(c, n->in[6])); /* y_scale */
-  a_buf(&av, qllc_lower_buf_of(c, n->in[7])); /* y_zero_point */
-  return qllc_lower_emit(c, n, kname(c, "qlinear_matmul", 3, a->elem, b->elem, y->elem), &av);
+  r_buf(&r, QLLC_ROLE_A_SCALE, qllc_lower_buf_of(c, n->in[1]));
+  r_buf(&r, QLLC_ROLE_A_ZP, qllc_lower_buf_of(c, n->in[2]));
+  r_buf(&r, QLLC_ROLE_B_SCALE, qllc_lower_buf_of(c, n->in[4]));
+  r_buf(&r, QLLC_ROLE_B_ZP, qllc_lower_buf_of(c, n->in[5]));
+  r_int(&r, QLLC_ROLE_B_ZP_N, qllc_value_numel(n->in[4]));
+  r_buf(&r, QLLC_ROLE_Y_SCALE, qllc_lower_buf_of(c, n->in[6]));
+  r_buf(&r, QLLC_ROLE_Y_ZERO_POINT, qllc_lower_buf_of(c, n->in[7]));
+  return qllc_lower_call(c, n, kname(c, "qlinear_matmul", 3, a->elem, b->elem, y->elem), &r);
 }
 
 static qllc_status lower_conv_like(ctx *c, const qllc_node *n) {
@@ -148,28 +138,25 @@ static qllc_status lower_conv_like(ctx *c, const qllc_node *n) {
   qllc_status st = qllc_lower_spatial(c, n, x, y, KH, KW, 0, &g);
   if (st) return st;
   int64_t M = w->dims[0], group = qllc_attr_int(n, "group", 1);
-  argv av = {.n = 0};
-  a_buf(&av, qllc_lower_buf_of(c, y));
-  a_buf(&av, qllc_lower_buf_of(c, x));
-  a_buf(&av, qllc_lower_buf_of(c, w));
+  roles r = {.set = {0}};
+  qllc_lower_roles_yx(&r, c, x, y);
+  r_buf(&r, QLLC_ROLE_W, qllc_lower_buf_of(c, w));
+  qllc_lower_roles_conv(&r, x, &g, M, group);
   if (!ql) {
-    a_buf(&av, opt_buf(c, n, 2, x->elem, 1, "x_zero_point"));
-    a_buf(&av, opt_buf(c, n, 3, w->elem, 1, "w_zero_point"));
-    a_int(&av, n->n_in > 3 && n->in[3] ? qllc_value_numel(n->in[3]) : 1);
-  } else {
-    a_buf(&av, opt_buf(c, n, 8, QLLC_ELEM_I32, M, "bias"));
-    a_buf(&av, qllc_lower_buf_of(c, n->in[1]));
-    a_buf(&av, qllc_lower_buf_of(c, n->in[2]));
-    a_buf(&av, qllc_lower_buf_of(c, n->in[4]));
-    a_buf(&av, qllc_lower_buf_of(c, n->in[5]));
-    a_int(&av, qllc_value_numel(n->in[4]));
-    a_buf(&av, qllc_lower_buf_of(c, n->in[6]));
-    a_buf(&av, qllc_lower_buf_of(c, n->in[7]));
+    r_buf(&r, QLLC_ROLE_X_ZP, opt_buf(c, n, 2, x->elem, 1, "x_zero_point"));
+    r_buf(&r, QLLC_ROLE_W_ZP, opt_buf(c, n, 3, w->elem, 1, "w_zero_point"));
+    r_int(&r, QLLC_ROLE_W_ZP_N, n->n_in > 3 && n->in[3] ? qllc_value_numel(n->in[3]) : 1);
+    return qllc_lower_call(c, n, kname(c, "conv_integer", 3, x->elem, w->elem, QLLC_ELEM_I32), &r);
   }
-  int64_t imm[] = {x->dims[0], x->dims[1], g.H, g.W, M, g.OH, g.OW, KH, KW, g.sh, g.sw, g.pt, g.pl, g.dh, g.dw, group};
-  for (size_t i = 0; i < sizeof imm / sizeof imm[0]; i++) a_int(&av, imm[i]);
-  if (!ql) return qllc_lower_emit(c, n, kname(c, "conv_integer", 3, x->elem, w->elem, QLLC_ELEM_I32), &av);
-  return qllc_lower_emit(c, n, kname(c, "qlinear_conv", 3, x->elem, w->elem, y->elem), &av);
+  r_buf(&r, QLLC_ROLE_BIAS, opt_buf(c, n, 8, QLLC_ELEM_I32, M, "bias"));
+  r_buf(&r, QLLC_ROLE_X_SCALE, qllc_lower_buf_of(c, n->in[1]));
+  r_buf(&r, QLLC_ROLE_X_ZP, qllc_lower_buf_of(c, n->in[2]));
+  r_buf(&r, QLLC_ROLE_W_SCALE, qllc_lower_buf_of(c, n->in[4]));
+  r_buf(&r, QLLC_ROLE_W_ZP, qllc_lower_buf_of(c, n->in[5]));
+  r_int(&r, QLLC_ROLE_W_ZP_N, qllc_value_numel(n->in[4]));
+  r_buf(&r, QLLC_ROLE_Y_SCALE, qllc_lower_buf_of(c, n->in[6]));
+  r_buf(&r, QLLC_ROLE_Y_ZERO_POINT, qllc_lower_buf_of(c, n->in[7]));
+  return qllc_lower_call(c, n, kname(c, "qlinear_conv", 3, x->elem, w->elem, y->elem), &r);
 }
 
 /* Scratch for an output the model does not use (written by the kernel, so not CONST). */
@@ -180,14 +167,16 @@ static qllc_buffer *scratch(ctx *c, const qllc_node *n, qllc_elem elem, const ch
 
 static qllc_status lower_dynamic(ctx *c, const qllc_node *n) {
   qllc_value *x = n->in[0];
-  argv av = {.n = 0};
-  a_buf(&av, qllc_lower_buf_of(c, n->out[0]));
+  roles r = {.set = {0}};
+  r_buf(&r, QLLC_ROLE_Y, qllc_lower_buf_of(c, n->out[0]));
   /* unused scale / zero point outputs still need somewhere to go */
-  a_buf(&av, n->n_out > 1 && n->out[1] ? qllc_lower_buf_of(c, n->out[1]) : scratch(c, n, QLLC_ELEM_F32, "y_scale"));
-  a_buf(&av, n->n_out > 2 && n->out[2] ? qllc_lower_buf_of(c, n->out[2]) : scratch(c, n, QLLC_ELEM_U8, "y_zero_point"));
-  a_buf(&av, qllc_lower_buf_of(c, x));
-  a_int(&av, qllc_value_numel(x));
-  return qllc_lower_emit(c, n, "qllc_k_dynamic_quantize_f32_u8", &av);
+  r_buf(&r, QLLC_ROLE_Y_SCALE,
+        n->n_out > 1 && n->out[1] ? qllc_lower_buf_of(c, n->out[1]) : scratch(c, n, QLLC_ELEM_F32, "y_scale"));
+  r_buf(&r, QLLC_ROLE_Y_ZERO_POINT,
+        n->n_out > 2 && n->out[2] ? qllc_lower_buf_of(c, n->out[2]) : scratch(c, n, QLLC_ELEM_U8, "y_zero_point"));
+  r_buf(&r, QLLC_ROLE_X, qllc_lower_buf_of(c, x));
+  r_int(&r, QLLC_ROLE_COUNT, qllc_value_numel(x));
+  return qllc_lower_call(c, n, "qllc_k_dynamic_quantize_f32_u8", &r);
 }
 
 qllc_status qllc_lower_qdq(ctx *c, const qllc_node *n) {
@@ -201,6 +190,5 @@ qllc_status qllc_lower_qdq(ctx *c, const qllc_node *n) {
   case QLLC_OP_DYNAMIC_QUANTIZE: return lower_dynamic(c, n);
   default: break;
   }
-  (void)ename;
   return qllc_lower_unsupported(c, n, "not an op of pre-quantized models");
 }
