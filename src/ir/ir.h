@@ -246,4 +246,10 @@ qllc_status qllc_graph_optimize(qllc_graph *g, const char *dump_after, FILE *dum
 /* The names of the passes qllc_graph_optimize runs, in order, NULL-terminated (for --dump-after). */
 const char *const *qllc_graph_pass_names(void);
 
+/* The user kernel a CUSTOM node calls (custom_kernel_name.c; docs/kernels.md, "Custom ops"):
+ * qllc_k_custom_<D>_<T>_<in..>_<out..> with the node's element kinds; force != QLLC_ELEM_COUNT names the
+ * kernel as if every computed float value had that kind (the quantizer's question). 0 on success, -1
+ * when it does not fit `size`. */
+int qllc_custom_kernel_name(const qllc_node *n, qllc_elem force, char *buf, size_t size);
+
 #endif

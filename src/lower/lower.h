@@ -125,9 +125,6 @@ void qllc_program_print(const qllc_program *p, FILE *f);
 int qllc_lower_quant_kernel_name(const qllc_node *n, qllc_elem in, qllc_elem w, qllc_elem out, char *buf,
                                  size_t size);
 
-/* The user kernel a CUSTOM node calls (lower_custom.c, docs/kernels.md): qllc_k_custom_<D>_<T>_<in..>_<out..>
- * with the node's element kinds; force != QLLC_ELEM_COUNT names the kernel as if every computed float
- * value had that kind (the quantizer's question). 0 on success, -1 when it does not fit `size`. */
-int qllc_custom_kernel_name(const qllc_node *n, qllc_elem force, char *buf, size_t size);
+/* qllc_custom_kernel_name, the user kernel a CUSTOM node calls, is declared in src/ir/ir.h. */
 
 #endif

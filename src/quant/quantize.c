@@ -65,7 +65,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lower/lower.h" /* qllc_custom_kernel_name: the custom kernel grammar, for the float reason */
 #include "quant.h"
 
 typedef struct qz {
