@@ -11,24 +11,27 @@
 
 #include "lower/lower_internal.h"
 
+void qllc_lower_op_stem(qllc_op op, char *buf, size_t size) {
+  const char *on = op >= 0 && op < QLLC_OP_COUNT ? qllc_op_name(op) : "unknown";
+  size_t k = 0;
+  for (const char *c = on; *c && k + 2 < size; c++) {
+    if (*c == '.') {
+      k = 0;
+      continue;
+    }
+    if (*c >= 'A' && *c <= 'Z' && k > 0 && c[-1] >= 'a' && c[-1] <= 'z') buf[k++] = '_';
+    buf[k++] = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+  }
+  if (size) buf[k] = '\0';
+}
+
 int qllc_lower_quant_kernel_name(const qllc_node *n, qllc_elem in, qllc_elem w, qllc_elem out, char *buf,
                                  size_t size) {
   int arity = 2;
   const char *stem = qllc_lower_q_stem(n, &arity);
   char fallback[64];
   if (!stem) {
-    /* the lowering's grammar: "LeakyRelu" -> "leaky_relu", "qllc.Foo" -> "foo" */
-    const char *on = qllc_op_name(n->op);
-    size_t k = 0;
-    for (const char *c = on; *c && k + 2 < sizeof fallback; c++) {
-      if (*c == '.') {
-        k = 0;
-        continue;
-      }
-      if (*c >= 'A' && *c <= 'Z' && k > 0 && c[-1] >= 'a' && c[-1] <= 'z') fallback[k++] = '_';
-      fallback[k++] = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
-    }
-    fallback[k] = '\0';
+    qllc_lower_op_stem(n->op, fallback, sizeof fallback);
     stem = fallback;
   }
   const char *ei = qllc_elem_name((qllc_elem_kind)in), *eo = qllc_elem_name((qllc_elem_kind)out);

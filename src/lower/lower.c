@@ -17,8 +17,9 @@
  *  2. Instructions. Nodes are visited in the graph's topological order; each op has one row in the
  *     dispatch table `lowerers`: a float function (here) and a quantized one (lower_q.c, taken when
  *     the node has a quantization record or an integer activation; see qllc_lower_is_quantized). Each
- *     computes shape-derived arguments as immediates or small CONST int64 arrays and emits calls with
- *     exactly the arguments of libjit's kernels (libjit/bitcode/kernels_f32.h, kernels_q.h). Kernel
+ *     computes shape-derived arguments as immediates or small CONST int64 arrays, sets them by role
+ *     (Y, X, W, DIM_H, ...) and calls qllc_lower_call, which orders them as the kernel's registry row
+ *     says (src/lower/kernels.def, whose signatures are libjit's declarations). Kernel
  *     names are built from the element kinds of the node's values (qllc_k_<op>_<in>_<w>_<out>) and
  *     checked against the kernel registry (src/lower/kernels.def, whose rows registry.c checks against
  *     libjit's declarations), so an unhandled element kind is an UNSUPPORTED error naming the node
@@ -826,13 +827,7 @@ static qllc_status lower_node(ctx *c, const qllc_node *n) {
     /* Name the kernel it would need, by the same grammar. */
     char base[64];
     const char *on = n->op >= 0 && n->op < QLLC_OP_COUNT ? qllc_op_name(n->op) : "unknown";
-    size_t k = 0;
-    for (const char *s = on; *s && k + 2 < sizeof base; s++) {
-      if (*s == '.') { k = 0; continue; }
-      if (*s >= 'A' && *s <= 'Z' && k > 0 && s[-1] >= 'a' && s[-1] <= 'z') base[k++] = '_';
-      base[k++] = (char)(*s >= 'A' && *s <= 'Z' ? *s - 'A' + 'a' : *s);
-    }
-    base[k] = 0;
+    qllc_lower_op_stem(n->op, base, sizeof base);
     qllc_elem ein = n->n_in > 0 && n->in[0] ? n->in[0]->elem : QLLC_ELEM_F32;
     qllc_elem eout = n->n_out > 0 && n->out[0] ? n->out[0]->elem : ein;
     return qllc_fail(c->diag, QLLC_ERR_UNSUPPORTED, n->name, "node '%s': %s: not supported by lowering%s (would need kernel qllc_k_%s_%s_%s)",

@@ -87,6 +87,9 @@ int qllc_lower_known(const char *kernel);
 int qllc_lower_arity(const char *kernel);
 /* The stem a quantized node calls (kernels.def's QOP rows) and its arity (3: with <w>), NULL when none. */
 const char *qllc_lower_q_stem(const qllc_node *n, int *arity);
+/* kernel_name.c: the stem an op without a registry row would have, by the naming grammar:
+ * "LeakyRelu" -> "leaky_relu", "qllc.Foo" -> "foo" (for messages naming a missing kernel). */
+void qllc_lower_op_stem(qllc_op op, char *buf, size_t size);
 
 typedef struct qllc_kvariant {
   const char *name;     /* qllc_k_<op>_<in>_<w>_<out>__<isa> */

@@ -2,10 +2,15 @@
  *
  * A node takes this path when it has a quantization record (node->quant, a qllc_qnode from
  * src/quant) or reads or writes an integer activation (i8, u8, i16), which every QuantizeLinear /
- * DequantizeLinear does (one of f32 -> f32 has no kernel either way). The dispatch is lower.c's one table (a float and a quantized column per op).
+ * DequantizeLinear does (one of f32 -> f32 has no kernel either way). The dispatch is lower.c's one
+ * table (a float and a quantized column per op).
  *
- * What is read from where (the quantizer's record is the contract in src/quant/quant.h section 5;
- * the argument order is libjit/bitcode/kernels_q.h, exactly):
+ * Every call is made by the generic emitter: a lowering sets the values of the kernel's argument
+ * roles (Y X W BIAS M N, shapes, Z_X Z_Y ACT_LO ACT_HI, SCRATCH for an ISA variant) and
+ * qllc_lower_call orders them by the kernel's row in src/lower/kernels.def, whose signatures follow
+ * libjit/bitcode/kernels_q.h exactly. No function here knows a kernel's parameter order.
+ *
+ * What is read from where (the quantizer's record is the contract in src/quant/quant.h section 5):
  *   - Zero points and scales of activations come from the graph values (value->zero_point, ->scale):
  *     they are what the neighbouring kernels were lowered with. Where the record repeats one (a fused
  *     layer's z_x, folded into its bias; z_y; inputs[i].zero_point), it must agree with the value, else
