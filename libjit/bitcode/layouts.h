@@ -25,6 +25,12 @@
  *      w[nb*16 + j][k2*2 + t] at ((nb * Kp2/2 + k2) * 16 + j) * 2 + t.
  *  QLLC_LAYOUT_K2N16_SPLIT (FC, int16 x int16): as K2N16 but each (nb, k2) step holds the 16 x 2 lo
  *      values, then the 16 x 2 hi values (64 int16 per step).
+ *  QLLC_LAYOUT_DW_Q4 (depthwise conv, 8-bit weights, group == C == M, K = KH*KW): per channel c a row
+ *      of qllc_dw_row(K) = round_up(K + 3, 4) bytes, w[c][k] at c * qllc_dw_row(K) + k (ONNX order kh,
+ *      kw), zeros past K. The packer only knows K (not KW), so the rows are not split per kernel row:
+ *      the kernel reads the 4 taps w[c][kh][4q .. 4q+3] of quad q as one unaligned 32-bit load at
+ *      kh*KW + 4q (the 3 bytes of slack keep the last quad inside the row) and clears the bytes past
+ *      KW, once per channel. Scratch: qllc_scratch_dw(); shapes the variant takes: qllc_dw_fits().
  *
  * Bias passed to a variant ("bias_c", per output channel, N entries, not padded):
  *   8-bit variants computing u8 x s8 (vpdpbusd): an i8 input is shifted to u8 (x + 128) when packed,
@@ -45,6 +51,7 @@ typedef enum qllc_layout {
   QLLC_LAYOUT_ROWS_K2_SPLIT,
   QLLC_LAYOUT_K2N16,
   QLLC_LAYOUT_K2N16_SPLIT,
+  QLLC_LAYOUT_DW_Q4,
 } qllc_layout;
 
 #define QLLC_NB 16          /* output channels per FC weight block */
@@ -63,6 +70,29 @@ static inline int64_t qllc_scratch_conv(int64_t K, int64_t esize) {
 /* Scratch bytes an FC variant needs: min(M, QLLC_FC_MB) packed input rows of Kp elements. */
 static inline int64_t qllc_scratch_fc(int64_t M, int64_t K, int64_t esize) {
   return (M < QLLC_FC_MB ? M : QLLC_FC_MB) * qllc_round_up(K, esize == 1 ? 4 : 2) * esize;
+}
+
+/* Depthwise (QLLC_LAYOUT_DW_Q4). Bytes of one channel's packed weight row (K = KH*KW taps). */
+static inline int64_t qllc_dw_row(int64_t K) { return qllc_round_up(K + 3, 4); }
+/* Row pitch of the depthwise kernel's padded input plane: pad_left columns of z_x, the W input
+ * columns, then at least 64 columns of z_x (a 64-byte window load starting at any output column whose
+ * taps are not all in the right padding stays inside the row). */
+static inline int64_t qllc_dw_pitch(int64_t W, int64_t pad_left) { return qllc_round_up(pad_left + W, 64) + 64; }
+/* Scratch bytes the depthwise variant needs: the padded input plane of one channel, H rows plus one
+ * row of z_x that stands for every padded row (any pad_top / pad_bottom), each qllc_dw_pitch() bytes.
+ * KH, KW and the dilations do not change it (kept in the signature so the contract may grow). */
+static inline int64_t qllc_scratch_dw(int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t pad_top,
+                                      int64_t pad_left, int64_t dil_h, int64_t dil_w) {
+  (void)KH, (void)KW, (void)pad_top, (void)dil_h, (void)dil_w;
+  return (H + 1) * qllc_dw_pitch(W, pad_left);
+}
+/* 1 when the depthwise variant takes the shape: a block of 16 output pixels and one quad of 4 taps
+ * along kw must lie in one 64-byte window (15 * stride_w + (KW - 1) * dil_w <= 63), KW <= 16 (at most
+ * 4 quads per kernel row) and KH * ceil(KW / 4) <= 64 (the per-channel weight table). */
+static inline int qllc_dw_fits(int64_t KH, int64_t KW, int64_t stride_w, int64_t dil_w) {
+  if (KH < 1 || KW < 1 || stride_w < 1 || dil_w < 1 || KW > 16) return 0;
+  if (KH * ((KW + 3) / 4) > 64) return 0;
+  return 15 * stride_w + (KW - 1) * dil_w <= 63;
 }
 
 #endif

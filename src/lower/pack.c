@@ -1,6 +1,6 @@
 /* src/lower/pack.c: packing of 8-bit fused-layer weights and biases into the layouts of
- * libjit/bitcode/layouts.h (ROWS_K4 for conv, K4N16 for FC), and the packed size of every layout.
- * The 16-bit packers are in pack16.c. */
+ * libjit/bitcode/layouts.h (ROWS_K4 for conv, K4N16 for FC, DW_Q4 for depthwise conv), and the packed
+ * size of every layout. The 16-bit packers are in pack16.c. */
 #include "lower/pack.h"
 
 #include <string.h>
@@ -15,6 +15,7 @@ size_t qllc_pack_size(qllc_layout l, int64_t ch, int64_t K) {
   case QLLC_LAYOUT_ROWS_K2_SPLIT: return (size_t)(2 * ch * Kp2 * 2);
   case QLLC_LAYOUT_K2N16: return (size_t)(Np * Kp2 * 2);
   case QLLC_LAYOUT_K2N16_SPLIT: return (size_t)(2 * Np * Kp2 * 2);
+  case QLLC_LAYOUT_DW_Q4: return (size_t)(ch * qllc_dw_row(K));
   }
   return 0;
 }
@@ -30,6 +31,9 @@ void qllc_pack_w8(qllc_layout l, void *wp, const int8_t *w, int64_t ch, int64_t 
       const int64_t nb = c / QLLC_NB, j = c % QLLC_NB;
       for (int64_t k = 0; k < K; k++) d[((nb * (Kp4 / 4) + k / 4) * QLLC_NB + j) * 4 + k % 4] = w[c * K + k];
     }
+  } else if (l == QLLC_LAYOUT_DW_Q4) {
+    const int64_t R = qllc_dw_row(K);
+    for (int64_t c = 0; c < ch; c++) memcpy(d + c * R, w + c * K, (size_t)K);
   }
 }
 

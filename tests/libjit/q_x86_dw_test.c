@@ -1,0 +1,383 @@
+/* tests/libjit/q_x86_dw_test.c: the x86_64 AVX-512 depthwise 8-bit Conv variant
+ * (targets/x86_64/kernels/x86_dw8.c, qllc_k_dwconv2d_<ti>_i8_<to>__avx512vnni), compiled natively, bit
+ * for bit against the scalar qllc_k_conv2d_<ti>_i8_<to> of q_layers.c with group == C == M, weights
+ * packed by qllc_pack_w8(QLLC_LAYOUT_DW_Q4) and the bias by qllc_pack_bias8. SKIPPED when the CPU lacks
+ * AVX-512 F/BW/VL/DQ/VNNI/VBMI. Inputs, packed weights, the parameter arrays and the scratch (of
+ * exactly qllc_scratch_dw bytes, filled with garbage first) end at (the input sometimes starts right
+ * after) a PROT_NONE page, so an access outside any of them faults; the output carries a guard zone
+ * that must stay untouched.
+ * Also: qllc_pack_size / qllc_pack_w8 for DW_Q4, qllc_dw_fits and qllc_scratch_dw. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../targets/x86_64/kernels/kernels_x86_dw8.h"
+#include "kernels_q.h"
+#include "lower/pack.h"
+
+#define Q_TEST_SEED 0x3d7a9e11b5c40f27ULL
+#include "q_test_util.h"
+
+static int have_isa(void) {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+         __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vbmi");
+}
+
+/* combos: 0 i8->i8, 1 i8->u8, 2 u8->i8, 3 u8->u8 */
+static kind cin(int combo) { return combo < 2 ? K_I8 : K_U8; }
+static kind cout_(int combo) { return combo & 1 ? K_U8 : K_I8; }
+
+typedef void conv_fn(void *y, const void *x, const int8_t *w, const int32_t *b, const int32_t *m, const int32_t *n,
+                     const int64_t *sh, int32_t z_x, int32_t z_y, int32_t lo, int32_t hi, uint8_t *s);
+/* sh: N C H W M OH OW KH KW sh sw pt pl dh dw group */
+#define CONV_WRAP(ti, TI, to, TO, sfx, name)                                                                    \
+  static void cvw_##ti##_##to##sfx(void *y, const void *x, const int8_t *w, const int32_t *b, const int32_t *m, \
+                                   const int32_t *n, const int64_t *d, int32_t z_x, int32_t z_y, int32_t lo,     \
+                                   int32_t hi, uint8_t *s) {                                                    \
+    (void)s;                                                                                                    \
+    name((TO *)y, (const TI *)x, w, b, m, n, d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8], d[9], d[10], \
+         d[11], d[12], d[13], d[14], d[15], z_x, z_y, lo, hi S##sfx(s));                                        \
+  }
+#define S_ref(s)
+#define S_dw(s) , s
+#define WRAPS(ti, TI, to, TO)                                           \
+  CONV_WRAP(ti, TI, to, TO, _ref, qllc_k_conv2d_##ti##_i8_##to)        \
+  CONV_WRAP(ti, TI, to, TO, _dw, qllc_k_dwconv2d_##ti##_i8_##to##__avx512vnni)
+WRAPS(i8, int8_t, i8, int8_t)
+WRAPS(i8, int8_t, u8, uint8_t)
+WRAPS(u8, uint8_t, i8, int8_t)
+WRAPS(u8, uint8_t, u8, uint8_t)
+static conv_fn *const conv_ref[4] = {cvw_i8_i8_ref, cvw_i8_u8_ref, cvw_u8_i8_ref, cvw_u8_u8_ref};
+static conv_fn *const conv_dw[4] = {cvw_i8_i8_dw, cvw_i8_u8_dw, cvw_u8_i8_dw, cvw_u8_u8_dw};
+
+/* ---- buffers against an inaccessible page ----------------------------------------------------------- */
+typedef struct gbuf {
+  void *base;
+  size_t len;
+} gbuf;
+/* n bytes ending at a PROT_NONE page (at_start: starting right after one). */
+static void *galloc_at(gbuf *g, size_t n, int at_start) {
+  const size_t pg = (size_t)sysconf(_SC_PAGESIZE), body = (n + pg - 1) / pg * pg;
+  g->len = body + 2 * pg;
+  g->base = mmap(NULL, g->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  assert_true(g->base != MAP_FAILED);
+  assert_int_equal(mprotect(g->base, pg, PROT_NONE), 0);
+  assert_int_equal(mprotect((char *)g->base + pg + body, pg, PROT_NONE), 0);
+  return at_start ? (char *)g->base + pg : (char *)g->base + pg + body - n;
+}
+static void *galloc(gbuf *g, size_t n) { return galloc_at(g, n, 0); }
+static void gfree(gbuf *g) { munmap(g->base, g->len); }
+
+#define GUARD 256
+static uint8_t *gzone(size_t n) {
+  uint8_t *p = aligned_alloc(64, (n + GUARD + 63) / 64 * 64);
+  memset(p, 0xA5, n + GUARD);
+  return p;
+}
+static int guard_ok(const uint8_t *p, size_t n) {
+  for (size_t i = n; i < n + GUARD; i++)
+    if (p[i] != 0xA5) return 0;
+  return 1;
+}
+
+/* ---- parameters (as q_x86_q8_test.c) ------------------------------------------------------------------ */
+static int64_t ilog2(uint64_t v) {
+  int64_t l = 0;
+  while (v >>= 1) l++;
+  return l;
+}
+/* 0 random, 1 all min, 2 all max, 3 alternating min/max */
+static void fill(int32_t *v, int64_t n, int32_t lo, int32_t hi, int pattern) {
+  for (int64_t i = 0; i < n; i++)
+    v[i] = pattern == 0 ? (int32_t)irand(lo, hi) : pattern == 1 ? lo : pattern == 2 ? hi : (i & 1) ? hi : lo;
+}
+/* mode 0: mostly the typical accumulator around 2^6 output units; some n = 0, n = 62, m = 0, random n.
+   1: all typical; 2: all n = 0 (m = 0 .. 3); 3: all n = 62, m = 2^31 - 1. */
+static void pick_mn(int32_t *m, int32_t *n, int64_t ch, double est, int mode) {
+  for (int64_t c = 0; c < ch; c++) {
+    int sel = mode == 1 ? 0 : mode == 2 ? 1 : mode == 3 ? 2 : (int)irand(0, 9);
+    m[c] = (int32_t)irand(1 << 30, INT32_MAX);
+    int64_t nn = 31 + ilog2((uint64_t)(est < 1 ? 1 : est)) - 6 + irand(-1, 2);
+    if (sel == 1) nn = 0, m[c] = (int32_t)irand(0, 3);
+    if (sel == 2) nn = 62, m[c] = INT32_MAX;
+    if (sel == 3) nn = irand(0, 62), m[c] = (int32_t)irand(0, INT32_MAX);
+    if (sel == 4 && mode == 0) m[c] = 0;
+    n[c] = (int32_t)(nn < 0 ? 0 : nn > 62 ? 62 : nn);
+  }
+}
+/* 0 full range, 1 relu [z_y, max], 2 random sub-range, 3/4 z_y at an end */
+static void pick_out(kind ko, int variant, int32_t *z_y, int32_t *lo, int32_t *hi) {
+  *z_y = (int32_t)(variant == 3 ? kmin(ko) : variant == 4 ? kmax(ko) : irand(kmin(ko), kmax(ko)));
+  *lo = kmin(ko), *hi = kmax(ko);
+  if (variant == 1) *lo = *z_y;
+  if (variant == 2) {
+    int32_t a = (int32_t)irand(kmin(ko), kmax(ko)), b = (int32_t)irand(kmin(ko), kmax(ko));
+    *lo = a < b ? a : b, *hi = a < b ? b : a;
+  }
+}
+/* The folded bias: q_b - z_x * sum_k w (bmode 0), or the largest / smallest bias keeping every partial
+   sum of the int32 accumulator in range (bmode 1 / 2). */
+static void make_bias(int32_t *bias, const int32_t *wv, int64_t ch, int64_t K, int32_t z_x, int bmode) {
+  const int64_t room = INT32_MAX - K * 255 * 128;
+  for (int64_t c = 0; c < ch; c++) {
+    int64_t ws = 0;
+    for (int64_t k = 0; k < K; k++) ws += wv[c * K + k];
+    int64_t b = irand(-(1 << 20), 1 << 20) - (int64_t)z_x * ws;
+    if (bmode == 1) b = room - irand(0, 3);
+    if (bmode == 2) b = -room + irand(0, 3);
+    if (b > room) b = room;
+    if (b < -room) b = -room;
+    bias[c] = (int32_t)b;
+  }
+}
+static double acc_scale(const int32_t *xv, int64_t nx, const int32_t *wv, int64_t nw, int64_t K, int32_t z_x) {
+  double sx = 0, sw = 0;
+  for (int64_t i = 0; i < nx; i++) sx += (double)(xv[i] - z_x) * (xv[i] - z_x);
+  for (int64_t i = 0; i < nw; i++) sw += (double)wv[i] * wv[i];
+  sx = nx ? sx / nx : 0, sw = nw ? sw / nw : 0;
+  double e = 1;
+  for (double v = sx * sw * (double)K; e * e < v;) e *= 1.41421356;
+  return e + (1 << 19);
+}
+static int32_t pick_zx(kind ki) {
+  const int v = (int)irand(0, 3);
+  return v == 0 ? kmin(ki) : v == 1 ? kmax(ki) : (int32_t)irand(kmin(ki), kmax(ki));
+}
+
+/* ---- the depthwise conv ------------------------------------------------------------------------------ */
+typedef struct dw_case {
+  int64_t d[16]; /* N C H W M OH OW KH KW sh sw pt pl dh dw group (M = group = C) */
+  int32_t z_x;
+  int xpat, wpat, outvar, bmode, mnmode, x_at_start;
+} dw_case;
+
+static int64_t n_out, n_inside, n_cases;
+
+/* A depthwise shape with pads (top, left, bottom, right); 0 when the output would be empty. */
+static int dw_shape(dw_case *t, int64_t N, int64_t C, int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t sh,
+                    int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t dh, int64_t dw) {
+  if (H + pt + pb < (KH - 1) * dh + 1 || W + pl + pr < (KW - 1) * dw + 1) return 0;
+  const int64_t OH = (H + pt + pb - ((KH - 1) * dh + 1)) / sh + 1, OW = (W + pl + pr - ((KW - 1) * dw + 1)) / sw + 1;
+  const int64_t v[16] = {N, C, H, W, C, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw, C};
+  memcpy(t->d, v, sizeof v);
+  memset(&t->z_x, 0, sizeof *t - offsetof(dw_case, z_x));
+  return 1;
+}
+
+static void run_dw(int combo, const dw_case *t) {
+  const kind ki = cin(combo), ko = cout_(combo);
+  const int64_t *d = t->d;
+  const int64_t N = d[0], C = d[1], H = d[2], W = d[3], OH = d[5], OW = d[6], KH = d[7], KW = d[8];
+  const int64_t K = KH * KW, nx = N * C * H * W, nw = C * K, ny = N * C * OH * OW;
+  assert_true(qllc_dw_fits(KH, KW, d[10], d[14]));
+  int32_t *xv = ivec(nx), *wv = ivec(nw);
+  fill(xv, nx, kmin(ki), kmax(ki), t->xpat);
+  fill(wv, nw, -128, 127, t->wpat);
+  gbuf gx, gw, gb, gm, gn, gwp, gbc, gs;
+  void *x = galloc_at(&gx, (size_t)nx, t->x_at_start);
+  int8_t *w = galloc(&gw, (size_t)nw);
+  int32_t *bias = galloc(&gb, (size_t)C * 4), *m = galloc(&gm, (size_t)C * 4), *n = galloc(&gn, (size_t)C * 4);
+  for (int64_t i = 0; i < nx; i++) ((uint8_t *)x)[i] = (uint8_t)xv[i];
+  for (int64_t i = 0; i < nw; i++) w[i] = (int8_t)wv[i];
+  make_bias(bias, wv, C, K, t->z_x, t->bmode);
+  pick_mn(m, n, C, acc_scale(xv, nx, wv, nw, K, t->z_x), t->mnmode);
+  int32_t z_y, lo, hi;
+  pick_out(ko, t->outvar, &z_y, &lo, &hi);
+  int8_t *wp = galloc(&gwp, qllc_pack_size(QLLC_LAYOUT_DW_Q4, C, K));
+  qllc_pack_w8(QLLC_LAYOUT_DW_Q4, wp, w, C, K);
+  int32_t *bias_c = galloc(&gbc, (size_t)C * 4);
+  qllc_pack_bias8(bias_c, bias, w, C, K, ki == K_I8);
+  const size_t ssz = (size_t)qllc_scratch_dw(H, W, KH, KW, d[11], d[12], d[13], d[14]);
+  uint8_t *scratch = galloc(&gs, ssz), *want = calloc((size_t)ny, 1), *got = gzone((size_t)ny);
+  memset(scratch, 0x5a, ssz);
+  conv_ref[combo](want, x, w, bias, m, n, d, t->z_x, z_y, lo, hi, NULL);
+  conv_dw[combo](got, x, wp, bias_c, m, n, d, t->z_x, z_y, lo, hi, scratch);
+  for (int64_t i = 0; i < ny; i++) {
+    const int32_t g = tget(ko, got, i), e = tget(ko, want, i);
+    n_out++;
+    n_inside += e > lo && e < hi;
+    if (g != e) {
+      const int64_t oc = i / (OH * OW) % C;
+      fail_msg("dw combo %d N=%lld C=%lld H=%lld W=%lld OH=%lld OW=%lld K=%lldx%lld s=%lld,%lld p=%lld,%lld d=%lld,%lld "
+               "z_x=%d pat %d/%d out %d bias %d mn %d: y[%lld] (c %lld, oh %lld, ow %lld) got %d want %d (m=%d n=%d)",
+               combo, (long long)N, (long long)C, (long long)H, (long long)W, (long long)OH, (long long)OW,
+               (long long)KH, (long long)KW, (long long)d[9], (long long)d[10], (long long)d[11], (long long)d[12],
+               (long long)d[13], (long long)d[14], t->z_x, t->xpat, t->wpat, t->outvar, t->bmode, t->mnmode,
+               (long long)i, (long long)oc, (long long)(i / OW % OH), (long long)(i % OW), g, e, m[oc], n[oc]);
+    }
+  }
+  if (!guard_ok(got, (size_t)ny)) fail_msg("dw: wrote past y");
+  n_cases++;
+  free(xv), free(wv), free(want), free(got);
+  gfree(&gx), gfree(&gw), gfree(&gb), gfree(&gm), gfree(&gn), gfree(&gwp), gfree(&gbc), gfree(&gs);
+}
+
+/* A random shape the variant takes (qllc_dw_fits), pads up to the kernel reach and sometimes far past it. */
+static void dw_random(dw_case *t, int combo) {
+  for (;;) {
+    static const int64_t ks[] = {1, 2, 3, 3, 3, 5, 5, 7, 4, 8, 9, 11};
+    const int64_t KH = ks[irand(0, 11)], KW = irand(0, 3) ? KH : ks[irand(0, 11)];
+    const int64_t sh = irand(1, 3), sw = irand(0, 2) ? (sh < 3 ? sh : 2) : irand(1, 4);
+    const int64_t dh = irand(0, 3) ? 1 : irand(2, 3), dw = irand(0, 3) ? 1 : irand(2, 4);
+    if (!qllc_dw_fits(KH, KW, sw, dw)) continue;
+    const int64_t H = irand(1, 20), W = irand(0, 4) ? irand(1, 40) : irand(41, 150);
+    const int64_t far = irand(0, 7) == 0 ? 40 : 0;
+    const int64_t pt = irand(0, (KH - 1) * dh + far), pb = irand(0, (KH - 1) * dh + far);
+    const int64_t pl = irand(0, (KW - 1) * dw + far), pr = irand(0, (KW - 1) * dw + far);
+    if (dw_shape(t, irand(1, 2), irand(1, 9), H, W, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw)) break;
+  }
+  t->z_x = pick_zx(cin(combo));
+  t->outvar = (int)irand(0, 4);
+  t->bmode = irand(0, 12) == 0 ? (int)irand(1, 2) : 0;
+  t->x_at_start = (int)irand(0, 1);
+}
+
+static void test_dw(void **state) {
+  (void)state;
+  if (!have_isa()) {
+    print_message("avx512 f/bw/vl/dq/vnni/vbmi: not supported by this CPU\n");
+    skip();
+  }
+  n_out = n_inside = n_cases = 0;
+  for (int i = 0; i < 600; i++) {
+    dw_case t;
+    dw_random(&t, i % 4);
+    run_dw(i % 4, &t);
+  }
+  /* fixed shapes: N KH KW ... as dw_shape */
+  struct {
+    int64_t N, C, H, W, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw;
+  } e[] = {
+      {1, 64, 56, 56, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, {2, 5, 56, 56, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1}, /* MobileNet */
+      {2, 3, 28, 28, 3, 3, 2, 2, 0, 0, 1, 1, 1, 1},  {1, 4, 14, 14, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1},
+      {1, 3, 17, 19, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1},  {1, 3, 21, 23, 7, 7, 1, 1, 3, 3, 3, 3, 1, 1},
+      {1, 2, 15, 33, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1},  {1, 5, 9, 9, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1},
+      {2, 3, 7, 37, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1},   {1, 3, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+      {1, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1},    {2, 4, 2, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+      {1, 2, 2, 3, 3, 3, 2, 2, 2, 2, 2, 2, 1, 1},    {1, 3, 12, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+      {1, 3, 12, 17, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  {1, 3, 5, 63, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+      {1, 3, 5, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   {1, 3, 5, 65, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+      {1, 2, 4, 200, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  {1, 2, 4, 201, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+      {1, 3, 10, 10, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2},  {1, 3, 20, 30, 3, 3, 1, 1, 4, 4, 4, 4, 4, 4}, /* dilations */
+      {1, 2, 16, 40, 5, 5, 1, 1, 3, 0, 1, 4, 1, 1},  {1, 2, 6, 6, 3, 3, 1, 1, 2, 0, 0, 2, 1, 1}, /* asymmetric */
+      {1, 2, 5, 7, 3, 3, 1, 1, 6, 9, 7, 40, 1, 1},   {1, 2, 3, 2, 3, 3, 2, 2, 10, 70, 12, 90, 1, 1}, /* far pads */
+      {1, 2, 4, 5, 1, 1, 1, 1, 3, 5, 2, 100, 1, 1},  {1, 2, 30, 4, 3, 3, 1, 3, 1, 1, 1, 1, 1, 1},
+      {1, 2, 9, 50, 3, 3, 1, 4, 1, 1, 1, 1, 1, 1},   {1, 2, 9, 50, 2, 16, 1, 1, 0, 7, 1, 8, 1, 1},
+      {1, 2, 9, 50, 3, 8, 1, 1, 1, 3, 1, 4, 1, 6},   {1, 2, 9, 50, 3, 4, 1, 2, 1, 3, 1, 4, 1, 11},
+      {1, 2, 40, 9, 16, 3, 3, 1, 3, 1, 4, 1, 1, 1},  {1, 2, 40, 9, 4, 3, 1, 1, 3, 1, 4, 1, 9, 1},
+  };
+  for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)
+    for (int combo = 0; combo < 4; combo++) {
+      dw_case t;
+      assert_true(dw_shape(&t, e[i].N, e[i].C, e[i].H, e[i].W, e[i].KH, e[i].KW, e[i].sh, e[i].sw, e[i].pt, e[i].pl,
+                           e[i].pb, e[i].pr, e[i].dh, e[i].dw));
+      t.z_x = pick_zx(cin(combo)), t.outvar = (int)irand(0, 4), t.x_at_start = combo & 1;
+      run_dw(combo, &t);
+    }
+  /* extreme values: all min / max / alternating inputs and weights, z_x at both ends, biases at the bound,
+     n = 0 and n = 62 on every channel */
+  for (int combo = 0; combo < 4; combo++)
+    for (int xp = 0; xp < 4; xp++)
+      for (int wp = 0; wp < 4; wp++) {
+        dw_case t;
+        dw_random(&t, combo);
+        const kind ki = cin(combo);
+        t.xpat = xp, t.wpat = wp, t.z_x = (xp + wp) % 2 ? kmin(ki) : kmax(ki), t.bmode = (int)irand(0, 2);
+        t.mnmode = (int)irand(0, 1);
+        run_dw(combo, &t);
+      }
+  print_message("dw: %lld cases, %lld outputs, %lld inside the clamp range\n", (long long)n_cases, (long long)n_out,
+                (long long)n_inside);
+  if (n_inside * 4 < n_out) fail_msg("dw: too few outputs inside the clamp range");
+}
+
+/* n = 0 (m tiny) and n = 62 on every channel, so REQUANT's shift extremes are hit for sure. */
+static void test_dw_shift_extremes(void **state) {
+  (void)state;
+  if (!have_isa()) skip();
+  for (int combo = 0; combo < 4; combo++)
+    for (int sel = 0; sel < 3; sel++) {
+      dw_case t;
+      assert_true(dw_shape(&t, 1, 16, 9, 21, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1));
+      t.z_x = pick_zx(cin(combo)), t.outvar = (int)irand(0, 4), t.bmode = sel;
+      for (int mn = 2; mn <= 3; mn++) t.mnmode = mn, run_dw(combo, &t);
+    }
+}
+
+/* ---- the layout and the shape rule -------------------------------------------------------------------- */
+static void test_pack_dw(void **state) {
+  (void)state;
+  static const int64_t chs[] = {1, 3, 16, 17, 64}, Ks[] = {1, 2, 3, 4, 5, 8, 9, 25, 49, 64};
+  for (int a = 0; a < 5; a++)
+    for (int b = 0; b < 10; b++) {
+      const int64_t ch = chs[a], K = Ks[b], R = (K + 3 + 3) / 4 * 4;
+      assert_int_equal(qllc_dw_row(K), R);
+      const size_t sz = qllc_pack_size(QLLC_LAYOUT_DW_Q4, ch, K);
+      assert_int_equal(sz, ch * R);
+      int8_t *w = malloc((size_t)(ch * K)), *p = malloc(sz);
+      for (int64_t i = 0; i < ch * K; i++) w[i] = (int8_t)irand(-128, 127);
+      memset(p, 0x5a, sz);
+      qllc_pack_w8(QLLC_LAYOUT_DW_Q4, p, w, ch, K);
+      size_t at = 0;
+      for (int64_t c = 0; c < ch; c++)
+        for (int64_t k = 0; k < R; k++, at++) assert_int_equal(p[at], k < K ? w[c * K + k] : 0);
+      assert_int_equal(at, sz);
+      /* the kernel's last 32-bit quad load of every (KH, KW) with KH * KW = K stays inside the row */
+      for (int64_t KW = 1; KW <= K; KW++)
+        if (K % KW == 0)
+          for (int64_t q = 0; q < (KW + 3) / 4; q++) assert_true((K / KW - 1) * KW + 4 * q + 4 <= R);
+      free(w), free(p);
+    }
+}
+
+static void test_dw_fits(void **state) {
+  (void)state;
+  assert_true(qllc_dw_fits(3, 3, 1, 1));
+  assert_true(qllc_dw_fits(3, 3, 2, 1));
+  assert_true(qllc_dw_fits(5, 5, 2, 1));
+  assert_true(qllc_dw_fits(7, 7, 2, 1));
+  assert_true(qllc_dw_fits(1, 1, 4, 1));   /* 60 */
+  assert_true(qllc_dw_fits(3, 3, 3, 4));   /* 45 + 8 */
+  assert_true(qllc_dw_fits(3, 16, 1, 3));  /* 15 + 45 = 60 */
+  assert_true(qllc_dw_fits(3, 3, 1, 24));  /* 15 + 48 = 63 */
+  assert_false(qllc_dw_fits(3, 3, 1, 25)); /* 65 */
+  assert_false(qllc_dw_fits(3, 3, 4, 3));  /* 60 + 6 */
+  assert_false(qllc_dw_fits(1, 1, 5, 1));  /* 75 */
+  assert_false(qllc_dw_fits(3, 17, 1, 1)); /* more than 4 quads */
+  assert_true(qllc_dw_fits(16, 16, 1, 1));
+  assert_false(qllc_dw_fits(17, 16, 1, 1)); /* 68 weight quads */
+  assert_true(qllc_dw_fits(64, 3, 1, 1));
+  assert_false(qllc_dw_fits(65, 3, 1, 1));
+  assert_false(qllc_dw_fits(0, 3, 1, 1));
+  assert_false(qllc_dw_fits(3, 0, 1, 1));
+  assert_false(qllc_dw_fits(3, 3, 0, 1));
+  assert_false(qllc_dw_fits(3, 3, 1, 0));
+  /* the scratch: H + 1 rows of a pitch that is a multiple of 64 and leaves >= 64 bytes after the data */
+  for (int64_t W = 1; W < 300; W += 7)
+    for (int64_t pl = 0; pl < 70; pl += 3) {
+      const int64_t P = qllc_dw_pitch(W, pl);
+      assert_int_equal(P % 64, 0);
+      assert_true(P >= pl + W + 64 && P < pl + W + 128);
+      assert_int_equal(qllc_scratch_dw(5, W, 3, 3, 1, pl, 1, 1), 6 * P);
+    }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_pack_dw),
+      cmocka_unit_test(test_dw_fits),
+      cmocka_unit_test(test_dw),
+      cmocka_unit_test(test_dw_shift_extremes),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
