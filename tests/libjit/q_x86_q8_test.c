@@ -398,6 +398,13 @@ static void conv_suite(int isa) {
       /* tall and narrow: up to 64 row segments per panel times a wide kernel (the untabulated masks) */
       {1, 3, 70, 1, 5, 3, 5, 1, 1, 1, 2, 1, 2, 1, 1, 1},     {1, 2, 66, 2, 4, 3, 7, 1, 1, 1, 3, 1, 3, 1, 1, 1},
       {1, 2, 90, 3, 4, 3, 9, 2, 2, 1, 4, 1, 4, 1, 1, 1},
+      /* panels ending 1 .. 4 pixels past a whole vector (avx512vnni: those pixels as dot products along
+         K): 3, 19, 49, 82 = 64 + 18, 196 = 3 x 64 + 4 pixels; K below, at and past 64, a partial last
+         chunk of 16 k4 groups; channels not a multiple of 4; groups; two images */
+      {1, 7, 1, 19, 9, 1, 3, 1, 1, 0, 1, 0, 1, 1, 1, 1},     {1, 40, 3, 1, 13, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1, 1},
+      {1, 130, 7, 7, 21, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},   {2, 16, 14, 14, 19, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+      {1, 6, 41, 2, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},     {1, 24, 7, 7, 18, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3},
+      {1, 64, 14, 14, 7, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1},   {1, 9, 9, 9, 10, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
   };
   for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)
     for (int combo = 0; combo < 4; combo++) {

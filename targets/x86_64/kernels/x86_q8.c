@@ -377,6 +377,69 @@ ZP void z_pack_s2(uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t H, int6
   }
 }
 
+/* The last few pixels of a panel (t = np % 16 of them, np - t + 16 t <= 64) as dot products along K
+   instead of a mostly empty pixel vector: their columns are first compacted inside the panel, the
+   16 k4 groups q * 16 .. q * 16 + 15 of tail pixel j into the 64 bytes at row q, byte 4 * p + 64 j
+   (p = np - t: past the bytes the tiles read; a chunk's rows are read before its row is written, and
+   no later chunk reads that row), then each channel's weight row is multiplied by them 64 bytes at a
+   time, reduced and requantized as the scalar kernel does. */
+ZI void z_tail_rows(const int T, uint8_t *y, int64_t ldy, const uint8_t *cols, const int8_t *w, int64_t Kp4,
+                    int64_t nq, int64_t kq, const int32_t *bias, const int32_t *m, const int32_t *n, int64_t rows,
+                    int32_t z_y, int32_t act_lo, int32_t act_hi) {
+  for (int64_t o = 0; o < rows; o += 4) {
+    const int8_t *wr[4];
+    QX_UNROLL for (int r = 0; r < 4; r++) wr[r] = w + (o + r < rows ? o + r : o) * Kp4;
+    __m512i acc[4][4];
+    QX_UNROLL for (int r = 0; r < 4; r++) QX_UNROLL for (int j = 0; j < T; j++) acc[r][j] = _mm512_setzero_si512();
+    int64_t q = 0;
+    for (; q < nq; q++) { /* whole chunks of 64 bytes */
+      __m512i c[4];
+      QX_UNROLL for (int j = 0; j < T; j++) c[j] = _mm512_loadu_si512(cols + q * (QX_PB * 4) + 64 * j);
+      QX_UNROLL for (int r = 0; r < 4; r++) {
+        const __m512i wv = _mm512_loadu_si512(wr[r] + q * 64);
+        QX_UNROLL for (int j = 0; j < T; j++) acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], c[j], wv);
+      }
+    }
+    if (kq) { /* the last kq bytes of the rows */
+      const __mmask64 km = qx_bits(kq);
+      __m512i c[4];
+      QX_UNROLL for (int j = 0; j < T; j++) c[j] = _mm512_maskz_loadu_epi8(km, cols + q * (QX_PB * 4) + 64 * j);
+      QX_UNROLL for (int r = 0; r < 4; r++) {
+        const __m512i wv = _mm512_maskz_loadu_epi8(km, wr[r] + q * 64);
+        QX_UNROLL for (int j = 0; j < T; j++) acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], c[j], wv);
+      }
+    }
+    QX_UNROLL for (int r = 0; r < 4; r++) {
+      if (o + r >= rows) break;
+      QX_UNROLL for (int j = 0; j < T; j++) {
+        const int32_t a = (int32_t)((uint32_t)bias[o + r] + (uint32_t)_mm512_reduce_add_epi32(acc[r][j]));
+        y[(o + r) * ldy + j] = (uint8_t)qk_out(qk_req32(a, m[o + r], n[o + r]), z_y, act_lo, act_hi);
+      }
+    }
+  }
+}
+ZP void z_cv_tail(uint8_t *y, int64_t ldy, uint8_t *panel, const int8_t *w, int64_t Kp4, const int32_t *bias,
+                  const int32_t *m, const int32_t *n, int64_t rows, int64_t p, int64_t t, int32_t z_y, int32_t act_lo,
+                  int32_t act_hi) {
+  const int64_t nk4 = Kp4 / 4;
+  const __m512i idx = _mm512_setr_epi32(0, 64, 128, 192, 256, 320, 384, 448, 512, 576, 640, 704, 768, 832, 896, 960);
+  for (int64_t q = 0; q * 16 < nk4; q++) {
+    const __mmask16 km = (__mmask16)qx_bits(nk4 - q * 16);
+    __m512i c[4];
+    for (int64_t j = 0; j < t; j++)
+      c[j] = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), km, idx, panel + q * 16 * (QX_PB * 4) + 4 * (p + j), 4);
+    for (int64_t j = 0; j < t; j++) _mm512_storeu_si512(panel + q * (QX_PB * 4) + 4 * p + 64 * j, c[j]);
+  }
+  const uint8_t *cols = panel + 4 * p;
+  const int64_t nq = Kp4 / 64, kq = Kp4 % 64;
+  switch (t) {
+  case 1: z_tail_rows(1, y + p, ldy, cols, w, Kp4, nq, kq, bias, m, n, rows, z_y, act_lo, act_hi); break;
+  case 2: z_tail_rows(2, y + p, ldy, cols, w, Kp4, nq, kq, bias, m, n, rows, z_y, act_lo, act_hi); break;
+  case 3: z_tail_rows(3, y + p, ldy, cols, w, Kp4, nq, kq, bias, m, n, rows, z_y, act_lo, act_hi); break;
+  default: z_tail_rows(4, y + p, ldy, cols, w, Kp4, nq, kq, bias, m, n, rows, z_y, act_lo, act_hi); break;
+  }
+}
+
 /* ---- AVX2 primitives (shared by avxvnni and avx2) ----------------------------------------------------- */
 #define YI static inline __attribute__((always_inline, target("avx2")))
 #define YP static __attribute__((noinline, target("avx2")))
@@ -579,6 +642,7 @@ YVI __m256i yv_dp(__m256i acc, __m256i u8, __m256i s8) { return _mm256_dpbusd_av
 #define VTR4 z_tr4
 #define VPACK_S1 z_pack_s1
 #define VPACK_S2 z_pack_s2
+#define VCV_TAIL z_cv_tail
 #define FC_R 6  /* FC tile: 6 rows x 4 zmm (64 channels): 24 accumulators */
 #define FC_NJ 4
 #define CV_R 6  /* conv tile: 6 channels x 4 zmm (64 pixels) */
@@ -845,6 +909,18 @@ static __attribute__((noinline)) QT void QN(qx_cv_tiles)(uint8_t *y, const uint8
                         const int32_t *n, int64_t b, int64_t g, int64_t M, int64_t mg, int64_t NP, int64_t Kp4,
                         int64_t p0, int64_t np, int32_t z_y, int32_t act_lo, int32_t act_hi) {
   const int64_t nk4 = Kp4 / 4;
+#ifdef VCV_TAIL
+  { /* a few pixels past the last whole vector: dot products along K (the panel is rearranged past them) */
+    const int64_t t = np % VL, p = np - t;
+    if (t && p + 16 * t <= QX_PB) {
+      const int64_t o = g * mg;
+      VCV_TAIL(y + (b * M + o) * NP + p0, NP, (uint8_t *)panel, wp + o * Kp4, Kp4, bias + o, m + o, n + o, mg, p, t,
+               z_y, act_lo, act_hi);
+      if (!p) return;
+      np = p;
+    }
+  }
+#endif
   if (np <= (CV_NJ - 1) * VL) { /* a narrow panel: fewer pixel vectors, more channels a tile */
 #if CV_NJ > 3
     if (np > 2 * VL) {
@@ -981,6 +1057,7 @@ QX_WRAP(uint8_t, u8, uint8_t, u8, 0)
 #undef VTR4
 #undef VPACK_S1
 #undef VPACK_S2
+#undef VCV_TAIL
 #undef FC_R
 #undef FC_NJ
 #undef CV_R
