@@ -418,10 +418,7 @@ ZI void z_tail_rows(const int T, uint8_t *y, int64_t ldy, const uint8_t *cols, c
     }
   }
 }
-ZP void z_cv_tail(uint8_t *y, int64_t ldy, uint8_t *panel, const int8_t *w, int64_t Kp4, const int32_t *bias,
-                  const int32_t *m, const int32_t *n, int64_t rows, int64_t p, int64_t t, int32_t z_y, int32_t act_lo,
-                  int32_t act_hi) {
-  const int64_t nk4 = Kp4 / 4;
+ZP void z_tail_compact(uint8_t *panel, int64_t nk4, int64_t p, int64_t t) {
   const __m512i idx = _mm512_setr_epi32(0, 64, 128, 192, 256, 320, 384, 448, 512, 576, 640, 704, 768, 832, 896, 960);
   for (int64_t q = 0; q * 16 < nk4; q++) {
     const __mmask16 km = (__mmask16)qx_bits(nk4 - q * 16);
@@ -430,13 +427,19 @@ ZP void z_cv_tail(uint8_t *y, int64_t ldy, uint8_t *panel, const int8_t *w, int6
       c[j] = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), km, idx, panel + q * 16 * (QX_PB * 4) + 4 * (p + j), 4);
     for (int64_t j = 0; j < t; j++) _mm512_storeu_si512(panel + q * (QX_PB * 4) + 4 * p + 64 * j, c[j]);
   }
-  const uint8_t *cols = panel + 4 * p;
+}
+/* The t tail pixels of rows channels (weights w, Kp4 bytes apart), cols the compacted columns, y the
+   first tail pixel of the first channel (ldy bytes apart). Called after the tiles of the same
+   channels, while their weights are in the cache. */
+ZP void z_tail_run(uint8_t *y, int64_t ldy, const uint8_t *cols, const int8_t *w, int64_t Kp4, const int32_t *bias,
+                   const int32_t *m, const int32_t *n, int64_t rows, int64_t t, int32_t z_y, int32_t act_lo,
+                   int32_t act_hi) {
   const int64_t nq = Kp4 / 64, kq = Kp4 % 64;
   switch (t) {
-  case 1: z_tail_rows(1, y + p, ldy, cols, w, Kp4, nq, kq, bias, m, n, rows, z_y, act_lo, act_hi); break;
-  case 2: z_tail_rows(2, y + p, ldy, cols, w, Kp4, nq, kq, bias, m, n, rows, z_y, act_lo, act_hi); break;
-  case 3: z_tail_rows(3, y + p, ldy, cols, w, Kp4, nq, kq, bias, m, n, rows, z_y, act_lo, act_hi); break;
-  default: z_tail_rows(4, y + p, ldy, cols, w, Kp4, nq, kq, bias, m, n, rows, z_y, act_lo, act_hi); break;
+  case 1: z_tail_rows(1, y, ldy, cols, w, Kp4, nq, kq, bias, m, n, rows, z_y, act_lo, act_hi); break;
+  case 2: z_tail_rows(2, y, ldy, cols, w, Kp4, nq, kq, bias, m, n, rows, z_y, act_lo, act_hi); break;
+  case 3: z_tail_rows(3, y, ldy, cols, w, Kp4, nq, kq, bias, m, n, rows, z_y, act_lo, act_hi); break;
+  default: z_tail_rows(4, y, ldy, cols, w, Kp4, nq, kq, bias, m, n, rows, z_y, act_lo, act_hi); break;
   }
 }
 
@@ -642,7 +645,8 @@ YVI __m256i yv_dp(__m256i acc, __m256i u8, __m256i s8) { return _mm256_dpbusd_av
 #define VTR4 z_tr4
 #define VPACK_S1 z_pack_s1
 #define VPACK_S2 z_pack_s2
-#define VCV_TAIL z_cv_tail
+#define VCV_TAIL z_tail_run
+#define VTAIL_COMPACT z_tail_compact
 #define FC_R 6  /* FC tile: 6 rows x 4 zmm (64 channels): 24 accumulators */
 #define FC_NJ 4
 #define CV_R 6  /* conv tile: 6 channels x 4 zmm (64 pixels) */
@@ -830,13 +834,21 @@ QI void QN(qx_cv_tile)(const int R, const int NJ, uint8_t *y, int64_t ldy, const
   }
 }
 
+#ifdef VCV_TAIL
+#define QX_TAIL_HOOK(O, RR)                                                                                        \
+  if (tl)                                                                                                          \
+    VCV_TAIL(y + (b * M + (O)) * NP + p0 + np, NP, panel + 4 * np, wp + (O) * Kp4, Kp4, bias + (O), m + (O), n + (O), \
+             (RR), tl, z_y, act_lo, act_hi)
+#else
+#define QX_TAIL_HOOK(O, RR) (void)tl
+#endif
 /* The channel tiles of a panel narrower than CV_NJ vectors (the last panel of an image): NJ vectors
    of pixels, RM channels a tile (as many accumulators as the full tile), the channels left over in
    tiles of 8, 4, 2, 1. */
 QI void QN(qx_cv_narrow)(const int NJ, const int RM, uint8_t *y, const uint8_t *panel, const int8_t *wp,
                          const int32_t *bias, const int32_t *m, const int32_t *n, int64_t b, int64_t g, int64_t M,
-                         int64_t mg, int64_t NP, int64_t Kp4, int64_t p0, int64_t np, int32_t z_y, int32_t act_lo,
-                         int32_t act_hi) {
+                         int64_t mg, int64_t NP, int64_t Kp4, int64_t p0, int64_t np, int64_t tl, int32_t z_y,
+                         int32_t act_lo, int32_t act_hi) {
   const int64_t nk4 = Kp4 / 4;
   for (int64_t oc = 0; oc < mg;) {
     const int64_t rem = mg - oc, o = g * mg + oc;
@@ -855,6 +867,7 @@ QI void QN(qx_cv_narrow)(const int NJ, const int RM, uint8_t *y, const uint8_t *
         default: QN(qx_cv_tile)(1, NJ, yo, NP, panel, wr, Kp4, nk4, bias + o, m + o, n + o, z_y, act_lo, act_hi, np);
       }
 #undef QX_NR_CASE
+    QX_TAIL_HOOK(o, r);
     oc += r;
   }
 }
@@ -909,32 +922,36 @@ static __attribute__((noinline)) QT void QN(qx_cv_tiles)(uint8_t *y, const uint8
                         const int32_t *n, int64_t b, int64_t g, int64_t M, int64_t mg, int64_t NP, int64_t Kp4,
                         int64_t p0, int64_t np, int32_t z_y, int32_t act_lo, int32_t act_hi) {
   const int64_t nk4 = Kp4 / 4;
+  int64_t tl = 0; /* pixels past the last whole vector done as dot products along K (VCV_TAIL) */
 #ifdef VCV_TAIL
-  { /* a few pixels past the last whole vector: dot products along K (the panel is rearranged past them) */
+  {
     const int64_t t = np % VL, p = np - t;
     if (t && p + 16 * t <= QX_PB) {
-      const int64_t o = g * mg;
-      VCV_TAIL(y + (b * M + o) * NP + p0, NP, (uint8_t *)panel, wp + o * Kp4, Kp4, bias + o, m + o, n + o, mg, p, t,
-               z_y, act_lo, act_hi);
-      if (!p) return;
-      np = p;
+      VTAIL_COMPACT((uint8_t *)panel, nk4, p, t); /* rearranges the panel past the p pixels the tiles read */
+      tl = t, np = p;
+      if (!p) {
+        const int64_t o = g * mg;
+        VCV_TAIL(y + (b * M + o) * NP + p0, NP, panel, wp + o * Kp4, Kp4, bias + o, m + o, n + o, mg, t, z_y, act_lo,
+                 act_hi);
+        return;
+      }
     }
   }
 #endif
   if (np <= (CV_NJ - 1) * VL) { /* a narrow panel: fewer pixel vectors, more channels a tile */
 #if CV_NJ > 3
     if (np > 2 * VL) {
-      QN(qx_cv_narrow)(3, CV_R3, y, panel, wp, bias, m, n, b, g, M, mg, NP, Kp4, p0, np, z_y, act_lo, act_hi);
+      QN(qx_cv_narrow)(3, CV_R3, y, panel, wp, bias, m, n, b, g, M, mg, NP, Kp4, p0, np, tl, z_y, act_lo, act_hi);
       return;
     }
 #endif
 #if CV_NJ > 2
     if (np > VL) {
-      QN(qx_cv_narrow)(2, CV_R2, y, panel, wp, bias, m, n, b, g, M, mg, NP, Kp4, p0, np, z_y, act_lo, act_hi);
+      QN(qx_cv_narrow)(2, CV_R2, y, panel, wp, bias, m, n, b, g, M, mg, NP, Kp4, p0, np, tl, z_y, act_lo, act_hi);
       return;
     }
 #endif
-    QN(qx_cv_narrow)(1, CV_R1, y, panel, wp, bias, m, n, b, g, M, mg, NP, Kp4, p0, np, z_y, act_lo, act_hi);
+    QN(qx_cv_narrow)(1, CV_R1, y, panel, wp, bias, m, n, b, g, M, mg, NP, Kp4, p0, np, tl, z_y, act_lo, act_hi);
     return;
   }
   for (int64_t oc = 0; oc < mg; oc += CV_R) {
@@ -1058,6 +1075,8 @@ QX_WRAP(uint8_t, u8, uint8_t, u8, 0)
 #undef VPACK_S1
 #undef VPACK_S2
 #undef VCV_TAIL
+#undef VTAIL_COMPACT
+#undef QX_TAIL_HOOK
 #undef FC_R
 #undef FC_NJ
 #undef CV_R
