@@ -189,7 +189,7 @@ QLLC_INLINE qx_tl qx_tap_s1(const qx_seg *sg, int64_t kh, int64_t kw, int64_t H,
   if (ih >= 0 && ih < H) e.off = ih * W + sg->delta + off, e.mask = qx_mask_s1(off, W, sg->a, sg->len) << sg->pos;
   return e;
 }
-#define QX_TT 256 /* (kh, kw, segment) entries tabulated per panel (4 KiB) */
+#define QX_TT 384 /* (tap, segment) entries tabulated per panel (6 KiB) */
 /* One tap row from NS (> 0: a constant; 0: nseg) segments' entries. */
 ZI __m512i z_row_s1(const int NS, int64_t nseg, const qx_tl *e, const uint8_t *base, __m512i zv) {
   __m512i v = zv;
@@ -197,30 +197,34 @@ ZI __m512i z_row_s1(const int NS, int64_t nseg, const qx_tl *e, const uint8_t *b
   QX_UNROLL for (int64_t s = 0; s < ns; s++) v = _mm512_mask_loadu_epi8(v, e[s].mask, base + e[s].off);
   return v;
 }
-ZI void z_taps_s1(const int NS, uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t HW, int64_t T, int64_t nseg,
-                  const qx_tl *tt, __m512i zv, uint8_t flip) {
-  const int64_t KT = cg * T, step = NS ? NS : nseg;
+/* The taps of the panel from the table tt of one period of P = lcm(KH * KW, 4) taps (cp channels):
+   four taps a k4 group, the table restarting cp channels further on after P taps. FL: xor the rows
+   with flip (i8 inputs; a u8 input does no xor at all). */
+ZI void z_taps_s1(const int NS, const int FL, uint8_t *panel, const uint8_t *xg, int64_t KT, int64_t cpHW,
+                  int64_t P, int64_t nseg, const qx_tl *tt, __m512i zv, uint8_t flip) {
+  const int64_t step = NS ? NS : nseg;
+  const __m512i fv = _mm512_set1_epi8((char)flip);
   const uint8_t *base = xg;
-  const qx_tl *e = tt, *const end = tt + T * step;
+  const qx_tl *e = tt, *const end = tt + P * step;
   int64_t k = 0;
   for (; k + 4 <= KT; k += 4) {
     __m512i r[4];
     QX_UNROLL for (int j = 0; j < 4; j++) {
-      r[j] = z_row_s1(NS, nseg, e, base, zv);
-      e += step;
-      if (e == end) e = tt, base += HW;
+      r[j] = z_row_s1(NS, nseg, e + j * step, base, zv);
+      if (FL) r[j] = _mm512_xor_si512(r[j], fv);
     }
-    z_tr4r(panel + k * (QX_PB), r[0], r[1], r[2], r[3], flip);
+    z_tr4r(panel + k * (QX_PB), r[0], r[1], r[2], r[3], 0);
+    e += 4 * step;
+    if (e == end) e = tt, base += cpHW;
   }
   if (k < KT) { /* the taps past K read 0 (after the flip) against zero weights */
-    const __m512i pv = _mm512_set1_epi8((char)flip);
-    __m512i r[3] = {pv, pv, pv};
+    const __m512i z = _mm512_setzero_si512();
+    __m512i r[3] = {z, z, z};
     for (int j = 0; k + j < KT; j++) {
-      r[j] = z_row_s1(NS, nseg, e, base, zv);
-      e += step;
-      if (e == end) e = tt, base += HW;
+      r[j] = z_row_s1(NS, nseg, e + j * step, base, zv);
+      if (FL) r[j] = _mm512_xor_si512(r[j], fv);
     }
-    z_tr4r(panel + k * (QX_PB), r[0], r[1], r[2], pv, flip);
+    z_tr4r(panel + k * (QX_PB), r[0], r[1], r[2], z, 0);
   }
 }
 ZP void z_pack_s1(uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t H, int64_t W, int64_t OW, int64_t KH,
@@ -229,15 +233,30 @@ ZP void z_pack_s1(uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t H, int6
   (void)xlo, (void)xhi; /* masked loads touch only the bytes they keep */
   qx_seg seg[QX_PB];
   const int64_t nseg = qx_segments(seg, p0, np, OW, sh, pt), T = KH * KW, HW = H * W;
+  const int64_t cp = T % 4 == 0 ? 1 : T % 2 == 0 ? 2 : 4, P = cp * T; /* lcm(T, 4) */
   const __m512i zv = _mm512_set1_epi8((char)zx);
-  if (T * nseg <= QX_TT) {
+  if (P * nseg <= QX_TT) {
     qx_tl tt[QX_TT];
-    for (int64_t kh = 0, i = 0; kh < KH; kh++)
+    int64_t i = 0;
+    for (int64_t kh = 0; kh < KH; kh++)
       for (int64_t kw = 0; kw < KW; kw++)
         for (int64_t s = 0; s < nseg; s++) tt[i++] = qx_tap_s1(&seg[s], kh, kw, H, W, pl, dh, dw);
-    if (nseg == 1) z_taps_s1(1, panel, xg, cg, HW, T, nseg, tt, zv, flip);
-    else if (nseg == 2) z_taps_s1(2, panel, xg, cg, HW, T, nseg, tt, zv, flip);
-    else z_taps_s1(0, panel, xg, cg, HW, T, nseg, tt, zv, flip);
+    for (int64_t c = 1; c < cp; c++) /* the next channels of the period: the same entries, c * H * W on */
+      for (int64_t j = 0; j < T * nseg; j++, i++) tt[i].off = tt[j].off + c * HW, tt[i].mask = tt[j].mask;
+    const int64_t KT = cg * T, cpHW = cp * HW;
+#define QX_TAPS(NS)                                                                       \
+  do {                                                                                    \
+    if (flip) z_taps_s1(NS, 1, panel, xg, KT, cpHW, P, nseg, tt, zv, flip);               \
+    else z_taps_s1(NS, 0, panel, xg, KT, cpHW, P, nseg, tt, zv, flip);                    \
+  } while (0)
+    switch (nseg) {
+    case 1: QX_TAPS(1); break;
+    case 2: QX_TAPS(2); break;
+    case 3: QX_TAPS(3); break;
+    case 4: QX_TAPS(4); break;
+    default: QX_TAPS(0);
+    }
+#undef QX_TAPS
     return;
   }
   /* too many entries to tabulate: each tap's from the segments (tall, narrow images, wide kernels) */
