@@ -98,12 +98,14 @@ typedef struct qllc_kvariant {
   const char *features; /* LLVM feature names it needs, comma-separated */
   int layout;           /* qllc_layout of its packed weights (libjit/bitcode/layouts.h) */
   int esize;            /* input element bytes (scratch sizing) */
+  int shape;            /* the layers it serves: QLLC_VSHAPE_ANY or QLLC_VSHAPE_DEPTHWISE */
 } qllc_kvariant;
+enum { QLLC_VSHAPE_ANY = 0, QLLC_VSHAPE_DEPTHWISE };
 
-/* The variant of reference kernel `ref` to run on c's target, or NULL for the reference itself.
- * shape_reason: non-NULL when the layer's shape is one the variants do not take (the text says why).
+/* The variant of reference kernel `ref` to run on c's target among the rows for layers of class
+ * `shape` (QLLC_VSHAPE_*), or NULL for the reference itself. shape_reason: non-NULL when the layer's shape is one the variants do not take (the text says why).
  * *why: NULL when the fastest variant was chosen, else why not (arena string). */
-const qllc_kvariant *qllc_lower_pick(struct qllc_lower_ctx *c, const char *ref, const char *shape_reason,
+const qllc_kvariant *qllc_lower_pick(struct qllc_lower_ctx *c, const char *ref, int shape, const char *shape_reason,
                                      const char **why);
 
 typedef qllc_status (*qllc_lower_fn)(qllc_lower_ctx *c, const qllc_node *n);

@@ -221,12 +221,12 @@ static qllc_status pack_variant(ctx *c, const qllc_node *n, const qllc_qnode *q,
 
 /* The variant for a fused layer whose reference kernel is ref (NULL: the reference), the reason kept
  * for the report in *why; and the scratch buffer it needs ("<node>.scratch", activation region). */
-static qllc_status fused_pick(ctx *c, const qllc_node *n, const char *ref, const char *shape_reason,
+static qllc_status fused_pick(ctx *c, const qllc_node *n, const char *ref, int shape, const char *shape_reason,
                               int64_t scratch_bytes_1, int64_t scratch_bytes_2, const qllc_kvariant **v,
                               qllc_buffer **scratch, const char **why) {
   *scratch = NULL;
   if (!ref) return qllc_lower_oom(c);
-  *v = qllc_lower_pick(c, ref, shape_reason, why);
+  *v = qllc_lower_pick(c, ref, shape, shape_reason, why);
   if (!*v) return QLLC_OK;
   const char *sname = qllc_arena_printf(c->p->arena, "%s.scratch", n->name);
   if (!sname) return qllc_lower_oom(c);
@@ -318,14 +318,26 @@ qllc_status qllc_lower_q_conv(ctx *c, const qllc_node *n) {
   const char *why = NULL, *ref = NULL;
   if (q && q->kind == QLLC_QK_FUSED) {
     ref = kname3(c, "conv2d", q->in_elem, q->w_elem, q->out_elem);
-    /* the variants tile at least 4 output channels of one group against a panel of pixels; narrower
-       groups (depthwise) run the reference's direct loop, which vectorizes along the output row */
+    /* a depthwise conv (group == C == M) has its own variants (when its window fits them); the others
+       tile at least 4 output channels of one group against a panel of pixels, so narrower groups run
+       the reference's direct loop, which vectorizes along the output row */
     int64_t mg = group > 0 ? M / group : M;
-    char shape[96];
-    snprintf(shape, sizeof shape, "%lld output channel%s per group (depthwise): the reference's direct loop",
-             (long long)mg, mg == 1 ? "" : "s");
-    if ((st = fused_pick(c, n, ref, mg < 4 ? shape : NULL, qllc_scratch_conv(K, 1), qllc_scratch_conv(K, 2), &v,
-                         &scratch, &why)))
+    int dw = group > 1 && group == x->dims[1] && group == M;
+    char shape[160];
+    const char *reason = NULL;
+    if (dw && !qllc_dw_fits(KH, KW, g.sw, g.dw)) {
+      snprintf(shape, sizeof shape,
+               "depthwise %lldx%lld, stride %lld, dilation %lld: outside the depthwise variant's window",
+               (long long)KH, (long long)KW, (long long)g.sw, (long long)g.dw);
+      reason = shape;
+    } else if (!dw && mg < 4) {
+      snprintf(shape, sizeof shape, "%lld output channel%s per group: the reference's direct loop", (long long)mg,
+               mg == 1 ? "" : "s");
+      reason = shape;
+    }
+    int64_t s1 = dw ? qllc_scratch_dw(g.H, g.W, KH, KW, g.pt, g.pl, g.dh, g.dw) : qllc_scratch_conv(K, 1);
+    if ((st = fused_pick(c, n, ref, dw ? QLLC_VSHAPE_DEPTHWISE : QLLC_VSHAPE_ANY, reason, s1,
+                         qllc_scratch_conv(K, 2), &v, &scratch, &why)))
       return st;
   }
   roles r = {.set = {0}};
@@ -364,7 +376,7 @@ qllc_status qllc_lower_q_fc(ctx *c, const qllc_node *n) {
   qllc_status st;
   if (q && q->kind == QLLC_QK_FUSED) {
     ref = kname3(c, "fc", q->in_elem, q->w_elem, q->out_elem);
-    if ((st = fused_pick(c, n, ref, NULL, qllc_scratch_fc(M, K, 1), qllc_scratch_fc(M, K, 2), &v, &scratch, &why)))
+    if ((st = fused_pick(c, n, ref, QLLC_VSHAPE_ANY, NULL, qllc_scratch_fc(M, K, 1), qllc_scratch_fc(M, K, 2), &v, &scratch, &why)))
       return st;
   }
   roles r = {.set = {0}};

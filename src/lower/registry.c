@@ -52,7 +52,8 @@ static const qllc_krow rows[] = {
 #define N_ROWS ((int)(sizeof rows / sizeof rows[0]))
 
 static const qllc_kvariant variants[] = {
-#define QVARIANT(fn, ref, arch, isa, features, layout, esize) {#fn, #ref, arch, isa, features, layout, esize},
+#define QVARIANT(fn, ref, arch, isa, features, layout, esize, shape)                                     \
+  {#fn, #ref, arch, isa, features, layout, esize, QLLC_VSHAPE_##shape},
 #include "lower/kernels.def"
 };
 #define N_VARIANTS ((int)(sizeof variants / sizeof variants[0]))
@@ -207,7 +208,7 @@ int qllc_lower_has_features(const char *f, const char *need, char *missing, size
   return ok;
 }
 
-const qllc_kvariant *qllc_lower_pick(qllc_lower_ctx *c, const char *ref, const char *shape_reason,
+const qllc_kvariant *qllc_lower_pick(qllc_lower_ctx *c, const char *ref, int shape, const char *shape_reason,
                                      const char **why) {
   *why = NULL;
   const qllc_lower_target *t = c->target;
@@ -216,7 +217,7 @@ const qllc_kvariant *qllc_lower_pick(qllc_lower_ctx *c, const char *ref, const c
   int any = 0;
   for (int i = 0; i < N_VARIANTS; i++) {
     const qllc_kvariant *v = &variants[i];
-    if (strcmp(v->ref, ref) != 0) continue;
+    if (strcmp(v->ref, ref) != 0 || v->shape != shape) continue;
     if (t && t->arch && strcmp(v->arch, t->arch) != 0) continue;
     any = 1;
     if (!t) {
@@ -236,7 +237,9 @@ const qllc_kvariant *qllc_lower_pick(qllc_lower_ctx *c, const char *ref, const c
     if (len) *why = qllc_arena_printf(c->p->arena, "cpu %s: %s", t->cpu ? t->cpu : "?", buf);
     return v;
   }
-  if (!any) snprintf(buf, sizeof buf, "no ISA variant for %s", t && t->arch ? t->arch : "this target");
+  if (!any)
+    snprintf(buf, sizeof buf, "no %sISA variant for %s", shape == QLLC_VSHAPE_DEPTHWISE ? "depthwise " : "",
+             t && t->arch ? t->arch : "this target");
   else if (t && !shape_reason && len) {
     char tmp[512];
     snprintf(tmp, sizeof tmp, "cpu %s: %s", t->cpu ? t->cpu : "?", buf);

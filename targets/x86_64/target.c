@@ -23,10 +23,10 @@ static const char *const cpu_features[] = {
   "x86-64-v3", V3, "haswell", V3, "skylake", V3, "znver3", V3,
   "alderlake", V3 ",+avxvnni",
   "x86-64-v4", V4, "skylake-avx512", V4,
-  "cascadelake", V4 ",+avx512vnni", "icelake-server", V4 ",+avx512vnni", "znver4", V4 ",+avx512vnni",
-  "znver5", V4 ",+avx512vnni,+avxvnni",
-  "sapphirerapids", V4 ",+avx512vnni,+avxvnni,+amx-tile,+amx-int8",
-  "graniterapids", V4 ",+avx512vnni,+avxvnni,+amx-tile,+amx-int8",
+  "cascadelake", V4 ",+avx512vnni", "icelake-server", V4 ",+avx512vnni,+avx512vbmi",
+  "znver4", V4 ",+avx512vnni,+avx512vbmi", "znver5", V4 ",+avx512vnni,+avx512vbmi,+avxvnni",
+  "sapphirerapids", V4 ",+avx512vnni,+avx512vbmi,+avxvnni,+amx-tile,+amx-int8",
+  "graniterapids", V4 ",+avx512vnni,+avx512vbmi,+avxvnni,+amx-tile,+amx-int8",
   NULL,
 };
 #undef V3

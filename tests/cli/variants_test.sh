@@ -52,8 +52,11 @@ expect_kernels "aarch64: the reference" 'qllc_k_(conv2d|fc)_i8_i8_[iu]8  \[no IS
 expect_kernels "int16: avx512vnni" 'qllc_k_(conv2d|fc)_i16_i16_i16__avx512vnni$' 3 "$M" --profile "$tmp/cnn_bn_pool.yaml" --precision int16 --cpu znver4
 expect_kernels "16x8: avx512vnni" 'qllc_k_(conv2d|fc)_i16_i8_i16__avx512vnni$' 3 "$M" --profile "$tmp/cnn_bn_pool.yaml" --precision int16 --weight-precision int8 --cpu znver4
 DW=("$D/depthwise_separable/model.onnx" --profile "$tmp/depthwise_separable.yaml" --precision int8 --cpu znver4)
-expect_kernels "depthwise: the reference's direct loop, with the reason" '1 output channel per group \(depthwise\)' 2 "${DW[@]}"
-expect_kernels "depthwise model: the pointwise conv runs avx512vnni" '__avx512vnni$' 1 "${DW[@]}"
+expect_kernels "depthwise: the depthwise variant" 'qllc_k_dwconv2d_i8_i8_i8__avx512vnni$' 2 "${DW[@]}"
+expect_kernels "depthwise model: the pointwise conv runs avx512vnni" 'qllc_k_conv2d_i8_i8_i8__avx512vnni$' 1 "${DW[@]}"
+DWC=("$D/depthwise_separable/model.onnx" --profile "$tmp/depthwise_separable.yaml" --precision int8 --cpu cascadelake)
+expect_kernels "depthwise on cascadelake (no VBMI): the reference, saying why" 'qllc_k_conv2d_i8_i8_i8  \[cpu cascadelake: __avx512vnni needs avx512vbmi\]' 2 "${DWC[@]}"
+expect_kernels "depthwise int16: no variant, said" 'qllc_k_conv2d_i16_i16_i16  \[no depthwise ISA variant for x86_64\]' 2 "$D/depthwise_separable/model.onnx" --profile "$tmp/depthwise_separable.yaml" --precision int16 --cpu znver4
 expect_kernels "float model: no fused-layer report" 'qllc_k_' 0 "$M" --cpu znver4
 
 # ---- 2. objects ----
@@ -83,14 +86,14 @@ same_dir() { # A B WHAT
   for a in "$tmp/$1"/*.npy; do b=$tmp/$2/$(basename "$a"); cmp -s "$a" "$b" || ok=0; done
   [ $ok = 1 ] && ok "$3" || fail "$3: outputs differ"
 }
-for n in cnn_bn_pool residual; do
+for n in cnn_bn_pool residual depthwise_separable; do
   MODEL=$D/$n/model.onnx
   IN=$D/$n/input_0.npy
   for prec in "int8" "int16" "int16 --weight-precision int8"; do
     tag=$n-${prec// /_}
     P=(--profile "$tmp/$n.yaml" --precision $prec)
     run_jit "$tag-ref" "${P[@]}" --cpu x86-64 || continue
-    if has avx512f avx512bw avx512vl avx512dq avx512_vnni; then
+    if has avx512f avx512bw avx512vl avx512dq avx512_vnni avx512vbmi; then
       run_jit "$tag-512" "${P[@]}" && same_dir "$tag-512" "$tag-ref" "$n $prec: avx512vnni (JIT, host) = reference"
     else skip "$n $prec avx512vnni: the host lacks AVX512-VNNI"; fi
     [ "${prec%% *}" = int16 ] && continue # no 256-bit int16 variants
