@@ -100,6 +100,17 @@ ZI __m512i z_req(__m512i acc, const qx_zq *q, __m512i zy, __m512i lo, __m512i hi
   po = _mm512_min_epi64(_mm512_max_epi64(po, lo), hi);
   return _mm512_mask_blend_epi32(0xAAAA, pe, _mm512_slli_epi64(po, 32));
 }
+/* The same requantization for 33 <= n <= 62 from the high halves of the products alone, in 32-bit
+   lanes: with P = acc * m (|P| <= 2^62) and h = P >> 32 (|h| <= 2^30), (P + 2^(n-1)) >> n equals
+   (h + 2^(n-33)) >> (n - 32), because the low half adds less than one unit to h + 2^(n-33), which a
+   floor by the power of two 2^(n-32) cannot see; |h + 2^(n-33)| < 2^31 and the result and z_y + it
+   stay far inside int32, so the clamp in 32 bits is exact too. */
+ZI __m512i z_reqh(__m512i acc, __m512i m, __m512i r, __m128i sh, __m512i zy, __m512i lo, __m512i hi) {
+  const __m512i pe = _mm512_mul_epi32(acc, m), po = _mm512_mul_epi32(_mm512_srli_epi64(acc, 32), m);
+  const __m512i h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po);
+  const __m512i v = _mm512_add_epi32(_mm512_sra_epi32(_mm512_add_epi32(h, r), sh), zy);
+  return _mm512_min_epi32(_mm512_max_epi32(v, lo), hi);
+}
 /* The low bytes of the first cnt lanes (values already inside the output type's range). */
 ZI void z_store8(uint8_t *d, __m512i v, int64_t cnt) {
   __m128i b = _mm512_cvtepi32_epi8(v);
@@ -658,6 +669,7 @@ YVI __m256i yv_dp(__m256i acc, __m256i u8, __m256i s8) { return _mm256_dpbusd_av
 #define VADD z_add
 #define VQPREP z_qprep
 #define VREQ z_req
+#define VREQH z_reqh
 #define VSTORE8 z_store8
 #define VCOPYFLIP z_copyflip
 #define VFILLS1 z_fill_s1
@@ -844,6 +856,18 @@ QI void QN(qx_cv_tile)(const int R, const int NJ, uint8_t *y, int64_t ldy, const
   }
   const V zy = VSET64(z_y), lo = VSET64(act_lo), hi = VSET64(act_hi);
   QX_UNROLL for (int r = 0; r < R; r++) {
+#ifdef VREQH
+    if (n[r] >= 33 && n[r] <= 62) { /* the usual shifts: 32-bit lanes (VREQH) */
+      const V mv = VSET1(m[r]), rv = VSET1((int32_t)1 << (n[r] - 33)), z32 = VSET1(z_y);
+      const V l32 = VSET1(act_lo), h32 = VSET1(act_hi);
+      const __m128i sh = _mm_cvtsi32_si128(n[r] - 32);
+      QX_UNROLL for (int j = 0; j < NJ; j++) {
+        const int64_t c = npx - j * VL;
+        if (c > 0) VSTORE8(y + r * ldy + j * VL, VREQH(acc[r][j], mv, rv, sh, z32, l32, h32), c > VL ? VL : c);
+      }
+      continue;
+    }
+#endif
     VQ q;
     VQPREP(&q, VSET1(m[r]), VSET1(n[r]));
     QX_UNROLL for (int j = 0; j < NJ; j++) {
@@ -1087,6 +1111,7 @@ QX_WRAP(uint8_t, u8, uint8_t, u8, 0)
 #undef VADD
 #undef VQPREP
 #undef VREQ
+#undef VREQH
 #undef VSTORE8
 #undef VCOPYFLIP
 #undef VFILLS1
