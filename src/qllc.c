@@ -333,6 +333,8 @@ static qllc_status user_kernel_lines(const qllc_program *p, const qllc_options *
   return st;
 }
 
+static int user_defines(void *uk, const char *kernel) { return qllc_user_kernels_find(uk, kernel) != NULL; }
+
 /* Lowers g for the CPU that o and host (1: the JIT, on this machine) resolve to, so that each fused
  * layer gets the fastest kernel variant that CPU runs. */
 static qllc_status lower_graph(qllc_model *m, qllc_graph *g, const qllc_options *o, int host, qllc_program **p,
@@ -340,12 +342,19 @@ static qllc_status lower_graph(qllc_model *m, qllc_graph *g, const qllc_options 
   qllc_codegen_opts cg;
   qllc_status st = qllc_codegen_resolve(o, host, &cg, diag);
   qllc_lower_target t = {.arch = cg.target ? cg.target->name : NULL, .cpu = cg.cpu, .features = cg.kernel_features};
+  qllc_user_kernels *uk = NULL;
+  if (st == QLLC_OK && o->n_kernel_files > 0) { /* a user's override of a reference kernel keeps its layers */
+    st = qllc_user_kernels_load(o->kernel_files, o->n_kernel_files, &uk, diag);
+    t.user_defines = user_defines;
+    t.user_ctx = uk;
+  }
   if (st == QLLC_OK) {
     int shared = g == m->graph; /* the model's own graph: other threads may be lowering it too */
     if (shared) pthread_mutex_lock(&m->lock);
     st = qllc_lower_for(g, &t, p, diag);
     if (shared) pthread_mutex_unlock(&m->lock);
   }
+  qllc_user_kernels_free(uk);
   if (st == QLLC_OK) {
     char *lines = NULL;
     st = user_kernel_lines(*p, o, &lines, diag);

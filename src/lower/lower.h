@@ -83,6 +83,10 @@ typedef struct qllc_lower_target {
   const char *arch;
   const char *cpu;
   const char *features;
+  /* when not NULL: 1 if the user's --kernels files define this kernel name, whose layers then call it
+     (an override of a reference kernel is never bypassed by a variant) */
+  int (*user_defines)(void *ctx, const char *kernel);
+  void *user_ctx;
 } qllc_lower_target;
 
 /* Lowers a verified graph (float, or quantized by src/quant) to a program. Dispose with

@@ -215,6 +215,10 @@ const qllc_kvariant *qllc_lower_pick(qllc_lower_ctx *c, const char *ref, int sha
   char buf[512] = "";
   size_t len = 0;
   int any = 0;
+  if (t && t->user_defines && t->user_defines(t->user_ctx, ref)) {
+    *why = qllc_arena_printf(c->p->arena, "%s is the user's kernel (--kernels): no variant replaces it", ref);
+    return NULL;
+  }
   for (int i = 0; i < N_VARIANTS; i++) {
     const qllc_kvariant *v = &variants[i];
     if (strcmp(v->ref, ref) != 0 || v->shape != shape) continue;

@@ -59,6 +59,28 @@ expect_kernels "depthwise on cascadelake (no VBMI): the reference, saying why" '
 expect_kernels "depthwise int16: no variant, said" 'qllc_k_conv2d_i16_i16_i16  \[no depthwise ISA variant for x86_64\]' 2 "$D/depthwise_separable/model.onnx" --profile "$tmp/depthwise_separable.yaml" --precision int16 --cpu znver4
 expect_kernels "float model: no fused-layer report" 'qllc_k_' 0 "$M" --cpu znver4
 
+# a user's override of a reference kernel (--kernels) is what its layers call: no variant bypasses it
+cat >"$tmp/over.c" <<'EOF'
+#include "qllc_kernel.h"
+#define OVER(TI, ti, TO, to)                                                                                      \
+  void qllc_k_conv2d_##ti##_i8_##to(TO *y, const TI *x, const int8_t *w, const int32_t *bias, const int32_t *m,  \
+                                    const int32_t *n, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M,     \
+                                    int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw,      \
+                                    int64_t pt, int64_t pl, int64_t dh, int64_t dw, int64_t group, int32_t z_x,  \
+                                    int32_t z_y, int32_t lo, int32_t hi) {                                       \
+    for (int64_t i = 0; i < N * M * OH * OW; i++) y[i] = (TO)lo;                                                 \
+  }
+OVER(int8_t, i8, int8_t, i8)
+OVER(int8_t, i8, uint8_t, u8)
+OVER(uint8_t, u8, int8_t, i8)
+OVER(uint8_t, u8, uint8_t, u8)
+EOF
+if /usr/lib/llvm-19/bin/clang --target=x86_64-unknown-linux-gnu -O2 -emit-llvm -c -I "$QLLC_SOURCE_DIR/include" \
+     "$tmp/over.c" -o "$tmp/over.bc" 2>"$tmp/err"; then
+  expect_kernels "a user's conv override: no variant, said" 'qllc_k_conv2d_i8_i8_[iu]8  \[qllc_k_conv2d_i8_i8_[iu]8 is the user.s kernel \(--kernels\): no variant replaces it\]' 2 "$M" "${Q[@]}" --cpu znver4 --kernels "$tmp/over.bc"
+  expect_kernels "a user's conv override: the FC still runs its variant" 'qllc_k_fc_i8_i8_[iu]8__avx512vnni$' 1 "$M" "${Q[@]}" --cpu znver4 --kernels "$tmp/over.bc"
+else fail "cannot compile the override: $(cat "$tmp/err")"; fi
+
 # ---- 2. objects ----
 OBJDUMP=objdump
 compile() { "$QLLC" compile "$M" "${Q[@]}" -o "$tmp/$1" --name net "${@:2}" >"$tmp/$1.log" 2>&1 || fail "compile $*: $(cat "$tmp/$1.log")"; }
