@@ -210,7 +210,7 @@ ZI __m512i z_row_s1(const int NS, int64_t nseg, const qx_tl *e, const uint8_t *b
 }
 /* The taps of the panel from the table tt of one period of P = lcm(KH * KW, 4) taps (cp channels):
    four taps a k4 group, the table restarting cp channels further on after P taps. FL: xor the rows
-   with flip (i8 inputs; a u8 input does no xor at all). */
+   with flip (0 for u8 inputs; one body for both: a bit faster without, but not worth the code). */
 ZI void z_taps_s1(const int NS, const int FL, uint8_t *panel, const uint8_t *xg, int64_t KT, int64_t cpHW,
                   int64_t P, int64_t nseg, const qx_tl *tt, __m512i zv, uint8_t flip) {
   const int64_t step = NS ? NS : nseg;
@@ -255,11 +255,7 @@ ZP void z_pack_s1(uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t H, int6
     for (int64_t c = 1; c < cp; c++) /* the next channels of the period: the same entries, c * H * W on */
       for (int64_t j = 0; j < T * nseg; j++, i++) tt[i].off = tt[j].off + c * HW, tt[i].mask = tt[j].mask;
     const int64_t KT = cg * T, cpHW = cp * HW;
-#define QX_TAPS(NS)                                                                       \
-  do {                                                                                    \
-    if (flip) z_taps_s1(NS, 1, panel, xg, KT, cpHW, P, nseg, tt, zv, flip);               \
-    else z_taps_s1(NS, 0, panel, xg, KT, cpHW, P, nseg, tt, zv, flip);                    \
-  } while (0)
+#define QX_TAPS(NS) z_taps_s1(NS, 1, panel, xg, KT, cpHW, P, nseg, tt, zv, flip)
     switch (nseg) {
     case 1: QX_TAPS(1); break;
     case 2: QX_TAPS(2); break;
@@ -835,6 +831,20 @@ QS void QN(qx_fc)(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *wp,
   }
 }
 
+#ifdef VREQH
+/* One channel's nj pixel vectors requantized by the int64 path and stored (npx pixels). */
+static __attribute__((noinline)) QT void QN(qx_req_row)(uint8_t *y, const V *a, int nj, int32_t m, int32_t n,
+                                                       int32_t z_y, int32_t act_lo, int32_t act_hi, int64_t npx) {
+  const V zy = VSET64(z_y), lo = VSET64(act_lo), hi = VSET64(act_hi);
+  VQ q;
+  VQPREP(&q, VSET1(m), VSET1(n));
+  for (int j = 0; j < nj; j++) {
+    const int64_t c = npx - j * VL;
+    if (c > 0) VSTORE8(y + j * VL, VREQ(a[j], &q, zy, lo, hi), c > VL ? VL : c);
+  }
+}
+#endif
+
 /* Conv tile: R output channels (weight rows w, ldw bytes apart) x NJ (<= CV_NJ) vectors of VL pixels
    of the panel (R <= CV_R when NJ = CV_NJ, else <= CV_RMAX); writes the first npx pixels of each
    channel's output (ldy bytes apart). */
@@ -854,7 +864,9 @@ QI void QN(qx_cv_tile)(const int R, const int NJ, uint8_t *y, int64_t ldy, const
       QX_UNROLL for (int j = 0; j < NJ; j++) acc[r][j] = VDP(acc[r][j], p[j], b);
     }
   }
+#ifndef VREQH
   const V zy = VSET64(z_y), lo = VSET64(act_lo), hi = VSET64(act_hi);
+#endif
   QX_UNROLL for (int r = 0; r < R; r++) {
 #ifdef VREQH
     if (n[r] >= 33 && n[r] <= 62) { /* the usual shifts: 32-bit lanes (VREQH) */
@@ -867,13 +879,19 @@ QI void QN(qx_cv_tile)(const int R, const int NJ, uint8_t *y, int64_t ldy, const
       }
       continue;
     }
-#endif
+    { /* other shifts: the int64 path, out of line (one body for every tile shape) */
+      V a[CV_NJ];
+      QX_UNROLL for (int j = 0; j < NJ; j++) a[j] = acc[r][j];
+      QN(qx_req_row)(y + r * ldy, a, NJ, m[r], n[r], z_y, act_lo, act_hi, npx);
+    }
+#else
     VQ q;
     VQPREP(&q, VSET1(m[r]), VSET1(n[r]));
     QX_UNROLL for (int j = 0; j < NJ; j++) {
       const int64_t c = npx - j * VL;
       if (c > 0) VSTORE8(y + r * ldy + j * VL, VREQ(acc[r][j], &q, zy, lo, hi), c > VL ? VL : c);
     }
+#endif
   }
 }
 
@@ -887,7 +905,7 @@ QI void QN(qx_cv_tile)(const int R, const int NJ, uint8_t *y, int64_t ldy, const
 #endif
 /* The channel tiles of a panel narrower than CV_NJ vectors (the last panel of an image): NJ vectors
    of pixels, RM channels a tile (as many accumulators as the full tile), the channels left over in
-   tiles of 8, 4, 2, 1. */
+   tiles of 4 and 1 (fewer bodies to compile). */
 QI void QN(qx_cv_narrow)(const int NJ, const int RM, uint8_t *y, const uint8_t *panel, const int8_t *wp,
                          const int32_t *bias, const int32_t *m, const int32_t *n, int64_t b, int64_t g, int64_t M,
                          int64_t mg, int64_t NP, int64_t Kp4, int64_t p0, int64_t np, int64_t tl, int32_t z_y,
@@ -895,18 +913,14 @@ QI void QN(qx_cv_narrow)(const int NJ, const int RM, uint8_t *y, const uint8_t *
   const int64_t nk4 = Kp4 / 4;
   for (int64_t oc = 0; oc < mg;) {
     const int64_t rem = mg - oc, o = g * mg + oc;
-    const int r = rem >= RM ? RM : rem >= 8 && RM > 8 ? 8 : rem >= 4 ? 4 : rem >= 2 ? 2 : 1;
+    const int r = rem >= RM ? RM : rem >= 4 ? 4 : 1;
     uint8_t *yo = y + (b * M + o) * NP + p0;
     const int8_t *wr = wp + o * Kp4;
 #define QX_NR_CASE(RR) \
   case RR: QN(qx_cv_tile)(RR, NJ, yo, NP, panel, wr, Kp4, nk4, bias + o, m + o, n + o, z_y, act_lo, act_hi, np); break;
     if (r == RM) QN(qx_cv_tile)(RM, NJ, yo, NP, panel, wr, Kp4, nk4, bias + o, m + o, n + o, z_y, act_lo, act_hi, np);
     else switch (r) {
-#if CV_RMAX > 8
-        QX_NR_CASE(8)
-#endif
         QX_NR_CASE(4)
-        QX_NR_CASE(2)
         default: QN(qx_cv_tile)(1, NJ, yo, NP, panel, wr, Kp4, nk4, bias + o, m + o, n + o, z_y, act_lo, act_hi, np);
       }
 #undef QX_NR_CASE
