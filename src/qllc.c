@@ -528,6 +528,17 @@ static int is_c_identifier(const char *s) {
   return 1;
 }
 
+/* *report (malloc'ed or NULL) followed by "TITLE:\n" and lines; 0, or -1 on out of memory (*report kept). */
+static int append_section(char **report, const char *title, const char *lines) {
+  size_t n = (*report ? strlen(*report) : 0) + strlen(title) + strlen(lines) + 8;
+  char *r = malloc(n);
+  if (!r) return -1;
+  snprintf(r, n, "%s%s%s:\n%s", *report ? *report : "", *report ? "\n" : "", title, lines);
+  free(*report);
+  *report = r;
+  return 0;
+}
+
 enum { B_OBJ, B_HDR, B_WEIGHTS, B_COUNT };
 static const char *const bundle_ext[B_COUNT] = {".o", ".h", ".weights.bin"};
 
@@ -561,24 +572,14 @@ qllc_status qllc_compile_bundle(qllc_model *m, const qllc_options *opts, const c
     cg.weights_in_object = !opts->weights_file;
     if ((opts->precision != QLLC_PREC_FLOAT || qllc_graph_is_quantized(g)) && !(report = report_text(g, opts)))
       st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
-    if (st == QLLC_OK && user_lines) { /* the header's report also says which nodes run user kernels */
-      size_t n = (report ? strlen(report) : 0) + strlen(user_lines) + 32;
-      char *r = malloc(n);
-      if (!r) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
-      else snprintf(r, n, "%s%suser kernels:\n%s", report ? report : "", report ? "\n" : "", user_lines);
-      free(report);
-      report = r;
-    }
+    /* the header's report also says which nodes run user kernels, and which kernel variant each fused
+       layer runs */
+    if (st == QLLC_OK && user_lines && append_section(&report, "user kernels", user_lines) != 0)
+      st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
     free(user_lines);
     char *kr = st == QLLC_OK ? qllc_program_kernel_report(p) : NULL;
-    if (kr && *kr) { /* and which kernel variant each fused layer runs */
-      size_t n = (report ? strlen(report) : 0) + strlen(kr) + 32;
-      char *r = malloc(n);
-      if (!r) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
-      else snprintf(r, n, "%s%skernels:\n%s", report ? report : "", report ? "\n" : "", kr);
-      free(report);
-      report = r;
-    }
+    if (kr && *kr && append_section(&report, "kernels", kr) != 0)
+      st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
     free(kr);
     cg.report = report;
   }
