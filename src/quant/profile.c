@@ -14,7 +14,10 @@
  *       range: 3.5                    # the histogram covers [-range, range)
  *       counts: {1024: 17, 1025: 3}   # non-empty bins only: index -> count
  *
- * Reading checks the structure and reports the first problem with the file and line. The hash is
+ * Reading first bounds the input: at most 256 MiB and 16 levels of nesting (the format uses 4), no
+ * aliases; an event-level pre-pass checks this before libyaml's document tree is built, since its
+ * loader is quadratic in depth. Then it checks the structure and reports the first problem with the
+ * file and line. The hash is
  * compared separately (qllc_profile_check) so a tool can show both the file and the model.
  */
 #include <errno.h>
@@ -23,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "quant.h"
@@ -357,6 +361,96 @@ static qllc_status read_value(rd *r, qllc_profile *p, yaml_node_t *m) {
   return QLLC_OK;
 }
 
+/* Limits on what the reader accepts, checked before libyaml builds its document tree (whose loader is
+ * quadratic in nesting depth: a 200 KB file of '[' took 87 s). The format itself nests 4 deep (top
+ * mapping, 'values', an entry, its 'counts') and uses no anchors or aliases. */
+#define PROFILE_MAX_DEPTH 16
+#define PROFILE_MAX_BYTES ((long long)256 << 20) /* 256 MiB */
+
+static qllc_status yaml_error(const char *path, const yaml_parser_t *parser, qllc_diag *diag) {
+  qllc_status st = qllc_fail(diag, QLLC_ERR_PARSE, NULL, "%s:%lu:%lu: malformed YAML: %s%s%s", path,
+                             (unsigned long)parser->problem_mark.line + 1,
+                             (unsigned long)parser->problem_mark.column + 1,
+                             parser->problem ? parser->problem : "error", parser->context ? " " : "",
+                             parser->context ? parser->context : "");
+  qllc_diag_set_file(diag, path);
+  return st;
+}
+
+/* The whole file, read into memory with the size limit checked as it is read (so a pipe works too). */
+static qllc_status read_all(FILE *f, const char *path, unsigned char **out, size_t *len, qllc_diag *diag) {
+  size_t cap = 1 << 16, n = 0;
+  unsigned char *b = malloc(cap);
+  if (!b) return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory reading %s", path);
+  for (;;) {
+    if (n == cap) {
+      if (cap > (size_t)PROFILE_MAX_BYTES) break; /* one byte over the limit has been read */
+      size_t ncap = 2 * cap > (size_t)PROFILE_MAX_BYTES ? (size_t)PROFILE_MAX_BYTES + 1 : 2 * cap;
+      unsigned char *nb = realloc(b, ncap);
+      if (!nb) {
+        free(b);
+        return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory reading %s", path);
+      }
+      b = nb, cap = ncap;
+    }
+    size_t k = fread(b + n, 1, cap - n, f);
+    n += k;
+    if (k == 0) break;
+  }
+  qllc_status st = QLLC_OK;
+  if (ferror(f)) st = qllc_fail(diag, QLLC_ERR_IO, NULL, "%s: cannot read the profile: %s", path, strerror(errno));
+  else if (n > (size_t)PROFILE_MAX_BYTES)
+    st = qllc_fail(diag, QLLC_ERR_PARSE, NULL, "%s:1: the profile is larger than the limit of %lld bytes (256 MiB)",
+                   path, PROFILE_MAX_BYTES);
+  if (st != QLLC_OK) {
+    qllc_diag_set_file(diag, path);
+    free(b);
+    return st;
+  }
+  *out = b, *len = n;
+  return QLLC_OK;
+}
+
+/* The pre-pass over libyaml's events, stopping at the first one over a limit, so the document tree is
+ * only built for an input of bounded depth and without aliases. */
+static qllc_status check_limits(const unsigned char *buf, size_t len, const char *path, qllc_diag *diag) {
+  yaml_parser_t parser;
+  if (!yaml_parser_initialize(&parser)) return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory (yaml parser)");
+  yaml_parser_set_input_string(&parser, buf, len);
+  qllc_status st = QLLC_OK;
+  int depth = 0, done = 0;
+  while (!done && st == QLLC_OK) {
+    yaml_event_t e;
+    if (!yaml_parser_parse(&parser, &e)) {
+      st = yaml_error(path, &parser, diag);
+      break;
+    }
+    unsigned long line = (unsigned long)e.start_mark.line + 1;
+    switch (e.type) {
+    case YAML_MAPPING_START_EVENT:
+    case YAML_SEQUENCE_START_EVENT:
+      if (++depth > PROFILE_MAX_DEPTH) {
+        st = qllc_fail(diag, QLLC_ERR_PARSE, NULL,
+                       "%s:%lu: nested more than %d levels deep (the limit for a profile)", path, line,
+                       PROFILE_MAX_DEPTH);
+        qllc_diag_set_file(diag, path);
+      }
+      break;
+    case YAML_MAPPING_END_EVENT:
+    case YAML_SEQUENCE_END_EVENT: depth--; break;
+    case YAML_ALIAS_EVENT:
+      st = qllc_fail(diag, QLLC_ERR_PARSE, NULL, "%s:%lu: aliases ('*') are not allowed in a profile", path, line);
+      qllc_diag_set_file(diag, path);
+      break;
+    case YAML_STREAM_END_EVENT: done = 1; break;
+    default: break;
+    }
+    yaml_event_delete(&e);
+  }
+  yaml_parser_delete(&parser);
+  return st;
+}
+
 qllc_status qllc_profile_read(const char *path, qllc_profile **out, qllc_diag *diag) {
   *out = NULL;
   FILE *f = fopen(path, "rb");
@@ -365,28 +459,37 @@ qllc_status qllc_profile_read(const char *path, qllc_profile **out, qllc_diag *d
     qllc_diag_set_file(diag, path);
     return st;
   }
-  yaml_parser_t parser;
-  if (!yaml_parser_initialize(&parser)) {
+  struct stat sb; /* a regular file over the limit is refused without reading it */
+  if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && (long long)sb.st_size > PROFILE_MAX_BYTES) {
     fclose(f);
-    return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory (yaml parser)");
-  }
-  yaml_parser_set_input_file(&parser, f);
-  rd r = {.path = path, .diag = diag};
-  if (!yaml_parser_load(&parser, &r.doc)) {
-    qllc_status st = qllc_fail(diag, QLLC_ERR_PARSE, NULL, "%s:%lu:%lu: malformed YAML: %s%s%s", path,
-                               (unsigned long)parser.problem_mark.line + 1,
-                               (unsigned long)parser.problem_mark.column + 1,
-                               parser.problem ? parser.problem : "error", parser.context ? " " : "",
-                               parser.context ? parser.context : "");
+    qllc_status st = qllc_fail(diag, QLLC_ERR_PARSE, NULL,
+                               "%s:1: the profile is %lld bytes, over the limit of %lld bytes (256 MiB)", path,
+                               (long long)sb.st_size, PROFILE_MAX_BYTES);
     qllc_diag_set_file(diag, path);
-    yaml_parser_delete(&parser);
-    fclose(f);
     return st;
   }
-  yaml_parser_delete(&parser);
+  unsigned char *buf = NULL;
+  size_t len = 0;
+  qllc_status st = read_all(f, path, &buf, &len, diag);
   fclose(f);
+  if (st != QLLC_OK) return st;
+  if ((st = check_limits(buf, len, path, diag)) != QLLC_OK) {
+    free(buf);
+    return st;
+  }
+  yaml_parser_t parser;
+  if (!yaml_parser_initialize(&parser)) {
+    free(buf);
+    return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory (yaml parser)");
+  }
+  yaml_parser_set_input_string(&parser, buf, len);
+  rd r = {.path = path, .diag = diag};
+  int loaded = yaml_parser_load(&parser, &r.doc);
+  if (!loaded) st = yaml_error(path, &parser, diag);
+  yaml_parser_delete(&parser);
+  free(buf);
+  if (!loaded) return st;
 
-  qllc_status st = QLLC_OK;
   qllc_profile *p = NULL;
   yaml_node_t *root = yaml_document_get_root_node(&r.doc);
   if (!root || root->type != YAML_MAPPING_NODE) {

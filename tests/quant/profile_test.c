@@ -1,5 +1,6 @@
 /* tests/quant/profile_test.c: profile YAML write/read (bit-exact floats, counts), its errors (IO,
- * PARSE with file:line, MISMATCH, missing value), and the graph hash. */
+ * PARSE with file:line, MISMATCH, missing value), the reader's limits (depth, size, aliases), and the
+ * graph hash. */
 #include <float.h>
 #include <math.h>
 #include <setjmp.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -201,6 +203,66 @@ static void test_errors(void **state) {
   qllc_profile_free(p);
 }
 
+/* Bounded input (issue 11): 200 KB of nested '[' took 87 s in libyaml's document loader; now the
+ * event pre-pass stops at 16 levels at once. alarm() kills a hang, however slow the machine. */
+static void test_limits(void **state) {
+  qllc_profile *q = NULL;
+  qllc_diag d;
+  char where[600];
+  FILE *f = fopen(tmp("nest.yaml"), "w");
+  assert_non_null(f);
+  for (int i = 0; i < 200000; i++) fputc('[', f);
+  fclose(f);
+  alarm(20);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  memset(&d, 0, sizeof d);
+  assert_int_equal(qllc_profile_read(tmp("nest.yaml"), &q, &d), QLLC_ERR_PARSE);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  alarm(0);
+  double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  if (secs > 5) fail_msg("the nested profile took %.1f s to refuse", secs);
+  assert_null(q);
+  assert_string_equal(d.file, tmp("nest.yaml"));
+  snprintf(where, sizeof where, "%s:1:", tmp("nest.yaml"));
+  if (!strstr(d.message, where) || !strstr(d.message, "16 levels")) fail_msg("message: '%s'", d.message);
+  /* block nesting, over several lines: the line of the 17th level */
+  f = fopen(tmp("block.yaml"), "w");
+  assert_non_null(f);
+  for (int i = 0; i < 40; i++) fprintf(f, "%*sk%d:\n", 2 * i, "", i);
+  fclose(f);
+  memset(&d, 0, sizeof d);
+  assert_int_equal(qllc_profile_read(tmp("block.yaml"), &q, &d), QLLC_ERR_PARSE);
+  snprintf(where, sizeof where, "%s:17:", tmp("block.yaml"));
+  if (!strstr(d.message, where)) fail_msg("message: '%s'", d.message);
+  /* 16 levels are within the limit: the structure check speaks instead */
+  write_text(tmp("deep16.yaml"), "format: qllc-profile-1\ngraph_hash: \"00000000000000ff\"\n"
+                                 "x: [[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]\n");
+  memset(&d, 0, sizeof d);
+  assert_int_equal(qllc_profile_read(tmp("deep16.yaml"), &q, &d), QLLC_ERR_PARSE);
+  if (!strstr(d.message, "unknown key 'x'")) fail_msg("message: '%s'", d.message);
+  /* aliases: the format has none, and they would let a small file stand for a large one */
+  write_text(tmp("alias.yaml"), "format: qllc-profile-1\ngraph_hash: \"00000000000000ff\"\nbins: 16\nvalues:\n"
+                                "  - name: \"a\"\n    min: 0\n    max: 1\n    count: 1\n    range: 1\n"
+                                "    counts: &c {8: 1}\n"
+                                "  - name: \"b\"\n    min: 0\n    max: 1\n    count: 1\n    range: 1\n"
+                                "    counts: *c\n");
+  memset(&d, 0, sizeof d);
+  assert_int_equal(qllc_profile_read(tmp("alias.yaml"), &q, &d), QLLC_ERR_PARSE);
+  snprintf(where, sizeof where, "%s:16:", tmp("alias.yaml"));
+  if (!strstr(d.message, where) || !strstr(d.message, "alias")) fail_msg("message: '%s'", d.message);
+  /* size: a sparse file one byte over 256 MiB is refused without being read */
+  f = fopen(tmp("big.yaml"), "w");
+  assert_non_null(f);
+  fclose(f);
+  assert_int_equal(truncate(tmp("big.yaml"), (off_t)(256 << 20) + 1), 0);
+  memset(&d, 0, sizeof d);
+  assert_int_equal(qllc_profile_read(tmp("big.yaml"), &q, &d), QLLC_ERR_PARSE);
+  assert_string_equal(d.file, tmp("big.yaml"));
+  if (!strstr(d.message, "268435457 bytes") || !strstr(d.message, "256 MiB")) fail_msg("message: '%s'", d.message);
+  remove(tmp("big.yaml"));
+}
+
 /* A hand-made graph: x -> Conv(w) -> y -> Relu -> z. */
 typedef struct hg {
   qllc_graph g;
@@ -291,7 +353,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_float_text_round_trip), cmocka_unit_test(test_round_trip),
       cmocka_unit_test(test_errors),                cmocka_unit_test(test_graph_hash),
-      cmocka_unit_test(test_check_and_get),
+      cmocka_unit_test(test_check_and_get),         cmocka_unit_test(test_limits),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
