@@ -7,24 +7,17 @@
  * zero points and clamps at the type's ends, n = 0 and n = 62, huge biases, and the worst cases for
  * the int32 runs: x all -32768 against w all -128 (16x8) or all -32768 / 32767 (int16) at K > 256.
  * Skipped (never passed silently) on a CPU without AVX512-F/BW/VL/DQ/VNNI. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
-#include <cmocka.h>
 
 #include "../../targets/x86_64/kernels/kernels_x86_q16.h"
 #include "kernels_q.h"
 #include "lower/pack.h"
 
 #define Q_TEST_SEED 0x2545f4914f6cdd1dULL
-#include "q_test_util.h"
+#include "q_x86_test_util.h"
 
 static int has_isa(void) {
   __builtin_cpu_init();
@@ -36,12 +29,6 @@ static int has_isa(void) {
   do {                                                                                                         \
     if (!has_isa()) skip();                                                                                    \
   } while (0)
-
-static int64_t ilog2(uint64_t v) {
-  int64_t l = 0;
-  while (v >>= 1) l++;
-  return l;
-}
 
 /* Outputs of the plain cases (multipliers from the accumulators, full output range), and how many were
    strictly inside the range: the random cases must test the rounding, not only the clamp. */
@@ -132,15 +119,7 @@ typedef struct qcase {
   int guard;         /* 1: the input ends right before an inaccessible page, 2: starts right after one */
 } qcase;
 
-static void fill(int32_t *v, int64_t n, int32_t lo, int32_t hi, int pat) {
-  for (int64_t i = 0; i < n; i++) {
-    int64_t r = pat == 4 ? irand(0, 3) : 3;
-    v[i] = pat == 0 ? (int32_t)irand(lo, hi) : pat == 1 ? lo : pat == 2 ? hi : pat == 3 ? ((i & 1) ? hi : lo)
-         : r == 0 ? lo : r == 1 ? hi : (int32_t)irand(lo, hi);
-  }
-}
-
-static void pick_out(int variant, int32_t *z_y, int32_t *lo, int32_t *hi) {
+static void pick_out16(int variant, int32_t *z_y, int32_t *lo, int32_t *hi) {
   *z_y = variant == 3 ? -32768 : variant == 4 ? 32767 : (int32_t)irand(-32768, 32767);
   if (variant == 0 || variant == 1 || variant == 3) *z_y = (int32_t)irand(-300, 300); /* mostly inside */
   *lo = -32768, *hi = 32767;
@@ -153,7 +132,7 @@ static void pick_out(int variant, int32_t *z_y, int32_t *lo, int32_t *hi) {
 
 /* m in [2^30, 2^31) and n from the largest accumulator magnitude of the channel, so most outputs land
    inside the int16 range; or the extreme n. */
-static void pick_mn(int32_t *m, int32_t *n, int64_t ch, const double *mag, int mnvar) {
+static void pick_mn16(int32_t *m, int32_t *n, int64_t ch, const double *mag, int mnvar) {
   for (int64_t c = 0; c < ch; c++) {
     m[c] = (int32_t)irand(1 << 30, INT32_MAX);
     int64_t nn = 31 + ilog2((uint64_t)(mag[c] < 1 ? 1 : mag[c])) - 15 + irand(-1, 1);
@@ -178,8 +157,7 @@ static uint8_t *scratch_buf(int64_t bytes) {
   return s;
 }
 
-/* Compares count outputs and checks the guard after them. */
-#define GUARD 40
+/* Compares count outputs and checks the guard zone after them. */
 static void compare(const char *what, const int16_t *got, const int16_t *want, int64_t count, int32_t lo, int32_t hi,
                     int plain) {
   for (int64_t i = 0; i < count; i++) {
@@ -187,42 +165,30 @@ static void compare(const char *what, const int16_t *got, const int16_t *want, i
     n_total += plain;
     if (plain && want[i] > lo && want[i] < hi) n_inside++;
   }
-  for (int64_t i = count; i < count + GUARD; i++)
-    if (got[i] != 0x1234) fail_msg("%s: write past the output at %lld", what, (long long)i);
+  if (!guard_ok((const uint8_t *)got, (size_t)count * 2)) fail_msg("%s: write past the output", what);
 }
-static int16_t *out_buf(int64_t count) {
-  int16_t *y = malloc((size_t)(count + GUARD) * 2);
-  for (int64_t i = 0; i < count + GUARD; i++) y[i] = 0x1234;
-  return y;
-}
+static int16_t *out_buf(int64_t count) { return (int16_t *)gzone((size_t)count * 2); }
 
 /* The input: v[0..n) as int16 at xoff elements into a heap buffer, or flush against an inaccessible
    page (guard 1: after its end, 2: before its start), so that any read outside it faults. */
 typedef struct xbuf {
   int16_t *x;
-  void *base;
-  size_t len; /* of the mapping; 0: heap */
+  int16_t *heap; /* NULL: in g */
+  gbuf g;
 } xbuf;
 static xbuf xbuf_make(const int32_t *v, int64_t n, int xoff, int guard) {
   xbuf b = {0};
   if (!guard) {
-    int16_t *p = calloc((size_t)(n + xoff + 1), 2);
-    b.base = p, b.x = p + xoff;
-  } else {
-    const size_t pg = (size_t)sysconf(_SC_PAGESIZE), bytes = (size_t)n * 2;
-    b.len = ((bytes + pg - 1) / pg + 2) * pg;
-    uint8_t *m = mmap(NULL, b.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    assert_true(m != MAP_FAILED);
-    assert_int_equal(mprotect(m, pg, PROT_NONE), 0);
-    assert_int_equal(mprotect(m + b.len - pg, pg, PROT_NONE), 0);
-    b.base = m, b.x = (int16_t *)(guard == 1 ? m + b.len - pg - bytes : m + pg);
-  }
+    b.heap = calloc((size_t)(n + xoff + 1), 2);
+    b.x = b.heap + xoff;
+  } else
+    b.x = galloc_at(&b.g, (size_t)n * 2, guard == 2);
   for (int64_t i = 0; i < n; i++) b.x[i] = (int16_t)v[i];
   return b;
 }
 static void xbuf_free(xbuf *b) {
-  if (b->len) munmap(b->base, b->len);
-  else free(b->base);
+  if (b->heap) free(b->heap);
+  else gfree(&b->g);
 }
 
 /* ---- FC -------------------------------------------------------------------------------------------- */
@@ -245,9 +211,9 @@ static void run_fc(const qcase *q, int64_t M, int64_t N, int64_t K) {
       if (a > mag[c]) mag[c] = a;
     }
   }
-  pick_mn(m, n, N, mag, q->mnvar);
+  pick_mn16(m, n, N, mag, q->mnvar);
   int32_t z_y, lo, hi;
-  pick_out(q->outvar, &z_y, &lo, &hi);
+  pick_out16(q->outvar, &z_y, &lo, &hi);
   xbuf xb = xbuf_make(xv, M * K, q->xoff, q->guard);
   const int16_t *x = xb.x;
   void *w = plain_w(q->wide, wv, N * K);
@@ -314,21 +280,30 @@ static void test_fc_i16(void **state) {
 }
 
 /* The extremes: every product at its largest magnitude with one sign, long enough that a run of more
-   pairs than layouts.h allows would wrap int32; both zero points at the ends; n = 0 / 62. */
-static void test_fc_extremes(void **state) {
-  (void)state;
-  REQUIRE_ISA();
-  static const int64_t Ks[] = {255, 256, 257, 600, 2500};
+   pairs than layouts.h allows would wrap int32; both zero points at the ends; n = 0 / 62. run(q, si)
+   for both weight kinds, each of nshapes shapes, every x and w pattern 1 .. 3 and 3 variants, in
+   that order. */
+static void run_extremes(int nshapes, void (*run)(const qcase *q, int si)) {
   for (int wide = 0; wide < 2; wide++)
-    for (int ki = 0; ki < 5; ki++)
+    for (int si = 0; si < nshapes; si++)
       for (int xp = 1; xp <= 3; xp++)
         for (int wpat = 1; wpat <= 3; wpat++)
           for (int v = 0; v < 3; v++) {
             qcase q = {.wide = wide, .xpat = xp, .wpat = wpat, .z_x = v == 0 ? -32768 : v == 1 ? 32767 : 0,
                        .outvar = v, .mnvar = v == 2 ? 2 : v == 1 ? 1 : 0, .qb_mag = v == 1 ? ((int64_t)1 << 61) : 0,
                        .xoff = v};
-            run_fc(&q, 5, 19, Ks[ki]);
+            run(&q, si);
           }
+}
+
+static void fc_extreme(const qcase *q, int si) {
+  static const int64_t Ks[] = {255, 256, 257, 600, 2500};
+  run_fc(q, 5, 19, Ks[si]);
+}
+static void test_fc_extremes(void **state) {
+  (void)state;
+  REQUIRE_ISA();
+  run_extremes(5, fc_extreme);
 }
 
 /* The requantization over its whole domain: K = 1 and 2 (the accumulator is nearly the bias), biases
@@ -382,9 +357,9 @@ static void run_conv(const qcase *q, const cshape *s) {
         double a = acc < 0 ? -(double)acc : (double)acc;
         if (a > mag[c]) mag[c] = a;
       }
-  pick_mn(m, n, M, mag, q->mnvar);
+  pick_mn16(m, n, M, mag, q->mnvar);
   int32_t z_y, lo, hi;
-  pick_out(q->outvar, &z_y, &lo, &hi);
+  pick_out16(q->outvar, &z_y, &lo, &hi);
   xbuf xb = xbuf_make(xv, nx, q->xoff, q->guard);
   const int16_t *x = xb.x;
   void *w = plain_w(q->wide, wv, M * K);
@@ -490,24 +465,18 @@ static void test_conv_i16(void **state) {
   check_inside("conv i16");
 }
 
-static void test_conv_extremes(void **state) {
-  (void)state;
-  REQUIRE_ISA();
+static void conv_extreme(const qcase *q, int si) {
   static const cshape sh[] = {
       {1, 40, 6, 7, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},   /* K = 360 */
       {1, 300, 3, 4, 7, 3, 3, 1, 1, 1, 0, 0, 1, 1, 1, 1},  /* K = 2700 */
       {1, 29, 9, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},   /* K = 261 */
   };
-  for (int wide = 0; wide < 2; wide++)
-    for (int si = 0; si < 3; si++)
-      for (int xp = 1; xp <= 3; xp++)
-        for (int wpat = 1; wpat <= 3; wpat++)
-          for (int v = 0; v < 3; v++) {
-            qcase q = {.wide = wide, .xpat = xp, .wpat = wpat, .z_x = v == 0 ? -32768 : v == 1 ? 32767 : 0,
-                       .outvar = v, .mnvar = v == 2 ? 2 : v == 1 ? 1 : 0, .qb_mag = v == 1 ? ((int64_t)1 << 61) : 0,
-                       .xoff = v};
-            run_conv(&q, &sh[si]);
-          }
+  run_conv(q, &sh[si]);
+}
+static void test_conv_extremes(void **state) {
+  (void)state;
+  REQUIRE_ISA();
+  run_extremes(3, conv_extreme);
 }
 
 int main(void) {

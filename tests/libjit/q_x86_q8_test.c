@@ -6,24 +6,17 @@
  * zone that must stay untouched.
  * Also: the packers (qllc_pack_size, qllc_pack_w8 in both 8-bit layouts, qllc_pack_bias8 with
  * wrap-around) against independent enumerations. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
-#include <cmocka.h>
 
 #include "../../targets/x86_64/kernels/kernels_x86_q8.h"
 #include "kernels_q.h"
 #include "lower/pack.h"
 
 #define Q_TEST_SEED 0x51ed27a3c0ffee11ULL
-#include "q_test_util.h"
+#include "q_x86_test_util.h"
 
 /* ---- the variants ---------------------------------------------------------------------------------- */
 enum { ISA_AVX512VNNI, ISA_AVXVNNI, ISA_AVX2, NISA };
@@ -41,15 +34,8 @@ static int have_isa(int isa) {
   }
 }
 
-/* combos: 0 i8->i8, 1 i8->u8, 2 u8->i8, 3 u8->u8 */
-static kind cin(int combo) { return combo < 2 ? K_I8 : K_U8; }
-static kind cout_(int combo) { return combo & 1 ? K_U8 : K_I8; }
-
 typedef void fc_fn(void *y, const void *x, const int8_t *w, const int32_t *b, const int32_t *m, const int32_t *n,
                    int64_t M, int64_t N, int64_t K, int32_t z_x, int32_t z_y, int32_t lo, int32_t hi, uint8_t *s);
-typedef void conv_fn(void *y, const void *x, const int8_t *w, const int32_t *b, const int32_t *m, const int32_t *n,
-                     const int64_t *sh, int32_t z_x, int32_t z_y, int32_t lo, int32_t hi, uint8_t *s);
-/* sh: N C H W M OH OW KH KW sh sw pt pl dh dw group */
 
 #define FC_WRAP(ti, TI, to, TO, sfx, name)                                                                      \
   static void fcw_##ti##_##to##sfx(void *y, const void *x, const int8_t *w, const int32_t *b, const int32_t *m, \
@@ -93,100 +79,7 @@ static conv_fn *const conv_var[NISA][4] = {
     {cvw_i8_i8__avxvnni, cvw_i8_u8__avxvnni, cvw_u8_i8__avxvnni, cvw_u8_u8__avxvnni},
     {cvw_i8_i8__avx2, cvw_i8_u8__avx2, cvw_u8_i8__avx2, cvw_u8_u8__avx2}};
 
-/* ---- buffers ending at an inaccessible page ------------------------------------------------------- */
-typedef struct gbuf {
-  void *base;
-  size_t len;
-} gbuf;
-static void *galloc(gbuf *g, size_t n) {
-  const size_t pg = (size_t)sysconf(_SC_PAGESIZE), body = (n + pg - 1) / pg * pg;
-  g->len = body + pg;
-  g->base = mmap(NULL, g->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  assert_true(g->base != MAP_FAILED);
-  assert_int_equal(mprotect((char *)g->base + body, pg, PROT_NONE), 0);
-  return (char *)g->base + body - n;
-}
-static void gfree(gbuf *g) { munmap(g->base, g->len); }
-
-#define GUARD 256
-/* Output / scratch buffers: n bytes then a GUARD zone of 0xA5 (checked by guard_ok). 64-byte aligned. */
-static uint8_t *gzone(size_t n) {
-  uint8_t *p = aligned_alloc(64, (n + GUARD + 63) / 64 * 64);
-  memset(p, 0xA5, n + GUARD);
-  return p;
-}
-static int guard_ok(const uint8_t *p, size_t n) {
-  for (size_t i = n; i < n + GUARD; i++)
-    if (p[i] != 0xA5) return 0;
-  return 1;
-}
-
-/* ---- parameters ------------------------------------------------------------------------------------- */
-static int64_t ilog2(uint64_t v) {
-  int64_t l = 0;
-  while (v >>= 1) l++;
-  return l;
-}
-/* Fills v with a pattern: 0 random, 1 all min, 2 all max, 3 alternating min/max. */
-static void fill(int32_t *v, int64_t n, int32_t lo, int32_t hi, int pattern) {
-  for (int64_t i = 0; i < n; i++)
-    v[i] = pattern == 0 ? (int32_t)irand(lo, hi) : pattern == 1 ? lo : pattern == 2 ? hi : (i & 1) ? hi : lo;
-}
-
-/* Multipliers: most channels put the typical accumulator (scale est) around 2^6 output units; some
-   have n = 0, n = 62, m = 0, m = 2^31 - 1 or a random n, which mostly clamp or round tiny values. */
-static void pick_mn(int32_t *m, int32_t *n, int64_t ch, double est, int mode) {
-  for (int64_t c = 0; c < ch; c++) {
-    int sel = mode == 1 ? 0 : (int)irand(0, 9);
-    m[c] = (int32_t)irand(1 << 30, INT32_MAX);
-    int64_t nn = 31 + ilog2((uint64_t)(est < 1 ? 1 : est)) - 6 + irand(-1, 2);
-    if (sel == 1) nn = 0, m[c] = (int32_t)irand(0, 3);
-    if (sel == 2) nn = 62, m[c] = INT32_MAX;
-    if (sel == 3) nn = irand(0, 62), m[c] = (int32_t)irand(0, INT32_MAX);
-    if (sel == 4 && mode == 0) m[c] = 0;
-    n[c] = (int32_t)(nn < 0 ? 0 : nn > 62 ? 62 : nn);
-  }
-}
-
-/* Output zero point and clamp: 0 full range, 1 relu [z_y, max], 2 random sub-range, 3/4 z_y at an end. */
-static void pick_out(kind ko, int variant, int32_t *z_y, int32_t *lo, int32_t *hi) {
-  *z_y = (int32_t)(variant == 3 ? kmin(ko) : variant == 4 ? kmax(ko) : irand(kmin(ko), kmax(ko)));
-  *lo = kmin(ko), *hi = kmax(ko);
-  if (variant == 1) *lo = *z_y;
-  if (variant == 2) {
-    int32_t a = (int32_t)irand(kmin(ko), kmax(ko)), b = (int32_t)irand(kmin(ko), kmax(ko));
-    *lo = a < b ? a : b, *hi = a < b ? b : a;
-  }
-}
-
 static int64_t n_out, n_inside;
-
-/* The folded bias the quantizer would give: q_b - z_x * sum_k w (bmode 0), or the largest / smallest
-   bias that keeps every partial sum of the scalar int32 accumulator in range (bmode 1 / 2). */
-static void make_bias(int32_t *bias, const int32_t *wv, int64_t ch, int64_t K, int32_t z_x, int bmode) {
-  const int64_t room = INT32_MAX - K * 255 * 128;
-  for (int64_t c = 0; c < ch; c++) {
-    int64_t ws = 0;
-    for (int64_t k = 0; k < K; k++) ws += wv[c * K + k];
-    int64_t b = irand(-(1 << 20), 1 << 20) - (int64_t)z_x * ws;
-    if (bmode == 1) b = room - irand(0, 3);
-    if (bmode == 2) b = -room + irand(0, 3);
-    if (b > room) b = room;
-    if (b < -room) b = -room;
-    bias[c] = (int32_t)b;
-  }
-}
-
-/* Rough scale of an accumulator: sqrt(K) * rms(x - z_x) * rms(w) + |bias-free part|. */
-static double acc_scale(const int32_t *xv, int64_t nx, const int32_t *wv, int64_t nw, int64_t K, int32_t z_x) {
-  double sx = 0, sw = 0;
-  for (int64_t i = 0; i < nx; i++) sx += (double)(xv[i] - z_x) * (xv[i] - z_x);
-  for (int64_t i = 0; i < nw; i++) sw += (double)wv[i] * wv[i];
-  sx = nx ? sx / nx : 0, sw = nw ? sw / nw : 0;
-  double e = 1;
-  for (double v = sx * sw * (double)K; e * e < v;) e *= 1.41421356;
-  return e + (1 << 19);
-}
 
 /* ---- FC ------------------------------------------------------------------------------------------- */
 typedef struct fc_case {
@@ -236,11 +129,6 @@ static void run_fc(int isa, int combo, const fc_case *t) {
   if (!guard_ok(scratch, ssz)) fail_msg("fc %s: wrote past the scratch (M=%lld K=%lld)", isa_name[isa], (long long)M, (long long)K);
   free(xv), free(wv), free(scratch), free(want), free(got);
   gfree(&gx), gfree(&gw), gfree(&gb), gfree(&gm), gfree(&gn), gfree(&gwp), gfree(&gbc);
-}
-
-static int32_t pick_zx(kind ki) {
-  const int v = (int)irand(0, 3);
-  return v == 0 ? kmin(ki) : v == 1 ? kmax(ki) : (int32_t)irand(kmin(ki), kmax(ki));
 }
 
 static void fc_suite(int isa) {
