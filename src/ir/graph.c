@@ -124,7 +124,9 @@ qllc_value *qllc_graph_find_value(qllc_graph *g, const char *name) {
 
 qllc_value *qllc_value_new(qllc_graph *g, const char *name, qllc_elem elem, int rank, const int64_t *dims) {
   graph_impl *gi = impl(g);
+  int64_t bytes;
   if (rank < 0 || rank > QLLC_MAX_RANK) return NULL;
+  if (dims && qllc_shape_bytes(elem, rank, dims, &bytes)) return NULL;
   if ((size_t)(g->n_values + 1) * 2 > gi->map_cap && map_rebuild(gi, gi->map_cap * 2)) return NULL;
   if (grow((void **)&g->values, &g->cap_values, g->n_values + 1, sizeof *g->values)) return NULL;
   qllc_value *v = qllc_arena_alloc(g->arena, sizeof *v);
@@ -160,14 +162,48 @@ qllc_value *qllc_const_new(qllc_graph *g, const char *name, qllc_elem elem, int 
   return v;
 }
 
-int64_t qllc_value_numel(const qllc_value *v) {
+int qllc_mul_size(int64_t a, int64_t b, int64_t *out) {
+  int64_t r;
+  if (a < 0 || b < 0 || __builtin_mul_overflow(a, b, &r)) return -1;
+  *out = r;
+  return 0;
+}
+
+int qllc_add_size(int64_t a, int64_t b, int64_t *out) {
+  int64_t r;
+  if (a < 0 || b < 0 || __builtin_add_overflow(a, b, &r)) return -1;
+  *out = r;
+  return 0;
+}
+
+/* numel of dims[0..rank) through the checked product; -1 on a negative dim or overflow. */
+static int shape_numel(int rank, const int64_t *dims, int64_t *numel) {
   int64_t n = 1;
-  for (int i = 0; i < v->rank; i++) n *= v->dims[i];
-  return n;
+  for (int i = 0; i < rank; i++)
+    if (qllc_mul_size(n, dims[i], &n)) return -1;
+  *numel = n;
+  return 0;
+}
+
+int qllc_shape_bytes(qllc_elem elem, int rank, const int64_t *dims, int64_t *bytes) {
+  int64_t n, b;
+  if (rank < 0 || rank > QLLC_MAX_RANK || shape_numel(rank, dims, &n) ||
+      qllc_mul_size(n, (int64_t)qllc_elem_size((qllc_elem_kind)elem), &b) || b > QLLC_MAX_TENSOR_BYTES)
+    return -1;
+  *bytes = b;
+  return 0;
+}
+
+int64_t qllc_value_numel(const qllc_value *v) {
+  int64_t n;
+  return shape_numel(v->rank, v->dims, &n) ? INT64_MAX : n;
 }
 
 size_t qllc_value_bytes(const qllc_value *v) {
-  return (size_t)qllc_value_numel(v) * qllc_elem_size((qllc_elem_kind)v->elem);
+  int64_t b;
+  if (shape_numel(v->rank, v->dims, &b) || qllc_mul_size(b, (int64_t)qllc_elem_size((qllc_elem_kind)v->elem), &b))
+    return SIZE_MAX;
+  return (size_t)b;
 }
 
 int qllc_value_is_const(const qllc_value *v) { return v && v->data != NULL; }

@@ -135,6 +135,16 @@ static void drop_inputs_from(qllc_node *n, int k) {
 
 /* ---- normalisation ---------------------------------------------------------------------------- */
 
+/* (k - 1) * d + 1, the extent of a dilated window; -1 on overflow (k, d >= 1). */
+static int window_extent(int64_t k, int64_t d, int64_t *ek) {
+  return qllc_mul_size(k - 1, d, ek) || qllc_add_size(*ek, 1, ek) ? -1 : 0;
+}
+
+/* in + begin + end; -1 on overflow. */
+static int padded_extent(int64_t in, int64_t begin, int64_t end, int64_t *out) {
+  return qllc_add_size(in, begin, out) || qllc_add_size(*out, end, out) ? -1 : 0;
+}
+
 static qllc_status norm_spatial(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
   const qllc_value *x = n->in[0];
   int is_conv = n->op == QLLC_OP_CONV || n->op == QLLC_OP_CONV_INTEGER || n->op == QLLC_OP_QLINEAR_CONV;
@@ -187,10 +197,16 @@ static qllc_status norm_spatial(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
     if (p[i] < 0) return FAIL(QLLC_ERR_UNSUPPORTED, "negative pads are not supported");
   const char *auto_pad = qllc_attr_string(n, "auto_pad", "NOTSET");
   int64_t in[2] = {sp == 1 ? 1 : x->dims[2], x->dims[x->rank - 1]};
+  int64_t ek[2];
+  for (int i = 0; i < 2; i++)
+    if (window_extent(k[i], d[i], &ek[i]))
+      return FAIL(QLLC_ERR_INVALID, "kernel_shape %lld with dilation %lld overflows", (long long)k[i], (long long)d[i]);
   if (!strcmp(auto_pad, "SAME_UPPER") || !strcmp(auto_pad, "SAME_LOWER")) {
     for (int i = 0; i < 2; i++) {
-      int64_t out = (in[i] + s[i] - 1) / s[i];
-      int64_t total = (out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in[i];
+      int64_t out = in[i] / s[i] + (in[i] % s[i] != 0), total;
+      if (qllc_mul_size(out > 0 ? out - 1 : 0, s[i], &total) || qllc_add_size(total, ek[i], &total))
+        return FAIL(QLLC_ERR_INVALID, "SAME padding with stride %lld overflows", (long long)s[i]);
+      total -= in[i];
       if (total < 0) total = 0;
       int64_t small = total / 2, big = total - small;
       p[i] = !strcmp(auto_pad, "SAME_UPPER") ? small : big;
@@ -203,13 +219,20 @@ static qllc_status norm_spatial(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
   }
   if (qllc_attr_int(n, "ceil_mode", 0)) {
     for (int i = 0; i < 2; i++) {
-      int64_t ek = (k[i] - 1) * d[i] + 1;
-      int64_t span = in[i] + p[i] + p[i + 2] - ek;
+      int64_t padded, begin, last;
+      if (padded_extent(in[i], p[i], p[i + 2], &padded) || qllc_add_size(in[i], p[i], &begin))
+        return FAIL(QLLC_ERR_INVALID, "pads %lld, %lld overflow the input size", (long long)p[i], (long long)p[i + 2]);
+      int64_t span = padded - ek[i];
       if (span < 0) continue;
-      int64_t out = (span + s[i] - 1) / s[i] + 1;
+      int64_t out = span / s[i] + (span % s[i] != 0) + 1;
+      if (qllc_mul_size(out - 1, s[i], &last))
+        return FAIL(QLLC_ERR_INVALID, "ceil_mode with stride %lld overflows", (long long)s[i]);
       /* the last window must start inside the input or the begin padding (ONNX/PyTorch rule) */
-      if ((out - 1) * s[i] >= in[i] + p[i]) out--;
-      int64_t extra = (out - 1) * s[i] + ek - (in[i] + p[i] + p[i + 2]);
+      if (last >= begin) out--, last -= s[i];
+      int64_t extra;
+      if (qllc_add_size(last, ek[i], &extra))
+        return FAIL(QLLC_ERR_INVALID, "ceil_mode with stride %lld overflows", (long long)s[i]);
+      extra -= padded;
       if (extra > 0) {
         p[i + 2] += extra;
         cp[i + 2] = extra;
@@ -368,15 +391,15 @@ qllc_status qllc_normalize_node(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
         infer_at = i;
       } else if (shape[i] < 0) {
         return FAIL(QLLC_ERR_INVALID, "negative dim %lld in the target shape", (long long)shape[i]);
-      } else {
-        known *= shape[i];
+      } else if (qllc_mul_size(known, shape[i], &known)) {
+        return FAIL(QLLC_ERR_INVALID, "the target shape's element count overflows (dim %d is %lld)", i, (long long)shape[i]);
       }
     }
     if (infer_at >= 0) {
       if (known == 0 || total % known) return FAIL(QLLC_ERR_INVALID, "cannot infer the -1 dim: %lld elements into %lld-sized blocks",
                                                    (long long)total, (long long)known);
       shape[infer_at] = total / known;
-      known *= shape[infer_at];
+      known = total; /* known * (total / known), exact */
     }
     if (known != total)
       return FAIL(QLLC_ERR_INVALID, "cannot reshape %lld elements into %lld", (long long)total, (long long)known);
@@ -508,10 +531,14 @@ static qllc_status infer_spatial(qllc_node *n, qllc_diag *diag) {
   qllc_attr_ints(n, "pads", &p);
   int64_t in[2] = {x->rank == 3 ? 1 : x->dims[2], x->dims[x->rank - 1]}, out[2];
   for (int i = 0; i < 2; i++) {
-    int64_t ek = (k[i] - 1) * (n->op == QLLC_OP_AVGPOOL ? 1 : d[i]) + 1;
-    int64_t span = in[i] + p[i] + p[i + 2] - ek;
+    int64_t ek, padded;
+    if (window_extent(k[i], n->op == QLLC_OP_AVGPOOL ? 1 : d[i], &ek))
+      return FAIL(QLLC_ERR_INVALID, "kernel_shape %lld with dilation %lld overflows", (long long)k[i], (long long)d[i]);
+    if (padded_extent(in[i], p[i], p[i + 2], &padded))
+      return FAIL(QLLC_ERR_INVALID, "pads %lld, %lld overflow the input size", (long long)p[i], (long long)p[i + 2]);
+    int64_t span = padded - ek;
     if (span < 0) return FAIL(QLLC_ERR_INVALID, "kernel (%lld) larger than the padded input (%lld)", (long long)ek,
-                              (long long)(in[i] + p[i] + p[i + 2]));
+                              (long long)padded);
     out[i] = span / s[i] + 1;
   }
   int64_t dims[4] = {x->dims[0], x->dims[1], out[0], out[1]};
@@ -756,7 +783,26 @@ static qllc_status infer_qop(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
   }
 }
 
+static qllc_status infer_node(qllc_graph *g, qllc_node *n, qllc_diag *diag);
+
+/* Infers, then checks that every output's byte size is within QLLC_MAX_TENSOR_BYTES (docs/limits.md),
+ * so later stages can compute sizes and offsets of any value without overflow. */
 qllc_status qllc_infer_node(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
+  qllc_status st = infer_node(g, n, diag);
+  if (st) return st;
+  for (int k = 0; k < n->n_out; k++) {
+    const qllc_value *o = n->out[k];
+    int64_t bytes;
+    if (o && qllc_shape_bytes(o->elem, o->rank, o->dims, &bytes)) {
+      char t[160];
+      return FAIL(QLLC_ERR_UNSUPPORTED, "output '%s' %s is larger than %lld bytes (the largest tensor qllc takes)", o->name,
+                  qllc_type_str(o, t, sizeof t), (long long)QLLC_MAX_TENSOR_BYTES);
+    }
+  }
+  return QLLC_OK;
+}
+
+static qllc_status infer_node(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
   qllc_status st;
   for (int k = 0; k < n->n_in; k++)
     if (!n->in[k] && k == 0 && n->op != QLLC_OP_CONSTANT) return FAIL(QLLC_ERR_INVALID, "input 0 is missing");
@@ -841,7 +887,9 @@ qllc_status qllc_infer_node(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
     return QLLC_OK;
   case QLLC_OP_FLATTEN: {
     int64_t axis = qllc_attr_int(n, "axis", 1), a = 1, b = 1;
-    for (int i = 0; i < x->rank; i++) *(i < axis ? &a : &b) *= x->dims[i];
+    for (int i = 0; i < x->rank; i++)
+      if (qllc_mul_size(i < axis ? a : b, x->dims[i], i < axis ? &a : &b))
+        return FAIL(QLLC_ERR_INVALID, "input %s has too many elements", x->name);
     dims[0] = a, dims[1] = b;
     set_out(n, 0, x->elem, 2, dims);
     return QLLC_OK;
@@ -899,7 +947,9 @@ qllc_status qllc_infer_node(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
   case QLLC_OP_PAD: {
     const int64_t *p;
     qllc_attr_ints(n, "pads", &p);
-    for (int i = 0; i < x->rank; i++) dims[i] = x->dims[i] + p[i] + p[i + x->rank];
+    for (int i = 0; i < x->rank; i++)
+      if (padded_extent(x->dims[i], p[i], p[i + x->rank], &dims[i]))
+        return FAIL(QLLC_ERR_INVALID, "pads %lld, %lld overflow axis %d", (long long)p[i], (long long)p[i + x->rank], i);
     set_out(n, 0, x->elem, x->rank, dims);
     return QLLC_OK;
   }

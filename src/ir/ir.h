@@ -36,6 +36,22 @@ qllc_status qllc_fail(qllc_diag *diag, qllc_status status, const char *node, con
 /* Sets diag->file (when not NULL and not already set). Returns diag->status or QLLC_OK. */
 void qllc_diag_set_file(qllc_diag *diag, const char *file);
 
+/* ---- checked sizes (STYLE.md rule 17; docs/limits.md) ----------------------------------------- */
+
+/* The largest tensor qllc accepts, in bytes (2^48 = 256 TiB): far above any real model, far below the
+ * 64-bit wrap, so byte sizes of values, offsets and sums of a few of them never overflow. Checked at
+ * load for every initializer, graph input and inferred value. Ranks are at most QLLC_MAX_RANK (qllc.h). */
+#define QLLC_MAX_TENSOR_BYTES ((int64_t)1 << 48)
+
+/* *out = a * b (resp. a + b) for counts and byte sizes. Returns 0, or -1 (and leaves *out alone) when an
+ * operand is negative or the result does not fit in int64_t. Callers turn -1 into an error naming the
+ * node or value. */
+int qllc_mul_size(int64_t a, int64_t b, int64_t *out);
+int qllc_add_size(int64_t a, int64_t b, int64_t *out);
+/* The byte size of a dense tensor of `elem` and dims[0..rank): 0, or -1 when the rank is out of
+ * [0, QLLC_MAX_RANK], a dim is negative, or the size overflows or exceeds QLLC_MAX_TENSOR_BYTES. */
+int qllc_shape_bytes(qllc_elem elem, int rank, const int64_t *dims, int64_t *bytes);
+
 /* ---- arena ------------------------------------------------------------------------------------ */
 
 typedef struct qllc_arena qllc_arena;
@@ -142,7 +158,9 @@ typedef struct qllc_graph {
 qllc_graph *qllc_graph_new(const char *path); /* dispose: qllc_graph_free */
 void qllc_graph_free(qllc_graph *g);
 
-/* Creates a value with a unique name (a suffix is added if `name` is taken; NULL makes one up). */
+/* Creates a value with a unique name (a suffix is added if `name` is taken; NULL makes one up). NULL on
+ * OOM or when the shape fails qllc_shape_bytes (callers that take dims from a file check it first, to
+ * name the value in the error). */
 qllc_value *qllc_value_new(qllc_graph *g, const char *name, qllc_elem elem, int rank, const int64_t *dims);
 /* Creates a constant value; `data` is copied into the arena. */
 qllc_value *qllc_const_new(qllc_graph *g, const char *name, qllc_elem elem, int rank, const int64_t *dims,
@@ -153,6 +171,9 @@ qllc_value *qllc_graph_find_value(qllc_graph *g, const char *name);
  * node being rewritten (the model's name is kept), else a new constant named after it (`name` when
  * old is NULL). Read old->data before calling: it is replaced. NULL on OOM. */
 qllc_value *qllc_const_rewrite(qllc_graph *g, qllc_value *old, const char *name, int rank, const int64_t *dims);
+/* Element count and byte size. Every value in a graph has a shape that passed qllc_shape_bytes (at
+ * creation and after inference), so these never wrap; a shape that does not pass (a graph broken by a
+ * caller) gives INT64_MAX / SIZE_MAX, which no allocation satisfies, never a small number. */
 int64_t qllc_value_numel(const qllc_value *v);
 size_t qllc_value_bytes(const qllc_value *v);
 int qllc_value_is_const(const qllc_value *v);

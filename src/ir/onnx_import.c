@@ -92,13 +92,32 @@ static qllc_status load_tensor(importer *im, const Onnx__TensorProto *t, const c
                      onnx_type_name(t->data_type), (int)t->data_type);
   if (t->n_dims > QLLC_MAX_RANK)
     return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, node, "tensor '%s' has rank %zu (at most %d)", name, t->n_dims, QLLC_MAX_RANK);
-  int64_t numel = 1;
-  for (size_t i = 0; i < t->n_dims; i++) {
-    if (t->dims[i] < 0 || (t->dims[i] > 0 && numel > INT64_MAX / t->dims[i]))
+  for (size_t i = 0; i < t->n_dims; i++)
+    if (t->dims[i] < 0)
       return qllc_fail(diag, QLLC_ERR_PARSE, node, "tensor '%s' has an invalid dim %lld", name, (long long)t->dims[i]);
-    numel *= t->dims[i];
-  }
+  int64_t numel = 1, bytes, need;
+  if (qllc_shape_bytes(e, (int)t->n_dims, t->dims, &bytes))
+    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, node, "tensor '%s' is larger than %lld bytes (the largest tensor qllc takes)",
+                     name, (long long)QLLC_MAX_TENSOR_BYTES);
+  for (size_t i = 0; i < t->n_dims; i++) qllc_mul_size(numel, t->dims[i], &numel); /* cannot fail: bytes <= 2^48 */
   if (t->segment) return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, node, "tensor '%s' is segmented", name);
+  /* the data the file carries must match the dims before anything of the claimed size is allocated */
+  int use_raw = t->has_raw_data && (t->raw_data.len || numel == 0);
+  if (use_raw) {
+    if (qllc_mul_size(numel, (int64_t)src, &need) || t->raw_data.len != (size_t)need)
+      return qllc_fail(diag, QLLC_ERR_PARSE, node, "tensor '%s': raw_data has %zu bytes, %lld elements of %s need %lld", name,
+                       t->raw_data.len, (long long)numel, onnx_type_name(t->data_type), (long long)numel * (long long)src);
+  } else {
+    size_t have;
+    switch (t->data_type) {
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: have = t->n_float_data; break;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: have = t->n_double_data; break;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: have = t->n_int64_data; break;
+    default: have = t->n_int32_data; break; /* INT32, INT16, INT8, UINT8, BOOL are stored widened */
+    }
+    if (have != (size_t)numel)
+      return qllc_fail(diag, QLLC_ERR_PARSE, node, "tensor '%s' has %zu values for %lld elements", name, have, (long long)numel);
+  }
   qllc_value *v;
   if (detached) {
     v = qllc_arena_alloc(g->arena, sizeof *v);
@@ -110,16 +129,12 @@ static qllc_status load_tensor(importer *im, const Onnx__TensorProto *t, const c
     for (size_t i = 0; i < t->n_dims; i++) v->dims[i] = t->dims[i];
     v->scale = 1.0f;
     v->q_axis = -1;
-    v->data = qllc_arena_alloc(g->arena, qllc_value_bytes(v));
+    v->data = qllc_arena_alloc(g->arena, (size_t)bytes);
   } else {
     v = qllc_const_new(g, name, e, (int)t->n_dims, t->dims, NULL);
   }
   if (!v || !v->data) return qllc_fail(diag, QLLC_ERR_NOMEM, node, "out of memory loading tensor '%s'", name);
-  size_t esz = qllc_elem_size((qllc_elem_kind)e);
-  if (t->has_raw_data && (t->raw_data.len || numel == 0)) {
-    if (t->raw_data.len != (size_t)numel * src)
-      return qllc_fail(diag, QLLC_ERR_PARSE, node, "tensor '%s': raw_data has %zu bytes, %lld elements of %s need %zu", name,
-                       t->raw_data.len, (long long)numel, onnx_type_name(t->data_type), (size_t)numel * src);
+  if (use_raw) {
     if (t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE) {
       for (int64_t i = 0; i < numel; i++) {
         double d;
@@ -127,26 +142,17 @@ static qllc_status load_tensor(importer *im, const Onnx__TensorProto *t, const c
         ((float *)v->data)[i] = (float)d;
       }
     } else {
-      memcpy(v->data, t->raw_data.data, (size_t)numel * esz);
+      memcpy(v->data, t->raw_data.data, (size_t)bytes);
     }
   } else {
-    size_t have;
     switch (t->data_type) {
-    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT:
-      have = t->n_float_data;
-      if (have == (size_t)numel) memcpy(v->data, t->float_data, (size_t)numel * 4);
-      break;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: memcpy(v->data, t->float_data, (size_t)bytes); break;
     case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE:
-      have = t->n_double_data;
-      for (int64_t i = 0; have == (size_t)numel && i < numel; i++) ((float *)v->data)[i] = (float)t->double_data[i];
+      for (int64_t i = 0; i < numel; i++) ((float *)v->data)[i] = (float)t->double_data[i];
       break;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64:
-      have = t->n_int64_data;
-      if (have == (size_t)numel) memcpy(v->data, t->int64_data, (size_t)numel * 8);
-      break;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: memcpy(v->data, t->int64_data, (size_t)bytes); break;
     default: /* INT32, INT16, INT8, UINT8, BOOL are stored widened in int32_data */
-      have = t->n_int32_data;
-      for (int64_t i = 0; have == (size_t)numel && i < numel; i++) {
+      for (int64_t i = 0; i < numel; i++) {
         int32_t x = t->int32_data[i];
         switch (e) {
         case QLLC_ELEM_I32: ((int32_t *)v->data)[i] = x; break;
@@ -157,8 +163,6 @@ static qllc_status load_tensor(importer *im, const Onnx__TensorProto *t, const c
       }
       break;
     }
-    if (have != (size_t)numel)
-      return qllc_fail(diag, QLLC_ERR_PARSE, node, "tensor '%s' has %zu values for %lld elements", name, have, (long long)numel);
   }
   *out = v;
   return QLLC_OK;
@@ -256,6 +260,10 @@ static qllc_status load_input(importer *im, const Onnx__ValueInfoProto *vi) {
                        "graph input '%s' has a dynamic or empty dimension at axis %zu; qllc needs fixed input shapes", name, i);
     }
   }
+  int64_t bytes;
+  if (qllc_shape_bytes(elem, (int)tt->shape->n_dim, dims, &bytes))
+    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL, "graph input '%s' is larger than %lld bytes (the largest tensor qllc takes)",
+                     name, (long long)QLLC_MAX_TENSOR_BYTES);
   qllc_value *v = qllc_value_new(im->g, name, elem, (int)tt->shape->n_dim, dims);
   if (!v || strcmp(v->name, name))
     return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "graph input '%s' is declared twice", name);
@@ -436,6 +444,10 @@ static qllc_status load_custom(importer *im, const Onnx__NodeProto *np, int inde
                          "node '%s' (custom op %s:%s): output '%s' has a dynamic dimension at axis %zu", name, domain,
                          op_type, out, i);
     }
+    int64_t bytes;
+    if (qllc_shape_bytes(e, (int)tt->shape->n_dim, dims, &bytes))
+      return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, name, "node '%s' (custom op %s:%s): output '%s' is larger than %lld bytes",
+                       name, domain, op_type, out, (long long)QLLC_MAX_TENSOR_BYTES);
     n->out[k] = qllc_value_new(g, out, e, (int)tt->shape->n_dim, dims);
     if (!n->out[k]) return qllc_fail(diag, QLLC_ERR_NOMEM, name, "out of memory");
     n->out[k]->producer = n;

@@ -102,8 +102,10 @@ static void tensor_init(qllc_tensor *t) {
 
 /* Allocates t->data for numel elements of t->elem (at least one byte, so empty tensors have data). */
 static int tensor_alloc(qllc_tensor *t, int64_t numel) {
-  size_t bytes = (size_t)numel * qllc_elem_size(t->elem);
-  t->data = malloc(bytes ? bytes : 1);
+  int64_t bytes;
+  if (qllc_mul_size(numel, (int64_t)qllc_elem_size(t->elem), &bytes) || bytes > QLLC_MAX_TENSOR_BYTES)
+    return 0;
+  t->data = malloc(bytes ? (size_t)bytes : 1);
   return t->data != NULL;
 }
 
@@ -301,6 +303,10 @@ static qllc_status read_npy(const char *path, const blob *b, qllc_tensor *out, q
   int64_t numel = count_elems(rank, dims, fsize);
   if (numel < 0)
     return io_fail(diag, QLLC_ERR_PARSE, path, "malformed .npy header: shape too large");
+  int64_t bytes;
+  if (qllc_shape_bytes((qllc_elem)elem, (int)rank, dims, &bytes))
+    return io_fail(diag, QLLC_ERR_UNSUPPORTED, path, ".npy tensor larger than %lld bytes (the largest tensor qllc takes)",
+                   (long long)QLLC_MAX_TENSOR_BYTES);
   size_t need = (size_t)numel * fsize, have = b->n - hstart - hlen;
   if (have < need)
     return io_fail(diag, QLLC_ERR_PARSE, path, "truncated .npy data: expected %zu bytes, found %zu", need, have);
@@ -372,23 +378,44 @@ static qllc_status read_pb(const char *path, const blob *b, qllc_tensor *out, ql
   t.rank = (uint32_t)tp->n_dims;
   for (size_t i = 0; i < tp->n_dims; i++)
     t.dims[i] = tp->dims[i];
+  const char *tname = tp->name && tp->name[0] ? tp->name : "(unnamed)";
   int64_t numel = count_elems(t.rank, t.dims, fsize);
   if (numel < 0) {
-    st = io_fail(diag, QLLC_ERR_PARSE, path, "TensorProto with a negative or too large shape");
+    st = io_fail(diag, QLLC_ERR_PARSE, path, "TensorProto '%s' with a negative or too large shape", tname);
+    goto done;
+  }
+  int64_t bytes;
+  if (qllc_shape_bytes((qllc_elem)t.elem, (int)t.rank, t.dims, &bytes)) {
+    st = io_fail(diag, QLLC_ERR_UNSUPPORTED, path, "TensorProto '%s' is larger than %lld bytes (the largest tensor qllc takes)",
+                 tname, (long long)QLLC_MAX_TENSOR_BYTES);
+    goto done;
+  }
+  size_t n = (size_t)numel;
+  /* Typed fields: float_data, double_data, int64_data, and int32_data for every narrower integer. */
+  size_t have = 0;
+  const char *field = "raw_data";
+  switch (dt) {
+  case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: have = tp->n_float_data; field = "float_data"; break;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: have = tp->n_double_data; field = "double_data"; break;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: have = tp->n_int64_data; field = "int64_data"; break;
+  default: have = tp->n_int32_data; field = "int32_data"; break;
+  }
+  /* the data the file carries must match the dims before anything of the claimed size is allocated */
+  size_t need = n * fsize; /* <= 2^51: count_elems and qllc_shape_bytes passed */
+  if (tp->has_raw_data && tp->raw_data.len != need) {
+    st = io_fail(diag, QLLC_ERR_PARSE, path, "TensorProto '%s' raw_data: expected %zu bytes, found %zu", tname, need,
+                 tp->raw_data.len);
+    goto done;
+  }
+  if (!tp->has_raw_data && have != n) {
+    st = io_fail(diag, QLLC_ERR_PARSE, path, "TensorProto '%s' %s: expected %zu elements, found %zu", tname, field, n, have);
     goto done;
   }
   if (!tensor_alloc(&t, numel)) {
     st = io_fail(diag, QLLC_ERR_NOMEM, path, "out of memory");
     goto done;
   }
-  size_t n = (size_t)numel;
   if (tp->has_raw_data) {
-    size_t need = n * fsize;
-    if (tp->raw_data.len != need) {
-      st = io_fail(diag, QLLC_ERR_PARSE, path, "TensorProto raw_data: expected %zu bytes, found %zu", need,
-                   tp->raw_data.len);
-      goto done;
-    }
     if (dt == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE) {
       float *dst = t.data;
       for (size_t i = 0; i < n; i++) {
@@ -400,19 +427,6 @@ static qllc_status read_pb(const char *path, const blob *b, qllc_tensor *out, ql
       memcpy(t.data, tp->raw_data.data, need);
     }
   } else {
-    /* Typed fields: float_data, double_data, int64_data, and int32_data for every narrower integer. */
-    size_t have;
-    const char *field;
-    switch (dt) {
-    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: have = tp->n_float_data; field = "float_data"; break;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: have = tp->n_double_data; field = "double_data"; break;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: have = tp->n_int64_data; field = "int64_data"; break;
-    default: have = tp->n_int32_data; field = "int32_data"; break;
-    }
-    if (have != n) {
-      st = io_fail(diag, QLLC_ERR_PARSE, path, "TensorProto %s: expected %zu elements, found %zu", field, n, have);
-      goto done;
-    }
     for (size_t i = 0; i < n; i++) {
       switch (dt) {
       case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: ((float *)t.data)[i] = tp->float_data[i]; break;
