@@ -36,7 +36,7 @@ qllc_status qllc_fail(qllc_diag *diag, qllc_status status, const char *node, con
 /* Sets diag->file (when not NULL and not already set). Returns diag->status or QLLC_OK. */
 void qllc_diag_set_file(qllc_diag *diag, const char *file);
 
-/* ---- checked sizes (STYLE.md rule 17; docs/limits.md) ----------------------------------------- */
+/* ---- checked sizes (docs/limits.md) ----------------------------------------------------------- */
 
 /* The largest tensor qllc accepts, in bytes (2^48 = 256 TiB): far above any real model, far below the
  * 64-bit wrap, so byte sizes of values, offsets and sums of a few of them never overflow. Checked at
