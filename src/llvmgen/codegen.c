@@ -51,7 +51,9 @@ static int count_frame(qllc_llvm_diag *d, const char *desc) {
   const char *f = strstr(p, "in function '");
   size_t el = d->entry ? strlen(d->entry) : 0;
   if (f && d->entry && strncmp(f + 13, d->entry, el) == 0 && f[13 + el] == '\'') d->entry_frame = n;
-  else {
+  else if (f && d->entry && strncmp(f + 13, d->entry, el) == 0 && strncmp(f + 13 + el, ".part", 5) == 0) {
+    if (n > d->part_frame) d->part_frame = n; /* the parts run one after another */
+  } else {
     d->other_frames += n;
     d->n_other++;
   }
@@ -473,6 +475,8 @@ static qllc_status emit_call(cg *c, LLVMBuilderRef b, const qllc_instr *in) {
   return st;
 }
 
+#define QLLC_PART_INSTRS 128 /* kernel calls per function of a long program (build_entry) */
+
 static qllc_status build_entry(cg *c) {
   const char *name = c->o->entry_name;
   if (!is_c_identifier(name))
@@ -501,7 +505,34 @@ static qllc_status build_entry(cg *c) {
   LLVMBuilderRef b = LLVMCreateBuilderInContext(c->ctx);
   LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(c->ctx, c->entry, "entry"));
   qllc_status st = QLLC_OK;
-  for (int i = 0; st == QLLC_OK && i < c->p->n_instrs; i++) st = emit_call(c, b, &c->p->instrs[i]);
+  int n = c->p->n_instrs;
+  if (n <= QLLC_PART_INSTRS) {
+    for (int i = 0; st == QLLC_OK && i < n; i++) st = emit_call(c, b, &c->p->instrs[i]);
+  } else {
+    /* A long program in parts of QLLC_PART_INSTRS calls, each its own internal never-inlined function
+       NAME.partK(the three regions) that the entry calls in order: LLVM's O3 on one function grows
+       faster than linearly with its size (a 3000-node chain took 17 s to compile in one function). */
+    LLVMTypeRef vty = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), params, 3, 0);
+    LLVMValueRef eargs[3] = {LLVMGetParam(c->entry, 0), LLVMGetParam(c->entry, 1), LLVMGetParam(c->entry, 2)};
+    for (int k = 0; st == QLLC_OK && k < n; k += QLLC_PART_INSTRS) {
+      char pname[300];
+      snprintf(pname, sizeof pname, "%s.part%d", name, k / QLLC_PART_INSTRS);
+      LLVMValueRef part = LLVMAddFunction(c->m, pname, vty);
+      LLVMSetLinkage(part, LLVMInternalLinkage);
+      for (int i = 0; i < 3; i++)
+        LLVMAddAttributeAtIndex(part, (unsigned)i + 1,
+                                LLVMCreateEnumAttribute(c->ctx, LLVMGetEnumAttributeKindForName("noalias", 7), 0));
+      add_enum_attr(c, part, "nounwind");
+      add_enum_attr(c, part, "noinline");
+      for (int i = 0; i < 3; i++) c->region[i] = LLVMGetParam(part, (unsigned)i);
+      LLVMBuilderRef pb = LLVMCreateBuilderInContext(c->ctx);
+      LLVMPositionBuilderAtEnd(pb, LLVMAppendBasicBlockInContext(c->ctx, part, "entry"));
+      for (int i = k; st == QLLC_OK && i < n && i < k + QLLC_PART_INSTRS; i++) st = emit_call(c, pb, &c->p->instrs[i]);
+      LLVMBuildRetVoid(pb);
+      LLVMDisposeBuilder(pb);
+      LLVMBuildCall2(b, vty, part, eargs, 3, "");
+    }
+  }
   if (st == QLLC_OK) LLVMBuildRet(b, LLVMConstInt(c->i32, 0, 0));
   LLVMDisposeBuilder(b);
   return st;
@@ -725,7 +756,7 @@ static qllc_status with_module(const qllc_program *p, const qllc_codegen_opts *o
                                most once deep), 64 bytes per function for its return address, saved registers
                                and alignment (LLVM's frame size leaves some of them out: 16 to 32 bytes
                                measured), and 256 for memcpy/memset */
-      *o->stack_bytes_out = ld.entry_frame + ld.other_frames + 64 * (uint64_t)(ld.n_other + 1) + 256;
+      *o->stack_bytes_out = ld.entry_frame + ld.part_frame + ld.other_frames + 64 * (uint64_t)(ld.n_other + 2) + 256;
     LLVMDisposeModule(m);
   }
   LLVMContextDispose(ctx);

@@ -18,6 +18,7 @@ typedef struct qllc_llvm_diag {
   /* stack frames LLVM's code generator reports (functions carrying "warn-stack-size"="0"): */
   const char *entry;          /* the entry function's name (NULL: not counted) */
   uint64_t entry_frame;       /* its frame, bytes */
+  uint64_t part_frame;        /* the largest frame of its parts (NAME.partK, a long program's pieces) */
   uint64_t other_frames;      /* the sum of every other function's frame, bytes */
   int n_other;                /* how many other functions have a frame */
 } qllc_llvm_diag;
