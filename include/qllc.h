@@ -89,7 +89,7 @@ typedef enum qllc_schema {
   QLLC_SCHEMA_SYMMETRIC,
   QLLC_SCHEMA_SYMMETRIC_UINT8,
   QLLC_SCHEMA_POWER2,
-  QLLC_SCHEMA_DEFAULT /* asymmetric at int8, symmetric (z = 0) at int16 (DESIGN section 2) */
+  QLLC_SCHEMA_DEFAULT /* asymmetric at int8, symmetric (z = 0) at int16 (docs/quantization.md) */
 } qllc_schema;
 typedef enum qllc_calibration { QLLC_CAL_MINMAX = 0, QLLC_CAL_PERCENTILE, QLLC_CAL_KL } qllc_calibration;
 
@@ -167,7 +167,7 @@ typedef struct qllc_profile_summary {
 } qllc_profile_summary;
 
 /* Runs the model's float code on every sample of a data set, instrumented, and writes the profile
- * (DESIGN.md section 3: per value min, max and a histogram of `bins` bins, 0 = the default 2048; keyed
+ * (docs/quantization.md: per value min, max and a histogram of `bins` bins, 0 = the default 2048; keyed
  * by value name, with the graph's hash) to `out_yaml` (written under a temporary name, renamed at the
  * end: a failure leaves no file). The model itself is not changed.
  *

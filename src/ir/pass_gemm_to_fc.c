@@ -1,6 +1,6 @@
 /* src/ir/pass_gemm_to_fc.c: Gemm, and MatMul followed by an Add of a constant, become FC.
  *
- * FC is the one op that quantizes with the int32 bias fused into the accumulator (DESIGN section 2):
+ * FC is the one op that quantizes with the int32 bias fused into the accumulator (docs/quantization.md, "The arithmetic"):
  * y[M][N] = x[M][K] * W[N][K]^T + b[N], W and b constant.
  *
  * Algorithm.
