@@ -38,16 +38,7 @@
 #define INPUTS CAT(BUNDLE, _inputs)
 #define OUTPUTS CAT(BUNDLE, _outputs)
 
-static double now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
+#include "timing.h"
 
 static const char *kind_name(int k) {
   static const char *const names[] = {"f32", "i8", "u8", "i16", "i32", "i64"};

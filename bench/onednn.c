@@ -40,16 +40,7 @@
 #include <string.h>
 #include <time.h>
 
-static double now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
+#include "timing.h"
 
 #define CHECK(call)                                                                                  \
   do {                                                                                               \
