@@ -5,10 +5,10 @@
  * all-or-nothing file writing, and the JIT's input checking and buffers. It never prints; errors go to
  * the caller's qllc_diag.
  *
- * Quantization: the model keeps its optimized FLOAT graph. A compile with precision int8/int16 loads
- * the model file again, optimizes it the same way (so its hash equals the profile's), and quantizes
- * that private copy; profiling likewise instruments a private copy (every float value made a graph
- * output), hashed before the extra outputs are added.
+ * Quantization: the model keeps its optimized FLOAT graph. A compile with precision int8/int16
+ * quantizes a private in-memory copy of it (src/quant/copy.c; the same hash as the profile's), and
+ * profiling, compare and the precision search run instrumented copies (src/quant/instrument.c: the data
+ * set, every value made a graph output, the JIT), hashed before the extra outputs are added.
  *
  * Lifetimes: a qllc_model holds the optimized float graph. A qllc_jit borrows the model's graph (its
  * program points into it), so the model is reference-counted: qllc_model_free on a model that still has
@@ -29,6 +29,7 @@
 #include "ir/ir.h"
 #include "llvmgen/llvmgen.h"
 #include "lower/lower.h"
+#include "quant/instrument.h"
 #include "quant/quant.h"
 
 struct qllc_model {
@@ -240,9 +241,21 @@ static qllc_status reload(qllc_model *m, const char *dump_after, FILE *dump, qll
   return QLLC_OK;
 }
 
+/* A private copy of the model's optimized graph, which the caller may change and must free: copied in
+ * memory (src/quant/copy.c), or, for a pre-quantized model whose records cannot be copied, loaded from
+ * the file again. */
+static qllc_status model_graph(qllc_model *m, qllc_graph **out, qllc_diag *diag) {
+  pthread_mutex_lock(&m->lock); /* a float compile may be lowering the model's graph (recounting uses) */
+  qllc_status st = qllc_quant_graph_copy(m->graph, out, NULL);
+  pthread_mutex_unlock(&m->lock);
+  if (st == QLLC_ERR_UNSUPPORTED) return reload(m, NULL, NULL, out, diag);
+  if (st != QLLC_OK) return qllc_fail(diag, st, NULL, "out of memory copying the model's graph");
+  return QLLC_OK;
+}
+
 /* The graph a compile starts from. A float compile without --dump-after uses the model's own graph
- * (optimized at load). Otherwise the model file is loaded again and optimized (with the dump, so the
- * user sees every pass), then quantized when a precision is asked for: the model's float graph stays
+ * (optimized at load). Otherwise a copy of it (model_graph), or with --dump-after of a graph pass the
+ * model file loaded again and optimized (with the dump, so the user sees every pass), then quantized when a precision is asked for: the model's float graph stays
  * reusable for other options. *owned tells the caller to free the graph. */
 static qllc_status graph_for(qllc_model *m, const qllc_options *o, qllc_graph **g, int *owned, qllc_diag *diag) {
   qllc_status st = check_precision(o, diag);
@@ -257,7 +270,7 @@ static qllc_status graph_for(qllc_model *m, const qllc_options *o, qllc_graph **
                    strcmp(o->dump_after, "quantize") != 0;
   if (!quant && !graph_dump) return QLLC_OK;
   qllc_graph *fresh = NULL;
-  st = reload(m, graph_dump ? o->dump_after : NULL, dump_stream(o), &fresh, diag);
+  st = graph_dump ? reload(m, o->dump_after, dump_stream(o), &fresh, diag) : model_graph(m, &fresh, diag);
   if (st != QLLC_OK) return st;
   if (quant) {
     st = quantize(fresh, o, diag);
@@ -377,6 +390,8 @@ static qllc_status lower_graph(qllc_model *m, qllc_graph *g, const qllc_options 
 }
 
 /* ---- options and models ----------------------------------------------------------------------- */
+
+const char *qllc_version(void) { return QLLC_VERSION; }
 
 void qllc_options_init(qllc_options *o) {
   memset(o, 0, sizeof *o);
@@ -881,197 +896,21 @@ qllc_status qllc_jit_run(qllc_jit *j, const qllc_tensor *inputs, int n_inputs, q
   return QLLC_OK;
 }
 
-/* ---- profiling -------------------------------------------------------------------------------- */
+/* ---- profiling (the loop is src/quant/instrument.c) ------------------------------------------- */
 
-/* One model input's samples: either one tensor holding all of them along its leading axis, or a list
- * of per-sample files read one at a time. */
-typedef struct ds_input {
-  const qllc_value *value;   /* the graph input */
-  const char *spec;          /* the spec as given (for errors) */
-  const char *path;          /* the file or directory part */
-  qllc_tensor all;           /* file mode: every sample */
-  char **files;              /* directory mode: sorted paths */
-  int n_files;
-  int64_t n_samples;
-  uint64_t sample_bytes;
-} ds_input;
-
-static void ds_free(ds_input *d) {
-  qllc_tensor_free(&d->all);
-  for (int i = 0; i < d->n_files; i++) free(d->files[i]);
-  free(d->files);
-}
-
-static int cmp_path(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-static int has_suffix(const char *s, const char *suf) {
-  size_t n = strlen(s), k = strlen(suf);
-  return n > k && strcmp(s + n - k, suf) == 0;
-}
-
-static void shape_str(uint32_t rank, const int64_t *dims, char *buf, size_t size) {
-  size_t n = (size_t)snprintf(buf, size, "<");
-  for (uint32_t d = 0; d < rank && n < size; d++)
-    n += (size_t)snprintf(buf + n, size - n, d ? " x %lld" : "%lld", (long long)dims[d]);
-  if (n < size) snprintf(buf + n, size - n, ">");
-}
-
-/* Does a tensor of shape (rank, dims) hold exactly one sample of value v? ([1, D...] may drop the 1.) */
-static int one_sample_shape(const qllc_value *v, uint32_t rank, const int64_t *dims) {
-  if ((int)rank == v->rank) {
-    for (int d = 0; d < v->rank; d++)
-      if (dims[d] != v->dims[d]) return 0;
-    return 1;
-  }
-  if ((int)rank + 1 == v->rank && v->dims[0] == 1) {
-    for (uint32_t d = 0; d < rank; d++)
-      if (dims[d] != v->dims[d + 1]) return 0;
-    return 1;
-  }
-  return 0;
-}
-
-/* Opens one input's spec (a file of samples or a directory of per-sample files). */
-static qllc_status ds_open(ds_input *d, qllc_diag *diag) {
-  const qllc_value *v = d->value;
-  char want[200], got[200];
-  shape_str((uint32_t)v->rank, v->dims, want, sizeof want);
-  d->sample_bytes = (uint64_t)qllc_value_numel(v) * sizeof(float);
-  if (v->elem != QLLC_ELEM_F32)
-    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL, "input '%s' is %s: profiling needs float inputs", v->name,
-                     qllc_elem_name((qllc_elem_kind)v->elem));
-  struct stat sb;
-  if (stat(d->path, &sb) != 0) {
-    qllc_fail(diag, QLLC_ERR_IO, NULL, "cannot open data set '%s': %s", d->path, strerror(errno));
-    qllc_diag_set_file(diag, d->path);
-    return QLLC_ERR_IO;
-  }
-  if (S_ISDIR(sb.st_mode)) {
-    DIR *dir = opendir(d->path);
-    if (!dir) {
-      qllc_fail(diag, QLLC_ERR_IO, NULL, "cannot read directory '%s': %s", d->path, strerror(errno));
-      qllc_diag_set_file(diag, d->path);
-      return QLLC_ERR_IO;
-    }
-    int cap = 0;
-    struct dirent *e;
-    while ((e = readdir(dir))) {
-      if (e->d_name[0] == '.' || !(has_suffix(e->d_name, ".npy") || has_suffix(e->d_name, ".pb"))) continue;
-      if (d->n_files == cap) {
-        cap = cap ? 2 * cap : 64;
-        char **nf = realloc(d->files, (size_t)cap * sizeof *nf);
-        if (!nf) break;
-        d->files = nf;
-      }
-      size_t len = strlen(d->path) + strlen(e->d_name) + 2;
-      char *fp = malloc(len);
-      if (!fp) break;
-      snprintf(fp, len, "%s/%s", d->path, e->d_name);
-      d->files[d->n_files++] = fp;
-    }
-    closedir(dir);
-    if (d->n_files == 0) {
-      qllc_fail(diag, QLLC_ERR_INVALID, NULL, "data set directory '%s' has no .npy or .pb files", d->path);
-      qllc_diag_set_file(diag, d->path);
-      return QLLC_ERR_INVALID;
-    }
-    qsort(d->files, (size_t)d->n_files, sizeof *d->files, cmp_path);
-    d->n_samples = d->n_files;
-    return QLLC_OK;
-  }
-  qllc_status st = qllc_tensor_read(d->path, &d->all, diag);
-  if (st != QLLC_OK) {
-    qllc_diag_set_file(diag, d->path);
-    return st;
-  }
-  const qllc_tensor *t = &d->all;
-  shape_str(t->rank, t->dims, got, sizeof got);
-  if (t->elem != QLLC_F32) {
-    qllc_fail(diag, QLLC_ERR_INVALID, NULL, "input '%s': data set is %s, the model wants f32", v->name,
-              qllc_elem_name(t->elem));
-    qllc_diag_set_file(diag, d->path);
-    return QLLC_ERR_INVALID;
-  }
-  if (t->rank == (uint32_t)v->rank && one_sample_shape(v, t->rank, t->dims) && v->dims[0] != 1) {
-    d->n_samples = 1; /* exactly one sample of a batched input */
-    return QLLC_OK;
-  }
-  /* samples along the leading axis: [S, rest] where rest is one sample */
-  if (t->rank >= 1 && one_sample_shape(v, t->rank - 1, t->dims + 1)) {
-    d->n_samples = t->dims[0];
-    if (d->n_samples > 0) return QLLC_OK;
-  }
-  qllc_fail(diag, QLLC_ERR_INVALID, NULL,
-            "input '%s' is f32%s: a data set must be [S, ...] with one sample per leading index, got %s", v->name,
-            want, got);
-  qllc_diag_set_file(diag, d->path);
-  return QLLC_ERR_INVALID;
-}
-
-/* Copies sample i of d to dst (sample_bytes). */
-static qllc_status ds_sample(ds_input *d, int64_t i, uint8_t *dst, qllc_diag *diag) {
-  if (!d->files) {
-    memcpy(dst, (const uint8_t *)d->all.data + (uint64_t)i * d->sample_bytes, d->sample_bytes);
-    return QLLC_OK;
-  }
-  qllc_tensor t;
-  memset(&t, 0, sizeof t);
-  const char *fp = d->files[i];
-  qllc_status st = qllc_tensor_read(fp, &t, diag);
-  if (st == QLLC_OK && (t.elem != QLLC_F32 || !one_sample_shape(d->value, t.rank, t.dims))) {
-    char want[200], got[200];
-    shape_str((uint32_t)d->value->rank, d->value->dims, want, sizeof want);
-    shape_str(t.rank, t.dims, got, sizeof got);
-    st = qllc_fail(diag, QLLC_ERR_INVALID, NULL, "input '%s' is f32%s, the file is %s%s", d->value->name, want,
-                   qllc_elem_name(t.elem), got);
-  }
-  if (st == QLLC_OK) memcpy(dst, t.data, d->sample_bytes);
-  qllc_tensor_free(&t);
-  if (st != QLLC_OK) qllc_diag_set_file(diag, fp);
-  return st;
-}
-
-/* Assigns specs to the graph's inputs: NAME=SPEC by name, the others in model order. */
-static qllc_status ds_assign(const qllc_graph *g, const char *const *specs, int n_specs, ds_input *ds,
-                             qllc_diag *diag) {
-  int *given = calloc((size_t)n_specs + 1, sizeof *given); /* spec k went to input given[k] - 1 */
-  if (!given) return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
-  qllc_status st = QLLC_OK;
-  for (int k = 0; k < n_specs && st == QLLC_OK; k++) {
-    const char *eq = strchr(specs[k], '=');
-    if (!eq) continue;
-    size_t len = (size_t)(eq - specs[k]);
-    struct stat sb;
-    int at = -1;
-    for (int i = 0; i < g->n_inputs; i++)
-      if (strlen(g->inputs[i]->name) == len && strncmp(g->inputs[i]->name, specs[k], len) == 0) at = i;
-    if (at < 0 && stat(specs[k], &sb) == 0) continue; /* a path with '=' in it */
-    if (at < 0)
-      st = qllc_fail(diag, QLLC_ERR_INVALID, NULL, "--dataset %s: the model has no input named '%.*s'", specs[k],
-                     (int)len, specs[k]);
-    else if (ds[at].spec)
-      st = qllc_fail(diag, QLLC_ERR_INVALID, NULL, "input '%s' given two data sets", g->inputs[at]->name);
-    else {
-      ds[at].spec = specs[k];
-      ds[at].path = eq + 1;
-      given[k] = at + 1;
+/* The lowering of instrumented programs: reference kernels (every variant gives the same bits), and the
+ * same custom-op check and message as a compile. ctx is the qllc_options. */
+static qllc_status instr_lower(void *ctx, qllc_graph *g, qllc_program **p, qllc_diag *diag) {
+  qllc_status st = qllc_lower(g, p, diag);
+  if (st == QLLC_OK) {
+    char *lines = NULL;
+    st = user_kernel_lines(*p, ctx, &lines, diag);
+    free(lines);
+    if (st != QLLC_OK) {
+      qllc_program_free(*p);
+      *p = NULL;
     }
   }
-  for (int k = 0, next = 0; k < n_specs && st == QLLC_OK; k++) {
-    if (given[k]) continue;
-    while (next < g->n_inputs && ds[next].spec) next++;
-    if (next >= g->n_inputs) {
-      st = qllc_fail(diag, QLLC_ERR_INVALID, NULL, "%d data sets given, the model has %d input%s", n_specs,
-                     g->n_inputs, g->n_inputs == 1 ? "" : "s");
-      break;
-    }
-    ds[next].spec = ds[next].path = specs[k];
-  }
-  for (int i = 0; i < g->n_inputs && st == QLLC_OK; i++)
-    if (!ds[i].spec)
-      st = qllc_fail(diag, QLLC_ERR_INVALID, NULL, "no data set for input '%s' (give --dataset %s=FILE)",
-                     g->inputs[i]->name, g->inputs[i]->name);
-  free(given);
   return st;
 }
 
@@ -1100,112 +939,20 @@ qllc_status qllc_profile_dataset_opts(qllc_model *m, const qllc_options *opts, c
   if (bins == 0) bins = QLLC_HIST_DEFAULT_BINS;
 
   qllc_graph *g = NULL;
-  qllc_program *p = NULL;
-  qllc_jit_code *code = NULL;
-  qllc_entry_fn entry = NULL;
   qllc_profile *prof = NULL;
-  uint8_t *mut = NULL, *act = NULL;
-  qllc_hist **in_h = NULL, **out_h = NULL;
   char *tmp = NULL;
-  int n_in = m->graph->n_inputs;
-  ds_input *ds = calloc((size_t)n_in + 1, sizeof *ds);
-  if (!ds) return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
-
-  /* 1. the data set, checked before anything is compiled */
-  for (int i = 0; i < n_in; i++) ds[i].value = m->graph->inputs[i];
-  qllc_status st = ds_assign(m->graph, dataset_specs, n_specs, ds, diag);
-  for (int i = 0; i < n_in && st == QLLC_OK; i++) st = ds_open(&ds[i], diag);
-  int64_t n_samples = n_in ? ds[0].n_samples : 0;
-  for (int i = 1; i < n_in && st == QLLC_OK; i++)
-    if (ds[i].n_samples != n_samples)
-      st = qllc_fail(diag, QLLC_ERR_INVALID, NULL, "input '%s' has %lld samples, input '%s' has %lld",
-                     ds[0].value->name, (long long)n_samples, ds[i].value->name, (long long)ds[i].n_samples);
-  if (st != QLLC_OK) goto done;
-
-  /* 2. a private copy of the optimized graph, hashed clean, then every float value made an output */
-  st = reload(m, NULL, NULL, &g, diag);
-  if (st != QLLC_OK) goto done;
-  prof = qllc_profile_new(qllc_graph_hash(g), bins);
-  if (!prof) {
-    st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
-    goto done;
-  }
-  int n_vals = g->n_values;
-  for (int i = 0; i < n_vals && st == QLLC_OK; i++) {
-    qllc_value *v = g->values[i];
-    if (v->elem != QLLC_ELEM_F32 || v->data || v->is_input || v->is_output || !v->producer) continue;
-    if (qllc_graph_add_output(g, v) != 0) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
-  }
-  if (st == QLLC_OK) st = qllc_lower(g, &p, diag);
-  if (st == QLLC_OK) { /* custom nodes need a user kernel: the same check and message as a compile */
-    char *lines = NULL;
-    st = user_kernel_lines(p, &dflt, &lines, diag);
-    free(lines);
-  }
-  qllc_codegen_opts cg;
-  memset(&cg, 0, sizeof cg);
+  qllc_dataset *ds = NULL;
+  /* the data set, checked before anything is compiled */
+  qllc_status st = qllc_dataset_open(m->graph, dataset_specs, n_specs, &ds, diag);
+  if (st == QLLC_OK) st = model_graph(m, &g, diag);
   if (st == QLLC_OK) {
-    st = qllc_codegen_resolve(&dflt, 1, &cg, diag);
-    cg.weights_in_object = 1;
-    cg.entry_name = "qllc_profile_entry";
-  }
-  if (st == QLLC_OK) st = qllc_codegen_jit(p, &cg, &code, &entry, diag);
-  if (st != QLLC_OK) {
-    if (diag && !diag->file[0]) qllc_diag_set_file(diag, m->path);
-    goto done;
-  }
-
-  /* 3. one histogram per float value: inputs recorded from the data, the rest from the outputs */
-  mut = aligned_buffer(p->mutable_size);
-  act = aligned_buffer(p->act_size);
-  in_h = calloc((size_t)p->n_inputs + 1, sizeof *in_h);
-  out_h = calloc((size_t)p->n_outputs + 1, sizeof *out_h);
-  if (!mut || !act || !in_h || !out_h) {
-    st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
-    goto done;
-  }
-  for (int pass = 0; pass < 2 && st == QLLC_OK; pass++) { /* pointers are taken once every entry exists */
-    for (int i = 0; i < p->n_inputs && st == QLLC_OK; i++)
-      if (!(in_h[i] = qllc_profile_add(prof, p->inputs[i].value->name)))
-        st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
-    for (int i = 0; i < p->n_outputs && st == QLLC_OK; i++) {
-      if (p->outputs[i].value->elem != QLLC_ELEM_F32) continue;
-      if (!(out_h[i] = qllc_profile_add(prof, p->outputs[i].value->name)))
-        st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
-    }
+    qllc_probe_hooks h = {instr_lower, &dflt, &dflt};
+    st = qllc_probe_profile(g, ds, bins, &h, progress, progress_ctx, &prof, diag);
+    if (st != QLLC_OK && diag && !diag->file[0]) qllc_diag_set_file(diag, m->path);
   }
   if (st != QLLC_OK) goto done;
 
-  /* 4. run every sample */
-  for (int64_t s = 0; s < n_samples && st == QLLC_OK; s++) {
-    for (int i = 0; i < p->n_inputs && st == QLLC_OK; i++) {
-      ds_input *d = NULL;
-      for (int k = 0; k < n_in; k++)
-        if (ds[k].value && strcmp(ds[k].value->name, p->inputs[i].value->name) == 0) d = &ds[k];
-      if (!d) {
-        st = qllc_fail(diag, QLLC_ERR_INVALID, NULL, "no data for input '%s'", p->inputs[i].value->name);
-        break;
-      }
-      uint8_t *dst = mut + p->inputs[i].buf->offset;
-      st = ds_sample(d, s, dst, diag);
-      if (st == QLLC_OK) qllc_hist_record(in_h[i], (const float *)dst, (int64_t)(d->sample_bytes / sizeof(float)));
-    }
-    if (st != QLLC_OK) break;
-    int rc = entry(NULL, mut, act);
-    if (rc != 0) {
-      st = qllc_fail(diag, QLLC_ERR_RUNTIME, NULL, "the instrumented model returned error %d on sample %lld", rc,
-                     (long long)s);
-      break;
-    }
-    for (int i = 0; i < p->n_outputs; i++)
-      if (out_h[i])
-        qllc_hist_record(out_h[i], (const float *)(mut + p->outputs[i].buf->offset),
-                         qllc_value_numel(p->outputs[i].value));
-    if (progress) progress(progress_ctx, s + 1, n_samples);
-  }
-  if (st != QLLC_OK) goto done;
-
-  /* 5. write under a temporary name, then rename */
+  /* write under a temporary name, then rename */
   size_t tl = strlen(out_yaml) + 32;
   tmp = malloc(tl);
   if (!tmp) {
@@ -1226,21 +973,14 @@ qllc_status qllc_profile_dataset_opts(qllc_model *m, const qllc_options *opts, c
     goto done;
   }
   if (summary) {
-    summary->samples = n_samples;
+    summary->samples = qllc_dataset_samples(ds);
     summary->values = prof->n;
   }
 
 done:
   free(tmp);
-  free(in_h);
-  free(out_h);
-  free(mut);
-  free(act);
-  if (code) qllc_jit_code_free(code);
-  if (p) qllc_program_free(p);
   if (g) qllc_graph_free(g);
   if (prof) qllc_profile_free(prof);
-  for (int i = 0; i < n_in; i++) ds_free(&ds[i]);
-  free(ds);
+  qllc_dataset_free(ds);
   return st;
 }
