@@ -12,9 +12,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "qllc_version.h" /* QLLC_VERSION "MAJOR.MINOR.PATCH": the version of this header (docs/install.md) */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The version of the library linked at run time ("0.2.0"; compare with QLLC_VERSION, the header's). */
+const char *qllc_version(void);
 
 typedef enum qllc_status {
   QLLC_OK = 0,
@@ -149,6 +154,10 @@ void qllc_model_free(qllc_model *m);
  * With opts->precision int8 or int16, opts->profile_path must name a profile of this model (from
  * qllc_profile_dataset); the same holds for qllc_compile_bundle and qllc_jit_compile. */
 qllc_status qllc_model_describe(qllc_model *m, const qllc_options *opts, void *stream, qllc_diag *diag);
+/* Writes the model as it will be compiled with `opts` (after the graph passes and quantization) as a
+ * Graphviz digraph to `stream` (a FILE *): nodes coloured by precision, edges labelled with type, scale
+ * and zero point, fused layers grouped (docs/graph.md). */
+qllc_status qllc_model_write_dot(qllc_model *m, const qllc_options *opts, void *stream, qllc_diag *diag);
 
 /* Writes DIR/NAME.o and DIR/NAME.h (and DIR/NAME.weights.bin with opts->weights_file). On failure
  * nothing is left behind in DIR. */

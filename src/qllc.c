@@ -31,6 +31,7 @@
 #include "lower/lower.h"
 #include "quant/instrument.h"
 #include "quant/quant.h"
+#include "dot.h"
 
 struct qllc_model {
   char *path;
@@ -530,6 +531,25 @@ qllc_status qllc_model_describe(qllc_model *m, const qllc_options *opts, void *s
     qllc_program_free(p);
   }
   if (owned) qllc_graph_free(g);
+  return st;
+}
+
+qllc_status qllc_model_write_dot(qllc_model *m, const qllc_options *opts, void *stream, qllc_diag *diag) {
+  qllc_options dflt;
+  if (!opts) {
+    qllc_options_init(&dflt);
+    opts = &dflt;
+  }
+  qllc_graph *g = NULL;
+  int owned = 0;
+  qllc_status st = graph_for(m, opts, &g, &owned, diag);
+  qllc_program *p = NULL;
+  if (st == QLLC_OK) st = lower_graph(m, g, opts, 0, &p, NULL, diag);
+  if (st == QLLC_OK && qllc_graph_write_dot(g, p, stream ? (FILE *)stream : stdout) != 0)
+    st = qllc_fail(diag, QLLC_ERR_IO, NULL, "cannot write the graph: %s", strerror(errno));
+  if (p) qllc_program_free(p);
+  if (owned) qllc_graph_free(g);
+  if (st != QLLC_OK && diag && !diag->file[0]) qllc_diag_set_file(diag, m->path);
   return st;
 }
 

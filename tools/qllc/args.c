@@ -181,6 +181,7 @@ static int set_input(cli_args *a, const char *f, const char *v) { return push(f,
 static int set_output_dir(cli_args *a, const char *f, const char *v) { a->output_dir = v; return 0; }
 static int set_out(cli_args *a, const char *f, const char *v) { a->out = v; return 0; }
 static int set_name(cli_args *a, const char *f, const char *v) { a->name = v; return 0; }
+static int set_dot(cli_args *a, const char *f, const char *v) { a->dot = v; return 0; }
 static int set_reloc(cli_args *a, const char *f, const char *v) {
   int i;
   if (pick(f, v, reloc_names, &i)) return EXIT_USAGE;
@@ -271,6 +272,12 @@ static const cli_opt profile_opts[] = {
     {"--bins", NULL, "N", "histogram bins per value (even, >= 16; default 2048)", set_bins},
     {NULL, NULL, NULL, NULL, NULL}};
 
+static const cli_opt info_opts[] = {
+    {"--dot", NULL, "FILE", "also write the compiled graph as Graphviz to FILE ('-': stdout, instead of the "
+     "description): nodes coloured by precision, edges with type and scale, fused layers grouped "
+     "(render: dot -Tsvg FILE -o graph.svg)", set_dot},
+    {NULL, NULL, NULL, NULL, NULL}};
+
 /* every command that loads a model */
 static const cli_opt model_opts[] = {
     {"--const", NULL, "NAME=FILE", "bind the graph input NAME to the tensor in FILE (.npy or .pb) as a compile-time "
@@ -313,8 +320,8 @@ static const cli_command commands[] = {
     {"info", "qllc info MODEL [options]",
      "describe the model as it would be compiled: the graph with every value's type, the precision "
      "report, the kernel variant each fused layer runs on the target CPU, the memory plan and the kernel calls",
-     {model_opts, quant_opts, target_opts, common_opts, NULL},
-     {"model options", "quantization options", "target options", "other options", NULL}},
+     {info_opts, model_opts, quant_opts, target_opts, common_opts, NULL},
+     {"info options", "model options", "quantization options", "target options", "other options", NULL}},
 };
 
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
@@ -329,7 +336,7 @@ int cli_is_command(const char *command) { return find_command(command) != NULL; 
 
 int cli_help(const char *command, FILE *f) {
   if (!command) {
-    fprintf(f, "qllc %s: a compiler for quantized neural networks (ONNX in, native code out)\n\n", QLLC_VERSION);
+    fprintf(f, "qllc %s: a compiler for quantized neural networks (ONNX in, native code out)\n\n", qllc_version());
     fprintf(f, "usage: qllc COMMAND MODEL [options]\n\ncommands:\n");
     for (int i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "  %-9s %s\n", "help", "'qllc help COMMAND' shows the options of a command");

@@ -15,7 +15,6 @@
 
 #include "qllc.h"
 
-#define QLLC_VERSION "0.1.0"
 #define CLI_MAX_LIST 64
 
 enum { EXIT_ERROR = 1, EXIT_USAGE = 2 };
@@ -37,6 +36,7 @@ typedef struct cli_args {
   const char *consts[CLI_MAX_LIST];         /* --const NAME=FILE: graph inputs bound to constants */
   int n_consts;
   const char *name;                         /* compile: --name */
+  const char *dot;                          /* info: --dot FILE (Graphviz) */
   int verbose;
   int help;
 } cli_args;

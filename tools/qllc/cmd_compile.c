@@ -1,5 +1,6 @@
 /* tools/qllc/cmd_compile.c: `qllc compile` (a bundle) and `qllc info` (the model's description). */
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,7 +55,20 @@ int cmd_info(cli_args *a) {
     int lrc = cli_load_model(a, &m);
     if (lrc) return lrc;
   }
-  qllc_status st = qllc_model_describe(m, &a->opts, stdout, &d);
+  int to_stdout = a->dot && strcmp(a->dot, "-") == 0;
+  qllc_status st = to_stdout ? QLLC_OK : qllc_model_describe(m, &a->opts, stdout, &d);
+  if (st == QLLC_OK && a->dot) { /* --dot FILE: the compiled graph as Graphviz */
+    FILE *f = to_stdout ? stdout : fopen(a->dot, "w");
+    if (!f) {
+      qllc_model_free(m);
+      return cli_error(a->dot, "cannot write: %s", strerror(errno));
+    }
+    st = qllc_model_write_dot(m, &a->opts, f, &d);
+    if (!to_stdout && fclose(f) != 0 && st == QLLC_OK) {
+      qllc_model_free(m);
+      return cli_error(a->dot, "cannot write: %s", strerror(errno));
+    }
+  }
   qllc_model_free(m);
   return st == QLLC_OK ? 0 : cli_diag_error(&d, a->model);
 }

@@ -11,7 +11,7 @@ int main(int argc, char **argv) {
   const char *cmd = argv[1];
   if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) return cli_help(NULL, stdout);
   if (strcmp(cmd, "--version") == 0) {
-    printf("qllc %s\n", QLLC_VERSION);
+    printf("qllc %s\n", qllc_version());
     return 0;
   }
   if (strcmp(cmd, "help") == 0) {
