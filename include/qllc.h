@@ -96,7 +96,9 @@ typedef enum qllc_schema {
   QLLC_SCHEMA_POWER2,
   QLLC_SCHEMA_DEFAULT /* asymmetric at int8, symmetric (z = 0) at int16 (docs/quantization.md) */
 } qllc_schema;
-typedef enum qllc_calibration { QLLC_CAL_MINMAX = 0, QLLC_CAL_PERCENTILE, QLLC_CAL_KL } qllc_calibration;
+/* MSE: the clipping range minimising the expected squared quantization error of the profiled
+ * histogram (docs/quantization.md, "Calibration"). */
+typedef enum qllc_calibration { QLLC_CAL_MINMAX = 0, QLLC_CAL_PERCENTILE, QLLC_CAL_KL, QLLC_CAL_MSE } qllc_calibration;
 
 /* Compile options. Initialise with qllc_options_init, then set fields. String fields are borrowed
  * for the duration of the call that uses them. */
@@ -124,6 +126,16 @@ typedef struct qllc_options {
   int n_kernel_files;
   const char *dump_after;          /* print the IR after this pass to dump_stream (NULL: none) */
   void *dump_stream;               /* FILE *; NULL means stderr */
+  /* automatic mixed precision (issue 13; docs/quantization.md, "Mixed precision") */
+  double min_sqnr_db;              /* > 0: raise the layers costing most accuracy to 16x8, then int16,
+                                      until every model output reaches this SQNR against float on the
+                                      search samples; 0: off */
+  const char *const *search_dataset; /* the samples of that search (data set specs as for
+                                      qllc_profile_dataset); NULL: samples drawn from the profile */
+  int n_search_dataset;
+  const char *precision_map;       /* replay a precision map file (node -> precision), as written by
+                                      precision_map_out; exclusive with min_sqnr_db */
+  const char *precision_map_out;   /* write the precision chosen for each layer to this file */
 } qllc_options;
 
 void qllc_options_init(qllc_options *o);
@@ -196,6 +208,41 @@ qllc_status qllc_profile_dataset(qllc_model *m, const char *const *dataset_specs
 qllc_status qllc_profile_dataset_opts(qllc_model *m, const qllc_options *opts, const char *const *dataset_specs,
                                       int n_specs, int bins, const char *out_yaml, qllc_progress_fn progress,
                                       void *progress_ctx, qllc_profile_summary *summary, qllc_diag *diag);
+
+/* ---- Compare (where quantization loses accuracy) ---------------------------------------------- */
+
+/* One value of the model, float against quantized. */
+typedef struct qllc_compare_row {
+  const char *value;      /* ONNX value name */
+  const char *node;       /* the node of the quantized graph that produced it */
+  const char *op;         /* its op type */
+  char types[48];         /* what that node computes: "i8 x i8 -> i8", "i16 -> i16", "f32" (kept in float) */
+  qllc_elem_kind elem;    /* the value's element kind in the quantized graph */
+  float scale;            /* its scale and zero point (1 and 0 for f32) */
+  int32_t zero_point;
+  int is_output;          /* a model output */
+  int64_t count;          /* elements compared (every sample) */
+  double sqnr_db;         /* 10 log10(sum f^2 / sum (q - f)^2), f float, q quantized (dequantized); +inf exact */
+  double max_abs_err;     /* max |q - f| */
+  double saturated;       /* share of elements whose float value lies outside the integer range (clipped) */
+  double signal_rms;      /* sqrt(mean f^2) */
+} qllc_compare_row;
+
+typedef struct qllc_compare_result {
+  int64_t samples;        /* samples run */
+  int drawn;              /* 1: the samples were drawn from the profile's input histograms (no data set) */
+  int n_rows;
+  qllc_compare_row *rows; /* the model outputs first, then every other value; each group worst first */
+} qllc_compare_result;
+
+/* Runs the float model and the model quantized as opts asks (opts->precision int8 or int16 and a
+ * profile; quantized_io is ignored) on the same samples, every intermediate value exposed, and compares
+ * them value by value. dataset_specs as for qllc_profile_dataset; none (n_specs 0): `max_samples`
+ * samples (0: 32) drawn from the profile's histograms of the inputs. max_samples > 0 also caps a data
+ * set. Dispose of *out with qllc_compare_result_free. */
+qllc_status qllc_compare(qllc_model *m, const qllc_options *opts, const char *const *dataset_specs, int n_specs,
+                         int64_t max_samples, qllc_compare_result **out, qllc_diag *diag);
+void qllc_compare_result_free(qllc_compare_result *r);
 
 /* ---- JIT -------------------------------------------------------------------------------------- */
 

@@ -156,7 +156,7 @@ static qllc_status check_precision(const qllc_options *o, qllc_diag *diag) {
                      o->precision == QLLC_PREC_INT8 ? "int8" : "int16");
   if ((unsigned)o->schema > QLLC_SCHEMA_DEFAULT)
     return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "unknown schema %d", (int)o->schema);
-  if ((unsigned)o->calibration > QLLC_CAL_KL)
+  if ((unsigned)o->calibration > QLLC_CAL_MSE)
     return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "unknown calibration %d", (int)o->calibration);
   return QLLC_OK;
 }
@@ -1002,5 +1002,57 @@ done:
   if (g) qllc_graph_free(g);
   if (prof) qllc_profile_free(prof);
   qllc_dataset_free(ds);
+  return st;
+}
+
+/* ---- compare (src/quant/compare.c) ------------------------------------------------------------- */
+
+/* The data set an accuracy measurement runs on: the user's specs, or samples drawn from the profile. */
+static qllc_status search_samples(qllc_model *m, const qllc_options *o, const char *const *specs, int n_specs,
+                                  int64_t max_samples, qllc_dataset **ds, int *drawn, qllc_diag *diag) {
+  *ds = NULL;
+  *drawn = n_specs <= 0;
+  if (n_specs > 0) {
+    qllc_status st = qllc_dataset_open(m->graph, specs, n_specs, ds, diag);
+    if (st == QLLC_OK) qllc_dataset_limit(*ds, max_samples);
+    return st;
+  }
+  qllc_profile *prof = NULL;
+  qllc_status st = qllc_profile_read(o->profile_path, &prof, diag);
+  if (st != QLLC_OK) {
+    qllc_diag_set_file(diag, o->profile_path);
+    return st;
+  }
+  st = qllc_dataset_from_profile(m->graph, prof, max_samples > 0 ? max_samples : 32, 13, ds, diag);
+  if (st != QLLC_OK) qllc_diag_set_file(diag, o->profile_path);
+  qllc_profile_free(prof);
+  return st;
+}
+
+qllc_status qllc_compare(qllc_model *m, const qllc_options *opts, const char *const *dataset_specs, int n_specs,
+                         int64_t max_samples, qllc_compare_result **out, qllc_diag *diag) {
+  *out = NULL;
+  if (!m || !opts) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "compare: no model or options");
+  if (opts->precision == QLLC_PREC_FLOAT)
+    return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "compare needs --precision int8 or int16 (and --profile)");
+  qllc_options o = *opts;
+  o.quantized_io = 0; /* both models take the same float samples */
+  o.dump_after = NULL;
+  o.target = NULL;    /* runs here */
+  qllc_graph *fg = NULL, *qg = NULL;
+  int owned = 0, drawn = 0;
+  qllc_dataset *ds = NULL;
+  qllc_status st = graph_for(m, &o, &qg, &owned, diag);
+  if (st == QLLC_OK) st = model_graph(m, &fg, diag);
+  if (st == QLLC_OK) st = search_samples(m, &o, dataset_specs, n_specs, max_samples, &ds, &drawn, diag);
+  if (st == QLLC_OK) {
+    qllc_probe_hooks h = {instr_lower, &o, &o};
+    st = qllc_quant_compare(fg, qg, ds, &h, out, diag);
+    if (st == QLLC_OK) (*out)->drawn = drawn;
+  }
+  if (st != QLLC_OK && diag && !diag->file[0]) qllc_diag_set_file(diag, m->path);
+  qllc_dataset_free(ds);
+  if (fg) qllc_graph_free(fg);
+  if (qg && owned) qllc_graph_free(qg);
   return st;
 }

@@ -268,6 +268,10 @@ void qllc_dataset_free(qllc_dataset *d) {
 
 int64_t qllc_dataset_samples(const qllc_dataset *d) { return d ? d->samples : 0; }
 
+void qllc_dataset_limit(qllc_dataset *d, int64_t max) {
+  if (d && max > 0 && d->samples > max) d->samples = max;
+}
+
 static qllc_dataset *dataset_new(const qllc_graph *g) {
   qllc_dataset *d = calloc(1, sizeof *d);
   if (!d) return NULL;

@@ -39,6 +39,8 @@ qllc_status qllc_dataset_from_profile(const qllc_graph *g, const qllc_profile *p
                                       uint64_t seed, qllc_dataset **out, qllc_diag *diag);
 void qllc_dataset_free(qllc_dataset *d);
 int64_t qllc_dataset_samples(const qllc_dataset *d);
+/* Uses only the first `max` samples (max > 0). */
+void qllc_dataset_limit(qllc_dataset *d, int64_t max);
 /* Copies sample s of the input called `name` (f32, the input's element count) to dst. */
 qllc_status qllc_dataset_sample(qllc_dataset *d, const char *name, int64_t s, float *dst, qllc_diag *diag);
 
@@ -82,5 +84,17 @@ const void *qllc_probe_input_data(const qllc_probe *in, int i);
 qllc_status qllc_probe_profile(qllc_graph *g, qllc_dataset *d, int32_t bins, const qllc_probe_hooks *h,
                                void (*progress)(void *ctx, int64_t done, int64_t total), void *progress_ctx,
                                qllc_profile **out, qllc_diag *diag);
+
+/* ---- compare (compare.c) ---------------------------------------------------------------------- */
+
+/* Runs the float graph fg and its quantized copy qg (both changed: outputs added) on every sample of d
+ * and fills *out (qllc_compare_result, include/qllc.h): per value SQNR, max error and saturated share,
+ * the model's outputs first, each group worst first. Dispose with qllc_compare_result_free. */
+qllc_status qllc_quant_compare(qllc_graph *fg, qllc_graph *qg, qllc_dataset *d, const qllc_probe_hooks *h,
+                               qllc_compare_result **out, qllc_diag *diag);
+/* "i8 x i8 -> i8", "i16 -> i16", "f32" (no quantization record): what node n computes. */
+void qllc_quant_node_types(const qllc_node *n, char *buf, size_t size);
+/* 10 log10(signal / noise); +inf when noise is 0, -inf when only the signal is. */
+double qllc_sqnr_db(double signal, double noise);
 
 #endif

@@ -23,8 +23,9 @@ declare -A want=(
   [compile]="--output -o --name --reloc --weights --verbose --dump-after --help $quant $target"
   [info]="--dump-after --help $quant"
   [profile]="--dataset -d --output -o --bins --help"
+  [compare]="--dataset -d --samples --top --csv --help $quant"
 )
-for c in run compile info profile; do
+for c in run compile info profile compare; do
   "$QLLC" "$c" --help >"$tmp/$c" 2>&1 || fail "qllc $c --help exit $?"
   "$QLLC" "$c" -h >"$tmp/$c.h" 2>&1 || fail "qllc $c -h exit $?"
   "$QLLC" help "$c" >"$tmp/$c.help" 2>&1 || fail "qllc help $c exit $?"
@@ -39,7 +40,7 @@ for c in run compile info profile; do
     if echo "$out" | grep -q "unknown option"; then fail "qllc $c lists $o but rejects it: $out"; fi
   done
 done
-cat "$tmp/run" "$tmp/compile" "$tmp/info" "$tmp/profile" "$tmp/top" >"$tmp/all"
+cat "$tmp/run" "$tmp/compile" "$tmp/info" "$tmp/profile" "$tmp/compare" "$tmp/top" >"$tmp/all"
 
 # every option string in the tool's sources is documented somewhere
 for o in $(grep -ohE '"--[a-z][a-z0-9-]*' "$QLLC_SOURCE_DIR"/tools/qllc/*.c | tr -d '"' | sort -u); do

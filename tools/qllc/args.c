@@ -208,6 +208,21 @@ static int set_const(cli_args *a, const char *f, const char *v) {
   if (!eq || eq == v || !eq[1]) return cli_usage_error("%s: invalid value '%s' (NAME=FILE)", f, v);
   return push(f, a->consts, &a->n_consts, v);
 }
+static int set_csv(cli_args *a, const char *f, const char *v) { a->csv = v; return 0; }
+static int set_count(const char *f, const char *v, long long *out) {
+  char *end = NULL;
+  long long n = strtoll(v, &end, 10);
+  if (!end || *end || n < 0 || n > (1ll << 40)) return cli_usage_error("%s: invalid value '%s' (a count >= 0)", f, v);
+  *out = n;
+  return 0;
+}
+static int set_top(cli_args *a, const char *f, const char *v) {
+  long long n = 0;
+  if (set_count(f, v, &n)) return EXIT_USAGE;
+  a->top = n == 0 ? -1 : n > 1000000 ? 1000000 : (int)n; /* -1: all */
+  return 0;
+}
+static int set_samples(cli_args *a, const char *f, const char *v) { return set_count(f, v, &a->max_samples) ? EXIT_USAGE : 0; }
 static int set_verbose(cli_args *a, const char *f, const char *v) { a->verbose = 1; return 0; }
 static int set_help(cli_args *a, const char *f, const char *v) { a->help = 1; return 0; }
 
@@ -272,6 +287,14 @@ static const cli_opt profile_opts[] = {
     {"--bins", NULL, "N", "histogram bins per value (even, >= 16; default 2048)", set_bins},
     {NULL, NULL, NULL, NULL, NULL}};
 
+static const cli_opt compare_opts[] = {
+    {"--dataset", "-d", "SPEC", "the samples both models run on (repeatable; forms as for 'qllc profile'); "
+     "default: samples drawn from the profile's input histograms", set_dataset},
+    {"--samples", NULL, "N", "use at most N samples (default: all of the data set, or 32 drawn)", set_samples},
+    {"--top", NULL, "N", "print the N worst values after the outputs (default 20; 0: all)", set_top},
+    {"--csv", NULL, "FILE", "write the whole table (one row per value) as CSV", set_csv},
+    {NULL, NULL, NULL, NULL, NULL}};
+
 static const cli_opt info_opts[] = {
     {"--dot", NULL, "FILE", "also write the compiled graph as Graphviz to FILE ('-': stdout, instead of the "
      "description): nodes coloured by precision, edges with type and scale, fused layers grouped "
@@ -317,6 +340,12 @@ static const cli_command commands[] = {
      "into a YAML profile (what compile, run and info read with their profile option)",
      {profile_opts, model_opts, kernel_opts, help_opts, NULL},
      {"profile options", "model options", "kernel options", "other options", NULL}},
+    {"compare", "qllc compare MODEL --profile FILE --precision int8|int16 [--dataset SPEC] [--csv FILE]",
+     "run the float and the quantized model on the same samples and show, per value, the SQNR against "
+     "float, the largest error and the share of saturated elements, with the node that produced it and its "
+     "types: the model outputs first, then the worst values",
+     {compare_opts, model_opts, quant_opts, kernel_opts, help_opts, NULL},
+     {"compare options", "model options", "quantization options", "kernel options", "other options", NULL}},
     {"info", "qllc info MODEL [options]",
      "describe the model as it would be compiled: the graph with every value's type, the precision "
      "report, the kernel variant each fused layer runs on the target CPU, the memory plan and the kernel calls",

@@ -37,6 +37,9 @@ typedef struct cli_args {
   int n_consts;
   const char *name;                         /* compile: --name */
   const char *dot;                          /* info: --dot FILE (Graphviz) */
+  const char *csv;                          /* compare: --csv FILE */
+  int top;                                  /* compare: --top N rows (0: unset, 20; -1: all) */
+  long long max_samples;                    /* compare: --samples N (0: every sample, or 32 drawn) */
   int verbose;
   int help;
 } cli_args;
@@ -62,5 +65,6 @@ int cmd_run(cli_args *a);
 int cmd_compile(cli_args *a);
 int cmd_info(cli_args *a);
 int cmd_profile(cli_args *a);
+int cmd_compare(cli_args *a);
 
 #endif

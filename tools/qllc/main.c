@@ -30,5 +30,6 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "run") == 0) return cmd_run(&a);
   if (strcmp(cmd, "compile") == 0) return cmd_compile(&a);
   if (strcmp(cmd, "profile") == 0) return cmd_profile(&a);
+  if (strcmp(cmd, "compare") == 0) return cmd_compare(&a);
   return cmd_info(&a);
 }

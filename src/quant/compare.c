@@ -1,0 +1,226 @@
+/* src/quant/compare.c: where quantization loses accuracy (`qllc compare`, qllc_compare; issue 13).
+ *
+ * The float graph and its quantized copy are both instrumented (instrument.h: every computed value a
+ * graph output) and run on the same samples. A value of the quantized graph is matched to the float
+ * value of the same ONNX name: an integer value (dequantized here with its scale and zero point, in
+ * double) by its name, or by the name without ".q" for the integer twin the quantizer writes for a
+ * graph output; an f32 value (a node kept in float, a dequantized graph output) by its name. Per value,
+ * over every element of every sample, with f the float value and q the quantized one:
+ *   SQNR       10 log10(sum f^2 / sum (q - f)^2) dB (+inf when q == f everywhere)
+ *   max error  max |q - f|
+ *   saturated  the share of elements whose float value lies outside the integer grid's range
+ *              [s (qmin - z), s (qmax - z)] by more than half a step (those the type clipped)
+ * Rows: the model's outputs first, then every other value, each group worst (lowest SQNR) first.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "instrument.h"
+
+typedef struct acc {
+  double sig, noise, maxabs;
+  int64_t count, sat;
+} acc;
+
+static const char *ename(qllc_elem e) { return qllc_elem_name((qllc_elem_kind)e); }
+
+/* What the producing node computes, as the precision report says it: "i8 x i8 -> i8" for fused layers
+ * and matmuls, "i8 -> i8" for the others, "f32" for a node kept in float. */
+void qllc_quant_node_types(const qllc_node *n, char *buf, size_t size) {
+  const qllc_qnode *q = n ? n->quant : NULL;
+  if (!q) {
+    snprintf(buf, size, "f32");
+    return;
+  }
+  if (q->kind == QLLC_QK_FUSED || q->kind == QLLC_QK_MATMUL)
+    snprintf(buf, size, "%s x %s -> %s", ename(q->in_elem), ename(q->w_elem), ename(q->out_elem));
+  else
+    snprintf(buf, size, "%s -> %s", ename(q->in_elem), ename(q->out_elem));
+}
+
+static double load(const void *p, qllc_elem e, int64_t i) {
+  switch (e) {
+  case QLLC_ELEM_I8: return ((const int8_t *)p)[i];
+  case QLLC_ELEM_U8: return ((const uint8_t *)p)[i];
+  case QLLC_ELEM_I16: return ((const int16_t *)p)[i];
+  default: return ((const float *)p)[i];
+  }
+}
+
+static int find_float(const qllc_probe *fp, const char *name) {
+  for (int i = 0; i < qllc_probe_num_values(fp); i++)
+    if (strcmp(qllc_probe_value(fp, i)->name, name) == 0) return i;
+  return -1;
+}
+
+static int row_cmp(const void *a, const void *b) {
+  const qllc_compare_row *x = a, *y = b;
+  if (x->is_output != y->is_output) return y->is_output - x->is_output;
+  if (x->sqnr_db < y->sqnr_db) return -1;
+  if (x->sqnr_db > y->sqnr_db) return 1;
+  return strcmp(x->value, y->value);
+}
+
+static char *sdup(const char *s) {
+  size_t n = strlen(s ? s : "") + 1;
+  char *d = malloc(n);
+  if (d) memcpy(d, s ? s : "", n);
+  return d;
+}
+
+void qllc_compare_result_free(qllc_compare_result *r) {
+  if (!r) return;
+  for (int i = 0; i < r->n_rows; i++) {
+    free((char *)r->rows[i].value);
+    free((char *)r->rows[i].node);
+    free((char *)r->rows[i].op);
+  }
+  free(r->rows);
+  free(r);
+}
+
+double qllc_sqnr_db(double signal, double noise) {
+  if (noise == 0) return INFINITY;
+  if (signal == 0) return -INFINITY;
+  return 10.0 * log10(signal / noise);
+}
+
+qllc_status qllc_quant_compare(qllc_graph *fg, qllc_graph *qg, qllc_dataset *d, const qllc_probe_hooks *h,
+                               qllc_compare_result **out, qllc_diag *diag) {
+  *out = NULL;
+  /* the quantized graph's graph outputs, before instrumenting adds more */
+  const qllc_graph *qouts = qg;
+  qllc_probe *fp = NULL, *qp = NULL;
+  int *match = NULL, nq = 0;
+  acc *a = NULL;
+  qllc_compare_result *r = NULL;
+  int n_graph_outputs = qouts->n_outputs;
+  char **out_names = calloc((size_t)n_graph_outputs + 1, sizeof *out_names);
+  if (!out_names) return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+  qllc_status st = QLLC_OK;
+  for (int i = 0; i < n_graph_outputs && st == QLLC_OK; i++)
+    if (!(out_names[i] = sdup(qouts->outputs[i]->name))) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+  if (st == QLLC_OK) st = qllc_probe_build(fg, QLLC_PROBE_FLOAT, h, &fp, diag);
+  if (st == QLLC_OK) st = qllc_probe_build(qg, QLLC_PROBE_FLOAT | QLLC_PROBE_INTEGER, h, &qp, diag);
+  if (st != QLLC_OK) goto done;
+
+  /* match every quantized value to a float one */
+  nq = qllc_probe_num_values(qp);
+  match = malloc(sizeof *match * (size_t)(nq + 1));
+  a = calloc((size_t)nq + 1, sizeof *a);
+  if (!match || !a) {
+    st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+    goto done;
+  }
+  for (int i = 0; i < nq; i++) {
+    const qllc_value *v = qllc_probe_value(qp, i);
+    match[i] = -1;
+    int fi = find_float(fp, v->name);
+    if (v->elem == QLLC_ELEM_F32) {
+      /* an f32 value of the quantized graph: a node kept in float, or a dequantized graph output (whose
+         integer twin has the row, unless the output was computed in float) */
+      const qllc_node *p = v->producer;
+      if (fi >= 0 && (!p || p->op != QLLC_OP_DEQUANTIZE)) match[i] = fi;
+      continue;
+    }
+    if (fi < 0) { /* "<name>.q" */
+      size_t len = strlen(v->name);
+      if (len > 2 && strcmp(v->name + len - 2, ".q") == 0) {
+        char *base = sdup(v->name);
+        if (!base) {
+          st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+          goto done;
+        }
+        base[len - 2] = 0;
+        fi = find_float(fp, base);
+        free(base);
+      }
+    }
+    match[i] = fi;
+  }
+
+  int64_t samples = qllc_dataset_samples(d);
+  for (int64_t s = 0; s < samples && st == QLLC_OK; s++) {
+    if ((st = qllc_probe_run(fp, d, s, diag)) != QLLC_OK) break;
+    if ((st = qllc_probe_run(qp, d, s, diag)) != QLLC_OK) break;
+    for (int i = 0; i < nq; i++) {
+      if (match[i] < 0) continue;
+      const qllc_value *v = qllc_probe_value(qp, i);
+      const float *f = qllc_probe_value_data(fp, match[i]);
+      const void *q = qllc_probe_value_data(qp, i);
+      int64_t n = qllc_value_numel(v);
+      if (n != qllc_value_numel(qllc_probe_value(fp, match[i]))) {
+        match[i] = -1;
+        continue;
+      }
+      double sc = v->elem == QLLC_ELEM_F32 ? 1.0 : (double)v->scale, z = v->elem == QLLC_ELEM_F32 ? 0 : v->zero_point;
+      double lo = -INFINITY, hi = INFINITY;
+      if (v->elem != QLLC_ELEM_F32) {
+        int32_t qmin, qmax;
+        qllc_quant_range(v->elem, 0, &qmin, &qmax);
+        lo = sc * (qmin - z) - 0.5 * sc;
+        hi = sc * (qmax - z) + 0.5 * sc;
+      }
+      acc *x = &a[i];
+      for (int64_t k = 0; k < n; k++) {
+        double fv = f[k], qv = v->elem == QLLC_ELEM_F32 ? load(q, v->elem, k) : sc * (load(q, v->elem, k) - z);
+        double e = qv - fv;
+        x->sig += fv * fv;
+        x->noise += e * e;
+        if (fabs(e) > x->maxabs) x->maxabs = fabs(e);
+        x->sat += fv < lo || fv > hi;
+      }
+      x->count += n;
+    }
+  }
+  if (st != QLLC_OK) goto done;
+
+  r = calloc(1, sizeof *r);
+  if (!r || !(r->rows = calloc((size_t)nq + 1, sizeof *r->rows))) {
+    st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+    goto done;
+  }
+  r->samples = samples;
+  for (int i = 0; i < nq; i++) {
+    if (match[i] < 0) continue;
+    const qllc_value *v = qllc_probe_value(qp, i);
+    const qllc_value *fv = qllc_probe_value(fp, match[i]);
+    qllc_compare_row *row = &r->rows[r->n_rows++];
+    const qllc_node *p = v->producer;
+    row->value = sdup(fv->name);
+    row->node = sdup(p ? p->name : "(input)");
+    row->op = sdup(p ? (p->op_type ? p->op_type : qllc_op_name(p->op)) : "");
+    if (!row->value || !row->node || !row->op) {
+      st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+      goto done;
+    }
+    if (!strncmp(row->op, "qllc.", 5)) memmove((char *)row->op, row->op + 5, strlen(row->op + 5) + 1);
+    qllc_quant_node_types(p, row->types, sizeof row->types);
+    row->elem = (qllc_elem_kind)v->elem;
+    row->scale = v->elem == QLLC_ELEM_F32 ? 1.0f : v->scale;
+    row->zero_point = v->elem == QLLC_ELEM_F32 ? 0 : v->zero_point;
+    for (int k = 0; k < n_graph_outputs; k++) row->is_output |= strcmp(out_names[k], fv->name) == 0;
+    row->count = a[i].count;
+    row->sqnr_db = qllc_sqnr_db(a[i].sig, a[i].noise);
+    row->max_abs_err = a[i].maxabs;
+    row->saturated = a[i].count ? (double)a[i].sat / (double)a[i].count : 0;
+    row->signal_rms = a[i].count ? sqrt(a[i].sig / (double)a[i].count) : 0;
+  }
+  qsort(r->rows, (size_t)r->n_rows, sizeof *r->rows, row_cmp);
+
+done:
+  for (int i = 0; i < n_graph_outputs; i++) free(out_names[i]);
+  free(out_names);
+  free(match);
+  free(a);
+  qllc_probe_free(fp);
+  qllc_probe_free(qp);
+  if (st != QLLC_OK) {
+    qllc_compare_result_free(r);
+    return st;
+  }
+  *out = r;
+  return QLLC_OK;
+}

@@ -1,0 +1,48 @@
+#!/bin/bash
+# tests/cli/compare_test.sh: `qllc compare` on the command line (issue 13).
+#  - the table: the model output first with its SQNR, then the values worst first with node, op and types;
+#    with --per-tensor the outlier layer (fc2 of tests/quant_e2e/data/outlier) is the first value row;
+#  - --csv writes one row per value with every column; --top limits the printed rows;
+#  - without --dataset the samples are drawn from the profile (and the first line says so);
+#  - errors: no precision (usage, exit 2), a missing data set (exit 1, one line).
+set -u
+: "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+D=$QLLC_SOURCE_DIR/tests/quant_e2e/data/outlier
+M=$D/model.onnx
+
+"$QLLC" profile "$M" --dataset "$D/calib.npy" -o "$tmp/p.yaml" >/dev/null 2>"$tmp/err" || fail "profile: $(cat "$tmp/err")"
+
+"$QLLC" compare "$M" --profile "$tmp/p.yaml" --precision int8 --per-tensor --dataset "$D/eval_x.npy" \
+  --csv "$tmp/t.csv" >"$tmp/out" 2>"$tmp/err" || fail "compare: $(cat "$tmp/err")"
+cat "$tmp/out"
+sed -n 1p "$tmp/out" | grep -q "at int8 against float, 32 samples (the data set)" || fail "first line: $(sed -n 1p "$tmp/out")"
+sed -n 3p "$tmp/out" | grep -Eq '^15\.[0-9] +[0-9.e-]+ +0\.000 +output +/fc3/Gemm +FullyConnected +i8 x i8 -> i8  \(output\)$' \
+  || fail "output row: $(sed -n 3p "$tmp/out")"
+sed -n 5p "$tmp/out" | grep -Eq '^15\.[0-9] .* /Relu_1_output_0 +/fc2/Gemm ' || fail "worst value row: $(sed -n 5p "$tmp/out")"
+[ "$(wc -l <"$tmp/t.csv")" = 4 ] || fail "csv rows: $(cat "$tmp/t.csv")"
+head -1 "$tmp/t.csv" | grep -q '^value,node,op,types,elem,scale,zero_point,is_output,sqnr_db,max_abs_err,saturated,signal_rms,count$' \
+  || fail "csv header: $(head -1 "$tmp/t.csv")"
+grep -q '^"output","/fc3/Gemm",FullyConnected,i8 x i8 -> i8,i8,[0-9.e-]*,-\?[0-9]*,1,15\.[0-9]*,' "$tmp/t.csv" || fail "csv output row: $(cat "$tmp/t.csv")"
+grep -q "^wrote $tmp/t.csv (3 rows)\$" "$tmp/out" || fail "csv line"
+
+"$QLLC" compare "$M" --profile "$tmp/p.yaml" --precision int8 --per-tensor --dataset "$D/eval_x.npy" --top 1 >"$tmp/out" 2>&1 \
+  || fail "compare --top: $(cat "$tmp/out")"
+grep -q "/Relu_output_0" "$tmp/out" && fail "--top 1 printed the second value"
+grep -q '^  \.\.\. 1 more (--top 0 shows all, --csv FILE writes all)$' "$tmp/out" || fail "--top 1: $(cat "$tmp/out")"
+
+"$QLLC" compare "$M" --profile "$tmp/p.yaml" --precision int16 --samples 4 >"$tmp/out" 2>&1 || fail "compare drawn: $(cat "$tmp/out")"
+sed -n 1p "$tmp/out" | grep -q "at int16 against float, 4 samples (drawn from the profile's input histograms" \
+  || fail "drawn: $(cat "$tmp/out")"
+sed -n 3p "$tmp/out" | grep -Eq '^(8|9|10)[0-9]\.[0-9] ' || fail "int16 output SQNR: $(sed -n 3p "$tmp/out")"
+
+"$QLLC" compare "$M" --profile "$tmp/p.yaml" >"$tmp/out" 2>&1; rc=$?
+[ $rc = 2 ] || fail "no precision: exit $rc"
+grep -q "^qllc: error: compare: give --precision int8|int16 and --profile FILE$" "$tmp/out" || fail "no precision: $(cat "$tmp/out")"
+"$QLLC" compare "$M" --profile "$tmp/p.yaml" --precision int8 --dataset "$tmp/none.npy" >"$tmp/out" 2>&1; rc=$?
+[ $rc = 1 ] || fail "missing data set: exit $rc"
+[ "$(wc -l <"$tmp/out")" = 1 ] && grep -q "none.npy" "$tmp/out" || fail "missing data set: $(cat "$tmp/out")"
+
+[ $fails = 0 ] && echo "compare_test: ok" || { echo "compare_test: $fails failure(s)"; exit 1; }
