@@ -5,7 +5,8 @@
 #   1. Selection and report (`qllc info`, any host): each fused layer names the variant the --cpu implies
 #      (znver4: __avx512vnni, alderlake: __avxvnni, haswell: __avx2, x86-64-v2: the reference, with the
 #      features it lacks), --features -X moves to the next variant, a depthwise conv stays on the
-#      reference with its reason, int16 and 16x8 layers get their own variants, aarch64 the reference.
+#      reference with its reason, int16 and 16x8 layers get their own variants, aarch64's generic CPU
+#      the reference (tests/cli/arm_variants_test.sh tests the Arm variants).
 #   2. Objects (any host: compiled and inspected, not run): znver4 has vpdpbusd on zmm, alderlake the
 #      VEX {vex} vpdpbusd, haswell vpmaddwd but no vpdpbusd, x86-64-v2 no AVX at all; the header's
 #      report lists the kernels.
@@ -48,7 +49,7 @@ expect_kernels "haswell: avx2" '__avx2  \[cpu haswell: __avx512vnni needs .*; __
 expect_kernels "x86-64-v2: the reference, naming what it lacks" ': qllc_k_(conv2d|fc)_i8_i8_[iu]8  \[cpu x86-64-v2: .*__avx2 needs avx2\]' 3 "$M" "${Q[@]}" --cpu x86-64-v2
 expect_kernels "znver4 -avx512vnni: avx2 (znver4 has no avx-vnni)" '__avx2  \[' 3 "$M" "${Q[@]}" --cpu znver4 --features -avx512vnni
 expect_kernels "x86-64 +avx2,+avxvnni: avxvnni" '__avxvnni  \[' 3 "$M" "${Q[@]}" --cpu x86-64 --features +avx2,+avxvnni
-expect_kernels "aarch64: the reference" 'qllc_k_(conv2d|fc)_i8_i8_[iu]8  \[no ISA variant for aarch64\]' 3 "$M" "${Q[@]}" --target aarch64
+expect_kernels "aarch64 (generic): the reference, naming what it lacks" 'qllc_k_(conv2d|fc)_i8_i8_[iu]8  \[cpu generic: __i8mm needs dotprod, i8mm; __dotprod needs dotprod\]' 3 "$M" "${Q[@]}" --target aarch64
 expect_kernels "int16: avx512vnni" 'qllc_k_(conv2d|fc)_i16_i16_i16__avx512vnni$' 3 "$M" --profile "$tmp/cnn_bn_pool.yaml" --precision int16 --cpu znver4
 expect_kernels "16x8: avx512vnni" 'qllc_k_(conv2d|fc)_i16_i8_i16__avx512vnni$' 3 "$M" --profile "$tmp/cnn_bn_pool.yaml" --precision int16 --weight-precision int8 --cpu znver4
 DW=("$D/depthwise_separable/model.onnx" --profile "$tmp/depthwise_separable.yaml" --precision int8 --cpu znver4)

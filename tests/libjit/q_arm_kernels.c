@@ -1,0 +1,300 @@
+/* tests/libjit/q_arm_kernels.c: the aarch64 kernel variants (targets/aarch64/kernels/: arm_q8.c dotprod
+ * and i8mm) bit for bit against the scalar kernels of q_layers.c, with weights and bias
+ * packed by src/lower/pack.c. Cross-compiled with aarch64-linux-gnu-gcc and run under
+ * qemu-aarch64 -cpu max by q_arm_test.sh (no cmocka there: q_arm_shim/cmocka.h). Inputs, weights and
+ * parameter arrays end at a PROT_NONE page (a read past them faults); outputs and scratch carry a guard
+ * zone. An ISA the CPU lacks (getauxval hwcaps) is reported SKIPPED, and the driver exits 77 when every
+ * one was skipped. Usage: q_arm_kernels [dotprod|i8mm]... (default: all). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+
+#include "../../targets/aarch64/kernels/kernels_arm_q8.h"
+#include "kernels_q.h"
+#include "lower/pack.h"
+
+#define Q_TEST_SEED 0x6a09e667f3bcc908ULL
+#include "q_x86_test_util.h"
+
+#ifndef HWCAP_ASIMDDP
+#define HWCAP_ASIMDDP (1 << 20)
+#endif
+#ifndef HWCAP2_I8MM
+#define HWCAP2_I8MM (1 << 13)
+#endif
+
+enum { ISA_DOTPROD, ISA_I8MM, NISA };
+static const char *isa_name[NISA] = {"dotprod", "i8mm"};
+static int have_isa(int isa) {
+  return isa == ISA_DOTPROD ? (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0
+                            : (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) && (getauxval(AT_HWCAP2) & HWCAP2_I8MM);
+}
+
+typedef void fc_fn(void *y, const void *x, const int8_t *w, const int32_t *b, const int32_t *m, const int32_t *n,
+                   int64_t M, int64_t N, int64_t K, int32_t z_x, int32_t z_y, int32_t lo, int32_t hi, uint8_t *s);
+#define FC_WRAP(ti, TI, to, TO, sfx, name)                                                                      \
+  static void fcw_##ti##_##to##sfx(void *y, const void *x, const int8_t *w, const int32_t *b, const int32_t *m, \
+                                   const int32_t *n, int64_t M, int64_t N, int64_t K, int32_t z_x, int32_t z_y,  \
+                                   int32_t lo, int32_t hi, uint8_t *s) {                                        \
+    name((TO *)y, (const TI *)x, w, b, m, n, M, N, K, z_x, z_y, lo, hi FC_S##sfx(s));                           \
+  }
+#define CONV_WRAP(ti, TI, to, TO, sfx, name)                                                                    \
+  static void cvw_##ti##_##to##sfx(void *y, const void *x, const int8_t *w, const int32_t *b, const int32_t *m, \
+                                   const int32_t *n, const int64_t *d, int32_t z_x, int32_t z_y, int32_t lo,     \
+                                   int32_t hi, uint8_t *s) {                                                    \
+    name((TO *)y, (const TI *)x, w, b, m, n, d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8], d[9], d[10], \
+         d[11], d[12], d[13], d[14], d[15], z_x, z_y, lo, hi FC_S##sfx(s));                                     \
+  }
+#define FC_S_ref(s)
+#define FC_S__dotprod(s) , s
+#define FC_S__i8mm(s) , s
+#define WRAPS(ti, TI, to, TO)                                                      \
+  FC_WRAP(ti, TI, to, TO, _ref, qllc_k_fc_##ti##_i8_##to)                          \
+  FC_WRAP(ti, TI, to, TO, __dotprod, qllc_k_fc_##ti##_i8_##to##__dotprod)          \
+  FC_WRAP(ti, TI, to, TO, __i8mm, qllc_k_fc_##ti##_i8_##to##__i8mm)                \
+  CONV_WRAP(ti, TI, to, TO, _ref, qllc_k_conv2d_##ti##_i8_##to)                    \
+  CONV_WRAP(ti, TI, to, TO, __dotprod, qllc_k_conv2d_##ti##_i8_##to##__dotprod)    \
+  CONV_WRAP(ti, TI, to, TO, __i8mm, qllc_k_conv2d_##ti##_i8_##to##__i8mm)
+WRAPS(i8, int8_t, i8, int8_t)
+WRAPS(i8, int8_t, u8, uint8_t)
+WRAPS(u8, uint8_t, i8, int8_t)
+WRAPS(u8, uint8_t, u8, uint8_t)
+
+static fc_fn *const fc_ref[4] = {fcw_i8_i8_ref, fcw_i8_u8_ref, fcw_u8_i8_ref, fcw_u8_u8_ref};
+static conv_fn *const conv_ref[4] = {cvw_i8_i8_ref, cvw_i8_u8_ref, cvw_u8_i8_ref, cvw_u8_u8_ref};
+static fc_fn *const fc_var[NISA][4] = {
+    {fcw_i8_i8__dotprod, fcw_i8_u8__dotprod, fcw_u8_i8__dotprod, fcw_u8_u8__dotprod},
+    {fcw_i8_i8__i8mm, fcw_i8_u8__i8mm, fcw_u8_i8__i8mm, fcw_u8_u8__i8mm}};
+static conv_fn *const conv_var[NISA][4] = {
+    {cvw_i8_i8__dotprod, cvw_i8_u8__dotprod, cvw_u8_i8__dotprod, cvw_u8_u8__dotprod},
+    {cvw_i8_i8__i8mm, cvw_i8_u8__i8mm, cvw_u8_i8__i8mm, cvw_u8_u8__i8mm}};
+
+static int64_t n_out, n_inside;
+
+/* ---- 8-bit FC --------------------------------------------------------------------------------------- */
+typedef struct fc_case {
+  int64_t M, N, K;
+  int32_t z_x;
+  int xpat, wpat, outvar, bmode, mnmode;
+} fc_case;
+
+static void run_fc(int isa, int combo, const fc_case *t) {
+  const kind ki = cin(combo), ko = cout_(combo);
+  const int64_t M = t->M, N = t->N, K = t->K;
+  int32_t *xv = ivec(M * K), *wv = ivec(N * K);
+  fill(xv, M * K, kmin(ki), kmax(ki), t->xpat);
+  fill(wv, N * K, -128, 127, t->wpat);
+  gbuf gx, gw, gb, gm, gn, gwp, gbc;
+  void *x = galloc(&gx, (size_t)(M * K));
+  int8_t *w = galloc(&gw, (size_t)(N * K));
+  int32_t *bias = galloc(&gb, (size_t)N * 4), *m = galloc(&gm, (size_t)N * 4), *n = galloc(&gn, (size_t)N * 4);
+  for (int64_t i = 0; i < M * K; i++) ((uint8_t *)x)[i] = (uint8_t)xv[i];
+  for (int64_t i = 0; i < N * K; i++) w[i] = (int8_t)wv[i];
+  make_bias(bias, wv, N, K, t->z_x, t->bmode);
+  pick_mn(m, n, N, acc_scale(xv, M * K, wv, N * K, K, t->z_x), t->mnmode);
+  int32_t z_y, lo, hi;
+  pick_out(ko, t->outvar, &z_y, &lo, &hi);
+  int8_t *wp = galloc(&gwp, qllc_pack_size(QLLC_LAYOUT_K4N16, N, K));
+  qllc_pack_w8(QLLC_LAYOUT_K4N16, wp, w, N, K);
+  int32_t *bias_c = galloc(&gbc, (size_t)N * 4);
+  qllc_pack_bias8(bias_c, bias, w, N, K, ki == K_I8);
+  const size_t ssz = (size_t)qllc_scratch_fc(M, K, 1);
+  uint8_t *scratch = gzone(ssz), *want = calloc((size_t)(M * N), 1), *got = gzone((size_t)(M * N));
+  fc_ref[combo](want, x, w, bias, m, n, M, N, K, t->z_x, z_y, lo, hi, NULL);
+  fc_var[isa][combo](got, x, wp, bias_c, m, n, M, N, K, t->z_x, z_y, lo, hi, scratch);
+  for (int64_t i = 0; i < M * N; i++) {
+    const int32_t g = tget(ko, got, i), e = tget(ko, want, i);
+    n_out++;
+    n_inside += e > lo && e < hi;
+    if (g != e) {
+      fail_msg("fc %s combo %d M=%lld N=%lld K=%lld z_x=%d: [%lld][%lld] got %d want %d (m=%d n=%d z_y=%d lo=%d hi=%d)",
+               isa_name[isa], combo, (long long)M, (long long)N, (long long)K, t->z_x, (long long)(i / N),
+               (long long)(i % N), g, e, m[i % N], n[i % N], z_y, lo, hi);
+      break;
+    }
+  }
+  if (!guard_ok(got, (size_t)(M * N))) fail_msg("fc %s: wrote past y", isa_name[isa]);
+  if (!guard_ok(scratch, ssz)) fail_msg("fc %s: wrote past the scratch", isa_name[isa]);
+  free(xv), free(wv), free(scratch), free(want), free(got);
+  gfree(&gx), gfree(&gw), gfree(&gb), gfree(&gm), gfree(&gn), gfree(&gwp), gfree(&gbc);
+}
+
+static void fc_suite(int isa) {
+  n_out = n_inside = 0;
+  static const int64_t Ms[] = {1, 2, 3, 4, 5, 6, 7, 11, 13, 63, 64, 65, 130};
+  static const int64_t Ns[] = {1, 2, 3, 8, 15, 16, 17, 24, 31, 33, 63, 64, 65, 100, 129};
+  static const int64_t Ks[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 20, 31, 64, 100, 255, 1023};
+  int cases = 0;
+  for (int i = 0; i < 200; i++) {
+    const int combo = i % 4;
+    fc_case t = {Ms[irand(0, 12)], Ns[irand(0, 14)], Ks[irand(0, 17)], pick_zx(cin(combo)), 0, 0,
+                 (int)irand(0, 4), i % 13 == 0 ? 1 + (int)irand(0, 1) : 0, 0};
+    if (t.M * t.N * t.K > 1000000) t.M = 3;
+    run_fc(isa, combo, &t), cases++;
+  }
+  for (int combo = 0; combo < 4; combo++) {
+    fc_case a = {3, 37, 2050, pick_zx(cin(combo)), 0, 0, 0, 0, 0}, b = {1, 70, 4099, pick_zx(cin(combo)), 0, 0, 2, 0, 0};
+    run_fc(isa, combo, &a), run_fc(isa, combo, &b), cases += 2;
+  }
+  for (int combo = 0; combo < 4; combo++)
+    for (int xp = 0; xp < 4; xp++)
+      for (int wp = 0; wp < 4; wp++) {
+        const kind ki = cin(combo);
+        fc_case t = {(int64_t)irand(1, 9), (int64_t)irand(1, 40), (int64_t)irand(1, 300),
+                     (xp + wp) % 2 ? kmin(ki) : kmax(ki), xp, wp, (int)irand(0, 4), (int)irand(0, 2), (int)irand(0, 1)};
+        run_fc(isa, combo, &t), cases++;
+      }
+  print_message("fc %s: %d cases, %lld outputs, %lld inside the clamp range\n", isa_name[isa], cases,
+                (long long)n_out, (long long)n_inside);
+  if (n_inside * 4 < n_out) fail_msg("fc %s: too few outputs inside the clamp range", isa_name[isa]);
+}
+
+/* ---- 8-bit Conv ---------------------------------------------------------------------------------------- */
+typedef struct conv_case {
+  int64_t d[16]; /* N C H W M OH OW KH KW sh sw pt pl dh dw group */
+  int32_t z_x;
+  int xpat, wpat, outvar, bmode, mnmode;
+} conv_case;
+
+static void run_conv(int isa, int combo, const conv_case *t) {
+  const kind ki = cin(combo), ko = cout_(combo);
+  const int64_t *d = t->d;
+  const int64_t N = d[0], C = d[1], H = d[2], W = d[3], M = d[4], OH = d[5], OW = d[6], KH = d[7], KW = d[8];
+  const int64_t group = d[15], cg = C / group, K = cg * KH * KW;
+  const int64_t nx = N * C * H * W, nw = M * K, ny = N * M * OH * OW;
+  int32_t *xv = ivec(nx), *wv = ivec(nw);
+  fill(xv, nx, kmin(ki), kmax(ki), t->xpat);
+  fill(wv, nw, -128, 127, t->wpat);
+  gbuf gx, gw, gb, gm, gn, gwp, gbc;
+  void *x = galloc(&gx, (size_t)nx);
+  int8_t *w = galloc(&gw, (size_t)nw);
+  int32_t *bias = galloc(&gb, (size_t)M * 4), *m = galloc(&gm, (size_t)M * 4), *n = galloc(&gn, (size_t)M * 4);
+  for (int64_t i = 0; i < nx; i++) ((uint8_t *)x)[i] = (uint8_t)xv[i];
+  for (int64_t i = 0; i < nw; i++) w[i] = (int8_t)wv[i];
+  make_bias(bias, wv, M, K, t->z_x, t->bmode);
+  pick_mn(m, n, M, acc_scale(xv, nx, wv, nw, K, t->z_x), t->mnmode);
+  int32_t z_y, lo, hi;
+  pick_out(ko, t->outvar, &z_y, &lo, &hi);
+  int8_t *wp = galloc(&gwp, qllc_pack_size(QLLC_LAYOUT_ROWS_K4, M, K));
+  qllc_pack_w8(QLLC_LAYOUT_ROWS_K4, wp, w, M, K);
+  int32_t *bias_c = galloc(&gbc, (size_t)M * 4);
+  qllc_pack_bias8(bias_c, bias, w, M, K, ki == K_I8);
+  const size_t ssz = (size_t)qllc_scratch_conv(K, 1);
+  uint8_t *scratch = gzone(ssz), *want = calloc((size_t)ny, 1), *got = gzone((size_t)ny);
+  conv_ref[combo](want, x, w, bias, m, n, d, t->z_x, z_y, lo, hi, NULL);
+  conv_var[isa][combo](got, x, wp, bias_c, m, n, d, t->z_x, z_y, lo, hi, scratch);
+  for (int64_t i = 0; i < ny; i++) {
+    const int32_t g = tget(ko, got, i), e = tget(ko, want, i);
+    n_out++;
+    n_inside += e > lo && e < hi;
+    if (g != e) {
+      const int64_t oc = i / (OH * OW) % M;
+      fail_msg("conv %s combo %d N=%lld C=%lld H=%lld W=%lld M=%lld K=%lldx%lld s=%lld,%lld p=%lld,%lld d=%lld,%lld "
+               "g=%lld z_x=%d: y[%lld] (oc %lld) got %d want %d",
+               isa_name[isa], combo, (long long)N, (long long)C, (long long)H, (long long)W, (long long)M,
+               (long long)KH, (long long)KW, (long long)d[9], (long long)d[10], (long long)d[11], (long long)d[12],
+               (long long)d[13], (long long)d[14], (long long)group, t->z_x, (long long)i, (long long)oc, g, e);
+      break;
+    }
+  }
+  if (!guard_ok(got, (size_t)ny)) fail_msg("conv %s: wrote past y", isa_name[isa]);
+  if (!guard_ok(scratch, ssz)) fail_msg("conv %s: wrote past the scratch (K=%lld)", isa_name[isa], (long long)K);
+  free(xv), free(wv), free(scratch), free(want), free(got);
+  gfree(&gx), gfree(&gw), gfree(&gb), gfree(&gm), gfree(&gn), gfree(&gwp), gfree(&gbc);
+}
+
+static int conv_shape(conv_case *t, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t KH, int64_t KW,
+                      int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t dh, int64_t dw,
+                      int64_t group) {
+  const int64_t OH = (H + pt + pb - ((KH - 1) * dh + 1)) / sh + 1, OW = (W + pl + pr - ((KW - 1) * dw + 1)) / sw + 1;
+  if (H + pt + pb < (KH - 1) * dh + 1 || W + pl + pr < (KW - 1) * dw + 1 || OH < 1 || OW < 1) return 0;
+  const int64_t v[16] = {N, C, H, W, M, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw, group};
+  memcpy(t->d, v, sizeof v);
+  return 1;
+}
+
+static void conv_random(conv_case *t, int combo) {
+  for (;;) {
+    const int64_t gsel = irand(0, 5);
+    const int64_t group = gsel < 3 ? 1 : gsel == 3 ? irand(2, 3) : gsel == 4 ? irand(1, 8) : 1;
+    const int64_t cg = irand(1, 12), mg = gsel == 4 ? 1 : irand(1, 20);
+    static const int64_t ks[] = {1, 1, 2, 3, 3, 3, 5, 7};
+    const int64_t KH = ks[irand(0, 7)], KW = irand(0, 3) ? KH : ks[irand(0, 7)];
+    const int64_t sh = irand(1, 3), sw = irand(0, 2) ? sh : irand(1, 3);
+    const int64_t dh = irand(0, 3) ? 1 : 2, dw = irand(0, 3) ? dh : irand(1, 2);
+    const int64_t H = irand(1, 20), W = irand(0, 5) ? irand(1, 20) : irand(60, 140);
+    const int64_t pt = irand(0, (KH - 1) * dh), pb = irand(0, (KH - 1) * dh);
+    const int64_t pl = irand(0, (KW - 1) * dw), pr = irand(0, (KW - 1) * dw);
+    if (conv_shape(t, irand(1, 2), cg * group, H, W, mg * group, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw, group)) break;
+  }
+  t->z_x = pick_zx(cin(combo));
+  t->xpat = t->wpat = 0;
+  t->outvar = (int)irand(0, 4);
+  t->bmode = irand(0, 12) == 0 ? (int)irand(1, 2) : 0;
+  t->mnmode = 0;
+}
+
+static void conv_suite(int isa) {
+  n_out = n_inside = 0;
+  int cases = 0;
+  for (int i = 0; i < 160; i++) {
+    conv_case t;
+    conv_random(&t, i % 4);
+    run_conv(isa, i % 4, &t), cases++;
+  }
+  /* pointwise over more than one panel, the 7x7/2 stem, K = 1 .. 3 and K = 4 (mod 8) (the i8mm half
+     step), K > 2000, rows wider than a panel, single pixels, padding on every side, depthwise, dilation */
+  struct {
+    int64_t N, C, H, W, M, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw, g;
+  } e[] = {
+      {1, 16, 9, 9, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},    {2, 5, 17, 13, 7, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
+      {1, 3, 30, 30, 16, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1},   {1, 1, 5, 6, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
+      {1, 2, 5, 6, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},      {1, 4, 9, 9, 5, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
+      {1, 12, 9, 9, 6, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},     {1, 250, 4, 5, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+      {1, 8, 3, 130, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},   {1, 6, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+      {1, 4, 6, 6, 8, 3, 3, 1, 1, 2, 0, 0, 2, 1, 1, 1},      {1, 12, 11, 11, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 12},
+      {1, 4, 13, 14, 6, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 2},    {1, 16, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+      {1, 130, 7, 7, 21, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},   {1, 24, 7, 7, 18, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3},
+      {1, 64, 14, 14, 7, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1},   {1, 20, 9, 9, 10, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
+  };
+  for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)
+    for (int combo = 0; combo < 4; combo++) {
+      conv_case t;
+      assert_true(conv_shape(&t, e[i].N, e[i].C, e[i].H, e[i].W, e[i].M, e[i].KH, e[i].KW, e[i].sh, e[i].sw, e[i].pt,
+                             e[i].pl, e[i].pb, e[i].pr, e[i].dh, e[i].dw, e[i].g));
+      t.z_x = pick_zx(cin(combo));
+      t.xpat = t.wpat = (int)irand(0, 4);
+      t.outvar = (int)irand(0, 4), t.bmode = 0, t.mnmode = 0;
+      run_conv(isa, combo, &t), cases++;
+    }
+  print_message("conv %s: %d cases, %lld outputs, %lld inside the clamp range\n", isa_name[isa], cases,
+                (long long)n_out, (long long)n_inside);
+  if (n_inside * 4 < n_out) fail_msg("conv %s: too few outputs inside the clamp range", isa_name[isa]);
+}
+
+static int wanted(int argc, char **argv, const char *name) {
+  if (argc < 2) return 1;
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], name) == 0) return 1;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  int ran = 0, skipped = 0;
+  for (int isa = 0; isa < NISA; isa++) {
+    if (!wanted(argc, argv, isa_name[isa])) continue;
+    if (!have_isa(isa)) {
+      printf("SKIPPED %s: not supported by this CPU (hwcaps)\n", isa_name[isa]);
+      skipped++;
+      continue;
+    }
+    fc_suite(isa);
+    conv_suite(isa);
+    ran++;
+  }
+  printf("%d suites run, %d skipped, %d failures\n", ran, skipped, shim_failures);
+  if (shim_failures) return 1;
+  return ran ? 0 : 77;
+}
