@@ -6,7 +6,7 @@
  * quantization scalars) and libjit (which implements them). Layouts as kernels_f32.h: NCHW, row-major,
  * counts and strides in elements.
  *
- * ---- Numerics (DESIGN.md section 2) -----------------------------------------------------------------
+ * ---- Numerics (docs/numerics.md) -------------------------------------------------------------------
  * Real value r = s * (q - z). Weights are always symmetric (z_w = 0), so no kernel takes a weight
  * zero point (except matmul, whose second operand is an activation).
  *

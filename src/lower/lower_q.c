@@ -16,7 +16,7 @@
  *     layer's z_x, folded into its bias; z_y; inputs[i].zero_point), it must agree with the value, else
  *     the lowering fails INVALID naming the node: a quantizer bug must not become wrong numbers.
  *   - Multipliers, tables, clamps and constant arrays come only from the record (computed once, in
- *     src/quant; DESIGN.md, STYLE.md 9). The lowering never derives a requantization parameter.
+ *     src/quant; docs/numerics.md). The lowering never derives a requantization parameter.
  *   - FUSED (Conv, FC, Gemm, MatMul with a constant operand, ChannelAffine): the weight and bias
  *     graph inputs are the FLOAT constants and are never given buffers; w_packed ([channels][K]:
  *     Conv [M][C/g][KH][KW], FC [N][K]), bias (int32 or int64 per acc_elem), m and n become CONST

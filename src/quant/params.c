@@ -1,4 +1,4 @@
-/* src/quant/params.c: choosing scale and zero point (DESIGN.md section 2), and quantizing tensors.
+/* src/quant/params.c: choosing scale and zero point (docs/numerics.md), and quantizing tensors.
  *
  * One code path for int8, uint8 and int16: the element kind only selects [qmin, qmax]. Scales are
  * computed in double, stored as float, and the zero point is derived from the float scale that is

@@ -1,4 +1,4 @@
-/* src/quant/profile.c: the calibration profile (DESIGN.md section 3) and the graph hash.
+/* src/quant/profile.c: the calibration profile (format: docs/quantization.md) and the graph hash.
  *
  * File format (YAML 1.1, written and read with libyaml):
  *

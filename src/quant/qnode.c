@@ -1,4 +1,4 @@
-/* src/quant/qnode.c: building the per-node record of a fused layer (DESIGN.md section 2, "Fused bias").
+/* src/quant/qnode.c: building the per-node record of a fused layer (docs/numerics.md: the fused bias).
  *
  * Order of decisions, each made once here so kernels only apply them:
  *   1. weight scales per output channel (or per tensor), optionally widened so the bias fits int32;

@@ -1,6 +1,6 @@
 /* src/quant/quant.h: quantization arithmetic, calibration, the profile file, and the per-node
- * quantization record the quantizer hangs on qllc_node.quant. The numerics contract is DESIGN.md
- * section 2; this header is its executable form. Everything here is precision-agnostic: int8, uint8
+ * quantization record the quantizer hangs on qllc_node.quant. The numerics contract is docs/numerics.md;
+ * this header is its executable form. Everything here is precision-agnostic: int8, uint8
  * and int16 go through the same functions, selected by a qllc_elem.
  *
  * Conventions (ONNX): r = s * (q - z). Scales are float (they end up in value->scale and bundle

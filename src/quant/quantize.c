@@ -1,4 +1,4 @@
-/* src/quant/quantize.c: the graph quantizer (quant.h section 7, DESIGN.md section 2).
+/* src/quant/quantize.c: the graph quantizer (quant.h section 7, docs/numerics.md).
  *
  * Input: the OPTIMIZED float graph (qllc_graph_optimize done: Conv/FC carry their fused Relu/Clip in
  * node->act, BatchNorm folded or a CHANNEL_AFFINE), and a profile made on that same graph. Output: the

@@ -1,7 +1,7 @@
 #!/bin/bash
 # tests/libjit/q_cross_test.sh: the quantized kernels give the same bits on every target and at every
-# optimisation level (DESIGN.md section 2: "every SIMD variant and every target must give the same
-# bits"). A freestanding driver (written below) calls every kernel family with constant shapes on
+# optimisation level (docs/numerics.md: every kernel variant and every target gives the same
+# bits). A freestanding driver (written below) calls every kernel family with constant shapes on
 # pseudo-random and extreme inputs and hashes the outputs. It is built four ways:
 #   native:   the kernels' C compiled by gcc (libqllc_libjit_native.a, what tests/libjit/q_*_test.c check);
 #   x86_64:   the driver's bitcode linked with build/bitcode/libjit_x86_64.bc, opt -O3 (inlined,

@@ -142,7 +142,7 @@ static void test_fused_fc_i8(void **state) {
   assert_int_equal(wq[3], 127);
   assert_int_equal(wq[4], -127);
   assert_int_equal(wq[3 * 6 + 5], 127); /* channel 3: 3.0 is its maximum */
-  /* The bias buffer holds q_b[c] - z_x * sum_k q_w[c][k] (DESIGN.md section 2), recomputed here. */
+  /* The bias buffer holds q_b[c] - z_x * sum_k q_w[c][k] (docs/numerics.md), recomputed here. */
   const int32_t *bias = arg(p, 0, 3)->buf->data;
   for (int c = 0; c < 4; c++) {
     int32_t sum = 0;
@@ -574,7 +574,7 @@ static void jit_free(jit_run *j) {
   free(j->act);
 }
 
-/* Reference of the fused FC from the numerics contract (DESIGN.md section 2) and the record. */
+/* Reference of the fused FC from the numerics contract (docs/numerics.md) and the record. */
 static int32_t ref_fc(const qllc_qnode *q, const int32_t *x, int64_t row, int64_t c, int64_t K) {
   int64_t acc = q->acc_elem == QLLC_ELEM_I64 ? ((const int64_t *)q->bias)[c] : ((const int32_t *)q->bias)[c];
   for (int64_t k = 0; k < K; k++) {

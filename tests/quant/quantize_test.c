@@ -1,6 +1,6 @@
 /* tests/quant/quantize_test.c: the graph quantizer on small float graphs built by hand, with profiles
  * made in memory from known data. Expected scales, zero points, weights, biases and multipliers are
- * worked out here from DESIGN.md section 2 (not by calling the functions under test on the same
+ * worked out here from docs/numerics.md (not by calling the functions under test on the same
  * inputs, except qllc_requant_make, which has its own tests, for the multiplier decomposition). */
 #include <math.h>
 #include <setjmp.h>

@@ -8,7 +8,7 @@
  *     |q - (round(y / s_y) + z_y)| <= 1 for every output (the fused kernel rounds once; the other half
  *     LSB is the input and weight quantization).
  *  2. The Glow-style computation on the same quantized input and weights (per-channel symmetric int8
- *     weights, s_w[c] = max|W[c]| / 127 as DESIGN.md section 2): round W x to int8 at the output scale,
+ *     weights, s_w[c] = max|W[c]| / 127 as docs/numerics.md): round W x to int8 at the output scale,
  *     then add the bias quantized to int8 at the output scale, is measurably worse: its mean absolute
  *     error against the same reference exceeds qllc's by at least 0.1 LSB, and it has more outputs off
  *     by a full LSB or more (measured: see docs/quantization.md).
