@@ -1,4 +1,4 @@
-/* src/quant/calib.c: the calibration histogram and the three calibration methods.
+/* src/quant/calib.c: the calibration histogram and the four calibration methods.
  *
  * The histogram is recorded in ONE pass over the data set (profiling runs the float code once):
  * it is symmetric around 0, [-R, R) in `bins` equal bins, bin bins/2 starting at 0. R is set by the
@@ -168,6 +168,68 @@ static qllc_status kl(const qllc_hist *h, int levels, float *lo, float *hi, qllc
   return QLLC_OK;
 }
 
+/* MSE (issue 13; PyTorch's HistogramObserver minimises the same quantity by a greedy search): the
+ * range [a, b] whose expected squared quantization error over the histogram is smallest. a and b are
+ * bin edges with a <= 0 <= b (a quantized range always holds 0) inside the bins that hold data. The
+ * error of a candidate, for the grid of `levels` steps of width D = (b - a) / levels (symmetric:
+ * [-T, T], D = 2T / levels):
+ *   bins inside [a, b]:  count * D^2 / 12                       (rounding, uniform within a step)
+ *   bins outside:        count * ((c - e)^2 + w^2 / 12)           (clipping to the nearer end e; c the
+ *                                                                  bin's centre, w its width)
+ * With prefix sums of count, count*c and count*c^2 the clipping error of any end is O(1), so every
+ * pair of ends is tried (O(bins^2 / 4) at most; O(bins) for one-sided data). Ties keep the wider range. */
+static void mse(const qllc_hist *h, int levels, int symmetric, float *lo, float *hi) {
+  int32_t B = h->bins, H = B / 2;
+  double w = 2.0 * h->range / B;
+  double *n = calloc((size_t)B + 1, sizeof *n), *nc = calloc((size_t)B + 1, sizeof *nc),
+         *ncc = calloc((size_t)B + 1, sizeof *ncc);
+  if (!n || !nc || !ncc) { /* no memory for the search: the full range */
+    free(n), free(nc), free(ncc);
+    *lo = h->min, *hi = h->max;
+    return;
+  }
+  /* prefix sums over bins [0, k) */
+  for (int32_t k = 0; k < B; k++) {
+    double c = edge(h, k) + w / 2, cnt = (double)h->counts[k];
+    n[k + 1] = n[k] + cnt, nc[k + 1] = nc[k] + cnt * c, ncc[k + 1] = ncc[k] + cnt * c * c;
+  }
+  int32_t kmin = 0, kmax = B - 1; /* the first and last bins holding data */
+  while (kmin < B - 1 && h->counts[kmin] == 0) kmin++;
+  while (kmax > 0 && h->counts[kmax] == 0) kmax--;
+  if (kmin > H) kmin = H; /* the range holds 0: a = 0 at most, b = 0 at least */
+  if (kmax < H - 1) kmax = H - 1;
+  double total = n[B], wq = w * w / 12.0;
+  /* clipping error of the bins [0, i) to the left end a = edge(i), and of [j, B) to the right end b = edge(j) */
+#define LEFT(i, a) (ncc[i] - 2.0 * (a) * nc[i] + (a) * (a) * n[i] + n[i] * wq)
+#define RIGHT(j, b) ((ncc[B] - ncc[j]) - 2.0 * (b) * (nc[B] - nc[j]) + (b) * (b) * (n[B] - n[j]) + (n[B] - n[j]) * wq)
+  double best = INFINITY, ba = edge(h, kmin), bb = edge(h, kmax + 1);
+  if (symmetric) {
+    int32_t kfar = kmax + 1 - H > H - kmin ? kmax + 1 - H : H - kmin; /* bins from 0 to the farther end */
+    for (int32_t t = kfar; t >= 1; t--) {
+      double T = t * w, D = 2.0 * T / levels;
+      int32_t i = H - t, j = H + t;
+      double e = (i > 0 ? LEFT(i, -T) : 0) + (j < B ? RIGHT(j, T) : 0) + (n[j < B ? j : B] - n[i > 0 ? i : 0]) * D * D / 12.0;
+      if (e < best) best = e, ba = -T, bb = T;
+    }
+  } else {
+    for (int32_t i = kmin; i <= H; i++) {
+      double a = edge(h, i), el = LEFT(i, a);
+      for (int32_t j = kmax + 1; j >= H; j--) {
+        double b = edge(h, j);
+        if (b - a <= 0) continue;
+        double D = (b - a) / levels, e = el + RIGHT(j, b) + (n[j] - n[i]) * D * D / 12.0;
+        if (e < best) best = e, ba = a, bb = b;
+      }
+    }
+  }
+#undef LEFT
+#undef RIGHT
+  (void)total;
+  free(n), free(nc), free(ncc);
+  *lo = (float)fmax(ba, (double)h->min);
+  *hi = (float)fmin(bb, (double)h->max);
+}
+
 qllc_status qllc_calibrate(const qllc_hist *h, const qllc_calib_opts *o, float *lo, float *hi, qllc_diag *diag) {
   if (h->total == 0) {
     *lo = *hi = 0;
@@ -181,6 +243,7 @@ qllc_status qllc_calibrate(const qllc_hist *h, const qllc_calib_opts *o, float *
   switch (o->method) {
   case QLLC_CAL_PERCENTILE: return percentile(h, o->percentile > 0 ? o->percentile : 99.99, lo, hi, diag);
   case QLLC_CAL_KL: return kl(h, o->kl_levels, lo, hi, diag);
+  case QLLC_CAL_MSE: mse(h, o->levels > 0 ? o->levels : 255, o->symmetric, lo, hi); return QLLC_OK;
   default: return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "unknown calibration method %d", (int)o->method);
   }
 }

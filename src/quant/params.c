@@ -21,7 +21,7 @@ int qllc_quant_range(qllc_elem e, int narrow, int32_t *qmin, int32_t *qmax) {
 }
 
 static const char *const schema_names[] = {"asymmetric", "symmetric", "symmetric_uint8", "power2"};
-static const char *const calib_names[] = {"minmax", "percentile", "kl"};
+static const char *const calib_names[] = {"minmax", "percentile", "kl", "mse"};
 
 const char *qllc_schema_name(qllc_schema s) {
   return (unsigned)s < sizeof schema_names / sizeof *schema_names ? schema_names[s] : "?";

@@ -166,6 +166,9 @@ typedef struct qllc_calib_opts {
   double percentile;          /* percentile method: e.g. 99.99 (default when 0) */
   int kl_levels;              /* kl method: quantized levels on one side, e.g. 128 for int8 (default
                                  when 0); capped at bins / 2 (so int16 KL degenerates to max |x|) */
+  int levels;                 /* mse method: steps of the grid (qmax - qmin: 255 for int8, 65535 for
+                                 int16; default 255 when 0) */
+  int symmetric;              /* mse method: the range is [-T, T] (symmetric schemas) */
 } qllc_calib_opts;
 
 /* The calibrated range [lo, hi] of a histogram (not yet widened to contain 0):
@@ -173,6 +176,8 @@ typedef struct qllc_calib_opts {
  *   percentile: lo = the (100 - p)% quantile, hi = the p% quantile (bin edges, outward), within [min, max]
  *   kl:         TensorRT entropy calibration on the |x| histogram: the threshold T minimising
  *               KL(P || Q) over thresholds from kl_levels bins to bins / 2; returns [max(min, -T), min(max, T)]
+ *   mse:        the range (bin edges, holding 0) minimising the expected squared error of quantizing the
+ *               histogram on a grid of `levels` steps: rounding inside, clipping outside (calib.c)
  * An empty histogram gives [0, 0]. */
 qllc_status qllc_calibrate(const qllc_hist *h, const qllc_calib_opts *o, float *lo, float *hi, qllc_diag *diag);
 
@@ -310,6 +315,13 @@ int32_t qllc_lut16_eval(const int16_t *table, int32_t x);
  * `exp_table` must have room for 513 int32. */
 qllc_status qllc_quant_softmax(const qllc_qparams *in, qllc_qparams *out, int32_t *recip, int32_t *exp_table,
                                int32_t *len, qllc_diag *diag);
+
+/* Softmax on a calibrated output grid (issue 13): `out` holds the parameters chosen from the observed
+ * range (within [0, 1]); its scale becomes 1 / R with R = floor(1 / scale) (at least 1, at most 2^30, so
+ * the grid still covers the range), its zero point and kind are kept, *recip = R. The exp table as
+ * qllc_quant_softmax. The kernel computes round(e * R / S) + z_y, so any R and z_y are exact. */
+qllc_status qllc_quant_softmax_range(const qllc_qparams *in, qllc_qparams *out, int32_t *recip, int32_t *exp_table,
+                                     int32_t *len, qllc_diag *diag);
 
 /* Average pool multipliers: entry c (1 <= c <= max_count) is M = s_x / (s_y * c); entry 0 is unused
  * (m = 0, n = 0). m and n have max_count + 1 entries. */

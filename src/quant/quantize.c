@@ -281,6 +281,14 @@ static qllc_status value_range(qz *z, const qllc_value *v, float *lo, float *hi)
       snprintf(msg, sizeof msg, "%s", z->diag ? z->diag->message : "");
       return qllc_fail(z->diag, st, NULL, "value '%s': %s", v->name, msg);
     }
+    /* the output of a bounded op: the range observed, within the bound (issue 13) */
+    int pi = v->id < z->n0 ? z->prod[v->id] : -1;
+    qllc_op pop = pi >= 0 ? z->nodes[pi]->op : QLLC_OP_COUNT;
+    float blo = pop == QLLC_OP_TANH ? -1.0f : 0.0f, bhi = 1.0f;
+    if (pop == QLLC_OP_SOFTMAX || pop == QLLC_OP_SIGMOID || pop == QLLC_OP_TANH) {
+      *lo = fminf(fmaxf(*lo, blo), bhi);
+      *hi = fminf(fmaxf(*hi, blo), bhi);
+    }
   }
   if (v->id < z->n0) z->ranged[v->id] = 1, z->lo[v->id] = *lo, z->hi[v->id] = *hi;
   return QLLC_OK;
@@ -390,7 +398,9 @@ static qllc_status quantize_node(qz *z, int idx) {
       equal &= in[i].scale == in[0].scale && in[i].zero_point == in[0].zero_point && in[i].elem == in[0].elem;
     if (equal) y = in[0], set_params(z, yv, &y);
     else if ((st = params(z, yv, &y)) != QLLC_OK) return for_node(z, n, st);
-  } else if (kind != QLLC_QK_SOFTMAX) {
+  } else {
+    /* Softmax too: the output grid covers the probabilities observed, not all of [0, 1] (issue 13);
+       qllc_quant_softmax_range then makes its scale 1 / R for an integer R */
     if ((st = params(z, yv, &y)) != QLLC_OK) return for_node(z, n, st);
   }
 
@@ -458,7 +468,7 @@ static qllc_status quantize_node(qz *z, int idx) {
     case QLLC_QK_SOFTMAX:
       q->table = qllc_arena_alloc(g->arena, 513 * sizeof(int32_t));
       if (!q->table) return oom(z, n);
-      st = qllc_quant_softmax(&in[0], &y, &q->softmax_recip, q->table, &q->table_len, z->diag);
+      st = qllc_quant_softmax_range(&in[0], &y, &q->softmax_recip, q->table, &q->table_len, z->diag);
       if (st != QLLC_OK) return at_node(z, n, st);
       set_params(z, yv, &y);
       break;
@@ -799,6 +809,10 @@ qllc_status qllc_quantize_graph(qllc_graph *g, const qllc_profile *prof, const q
   z.diag = diag;
   z.calib = o->calib;
   if (z.calib.kl_levels == 0 && o->act_elem == QLLC_ELEM_I16) z.calib.kl_levels = 32767; /* capped to bins / 2 */
+  /* mse: the grid the range will be cut into (symmetric schemas: [-T, T] in 2 qmax steps) */
+  z.calib.symmetric = o->schema != QLLC_SCHEMA_ASYMMETRIC;
+  if (z.calib.levels == 0) z.calib.levels = o->act_elem == QLLC_ELEM_I16 ? (z.calib.symmetric ? 65534 : 65535)
+                                                                         : (z.calib.symmetric ? 254 : 255);
   z.u8mode = o->schema == QLLC_SCHEMA_SYMMETRIC_UINT8 && o->act_elem != QLLC_ELEM_I16;
   z.n0 = g->n_values;
   z.nn = g->n_nodes;

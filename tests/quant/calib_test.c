@@ -1,5 +1,6 @@
 /* tests/quant/calib_test.c: the histogram (binning by hand, range growth against one-shot binning at
- * the final range), and minmax / percentile / kl on distributions whose answer is known. */
+ * the final range), and minmax / percentile / kl on distributions whose answer is known; mse against a
+ * numpy search (tests/quant/make_mse_data.py, data/mse_expected.txt). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -168,11 +169,95 @@ static void test_edge_cases(void **state) {
   qllc_hist_free(&h);
 }
 
+/* ---- mse (issue 13) ---- */
+
+/* The samples of make_mse_data.py: splitmix64 from seed 13, Laplace(0, 1) by the inverse CDF. */
+static float *laplace_samples(int64_t n) {
+  float *x = malloc(sizeof *x * (size_t)n);
+  for (int64_t i = 1; x && i <= n; i++) {
+    uint64_t z = 13 + (uint64_t)i * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    double u = ((double)(z >> 11) + 0.5) * 0x1p-53;
+    x[i - 1] = (float)(u < 0.5 ? log(2 * u) : -log(2 * (1 - u)));
+  }
+  return x;
+}
+
+/* The mean squared error of quantizing x with p (as the kernels' QuantizeLinear and DequantizeLinear). */
+static double true_mse(const float *x, int64_t n, const qllc_qparams *p) {
+  double e = 0;
+  for (int64_t i = 0; i < n; i++) {
+    int32_t q = qllc_quantize_one(x[i], p->scale, p->zero_point, -128, 127);
+    double d = (double)(q - p->zero_point) * (double)p->scale - (double)x[i];
+    e += d * d;
+  }
+  return e / (double)n;
+}
+
+static void test_mse_against_numpy(void **state) {
+  (void)state;
+  const int64_t N = 200000;
+  float *x = laplace_samples(N), *r = malloc(sizeof *r * (size_t)N);
+  assert_non_null(x);
+  assert_non_null(r);
+  for (int64_t i = 0; i < N; i++) r[i] = x[i] > 0 ? x[i] : 0;
+  FILE *f = fopen(QLLC_SOURCE_DIR "/tests/quant/data/mse_expected.txt", "r");
+  assert_non_null(f);
+  char line[512], set[32], grid[32];
+  double best, blo, bhi, minmax;
+  int rows = 0;
+  while (fgets(line, sizeof line, f)) {
+    if (line[0] == '#' || sscanf(line, "%31s %31s %lf %lf %lf %lf", set, grid, &best, &blo, &bhi, &minmax) != 6) continue;
+    const float *v = strcmp(set, "relu") == 0 ? r : x;
+    int sym = strcmp(grid, "symmetric") == 0;
+    qllc_hist h;
+    assert_int_equal(qllc_hist_init(&h, 0, NULL), QLLC_OK);
+    for (int64_t i = 0; i < N; i += 4096) qllc_hist_record(&h, v + i, N - i < 4096 ? N - i : 4096);
+    qllc_calib_opts o = {.method = QLLC_CAL_MSE, .levels = sym ? 254 : 255, .symmetric = sym};
+    float lo, hi;
+    assert_int_equal(qllc_calibrate(&h, &o, &lo, &hi, NULL), QLLC_OK);
+    qllc_qparams p, pm;
+    assert_int_equal(qllc_quant_choose(lo, hi, sym ? QLLC_SCHEMA_SYMMETRIC : QLLC_SCHEMA_ASYMMETRIC, QLLC_ELEM_I8,
+                                       QLLC_QROLE_ACT, &p, NULL), QLLC_OK);
+    assert_int_equal(qllc_quant_choose(h.min, h.max, sym ? QLLC_SCHEMA_SYMMETRIC : QLLC_SCHEMA_ASYMMETRIC, QLLC_ELEM_I8,
+                                       QLLC_QROLE_ACT, &pm, NULL), QLLC_OK);
+    double e = true_mse(v, N, &p), em = true_mse(v, N, &pm);
+    printf("%s %s: qllc [%.4g, %.4g] mse %.6g; numpy best [%.4g, %.4g] %.6g; minmax %.6g (numpy %.6g)\n", set, grid,
+           (double)lo, (double)hi, e, blo, bhi, best, em, minmax);
+    assert_true(fabs(em - minmax) <= 1e-3 * minmax); /* the same samples and arithmetic as numpy's */
+    assert_true(e <= 1.03 * best);
+    assert_true(e < 0.95 * em);
+    if (sym) assert_true(lo == -hi || lo == h.min || hi == h.max);
+    qllc_hist_free(&h);
+    rows++;
+  }
+  fclose(f);
+  assert_int_equal(rows, 3);
+  /* degenerate histograms: all zeros, one value */
+  qllc_hist h;
+  float z[4] = {0, 0, 0, 0}, lo, hi;
+  qllc_calib_opts o = {.method = QLLC_CAL_MSE};
+  assert_int_equal(qllc_hist_init(&h, 0, NULL), QLLC_OK);
+  qllc_hist_record(&h, z, 4);
+  assert_int_equal(qllc_calibrate(&h, &o, &lo, &hi, NULL), QLLC_OK);
+  assert_true(lo == 0 && hi == 0);
+  z[0] = 2.5f;
+  qllc_hist_record(&h, z, 1);
+  assert_int_equal(qllc_calibrate(&h, &o, &lo, &hi, NULL), QLLC_OK);
+  /* a histogram bin narrower than a grid step costs less clipped than rounded: within one step of 2.5 */
+  assert_true(lo == 0 && hi <= 2.5f && hi > 2.5f - 2.5f / 255);
+  qllc_hist_free(&h);
+  free(x);
+  free(r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bins_by_hand), cmocka_unit_test(test_growth_is_exact),
       cmocka_unit_test(test_uniform),      cmocka_unit_test(test_gauss_outlier),
-      cmocka_unit_test(test_edge_cases),
+      cmocka_unit_test(test_edge_cases),   cmocka_unit_test(test_mse_against_numpy),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -498,7 +498,7 @@ static void test_same_overrides_profile(void **state) {
   assert_string_equal(G->outputs[0]->name, "y");
 }
 
-/* Softmax fixes its output parameters; Sigmoid gets a table. */
+/* Softmax's output grid covers the range observed (issue 13: scale 1 / R, R integer); Sigmoid gets a table. */
 static void test_softmax_and_table(void **state) {
   (void)state;
   qllc_value *x = val("x", 1, 4), *s = val("s", 1, 4), *y = val("y", 1, 4);
@@ -511,10 +511,10 @@ static void test_softmax_and_table(void **state) {
   qllc_quant_opts o = opts(QLLC_ELEM_I8, QLLC_ELEM_I8);
   assert_int_equal(qllc_quantize_graph(G, P, &o, &D), QLLC_OK);
   verify();
-  expect_params(sm->out[0], QLLC_ELEM_I8, 1.0f / 256, -128);
+  expect_params(sm->out[0], QLLC_ELEM_I8, 1.0f / 255, -128); /* [0, 1] observed: s = 1/255, R = 255 */
   const qllc_qnode *q = sm->quant;
   assert_int_equal(q->kind, QLLC_QK_SOFTMAX);
-  assert_int_equal(q->softmax_recip, 256);
+  assert_int_equal(q->softmax_recip, 255);
   assert_int_equal(q->table_len, 256);
   assert_int_equal(((const int32_t *)q->table)[0], 1 << 24); /* exp(0) * 2^24 */
   q = sg->quant;
@@ -528,6 +528,30 @@ static void test_softmax_and_table(void **state) {
   assert_int_equal(e, (int)rint(0.5 / (double)ss) - 128);
   /* the lowest input, -4 * (1 + tiny): sigmoid(-4) = 0.018 -> round(4.58) - 128 = -123 */
   assert_int_equal(((const int8_t *)q->table)[0], (int)rint(1.0 / (1.0 + exp(-(double)sg->in[0]->scale * (-128 - zx))) / (double)ss) - 128);
+}
+
+/* A softmax whose probabilities stay within [0.04, 0.122] (issue 13's 12-class case): the grid is [0, 0.122],
+ * s = 1 / floor(255 / 0.122) = 1/2090, not the whole [0, 1); a Tanh observed beyond its bound is cut to
+ * [-1, 1], a Sigmoid observed in [0.2, 0.6] gets [0, 0.6]. */
+static void test_bounded_ranges(void **state) {
+  (void)state;
+  qllc_value *x = val("x", 1, 4), *t = val("t", 1, 4), *s = val("s", 1, 4), *y = val("y", 1, 4);
+  qllc_graph_add_input(G, x);
+  qllc_node *th = node(QLLC_OP_TANH, "th", x, NULL, NULL, t);
+  qllc_node *sg = node(QLLC_OP_SIGMOID, "sig", t, NULL, NULL, s);
+  qllc_node *sm = node(QLLC_OP_SOFTMAX, "sm", s, NULL, NULL, y);
+  qllc_graph_add_output(G, y);
+  range("x", -4, 4), range("t", -1.5f, 1.5f), range("s", 0.2f, 0.6f), range("y", 0.04f, 0.122f);
+  seal();
+  qllc_quant_opts o = opts(QLLC_ELEM_I8, QLLC_ELEM_I8);
+  assert_int_equal(qllc_quantize_graph(G, P, &o, &D), QLLC_OK);
+  verify();
+  float st = (float)(2.0 / 255);
+  expect_params(th->out[0], QLLC_ELEM_I8, st, (int32_t)qllc_round_half_even(-128.0 + 1.0 / (double)st));
+  expect_params(sg->out[0], QLLC_ELEM_I8, (float)((double)0.6f / 255), -128);
+  const qllc_qnode *q = sm->quant;
+  assert_int_equal(q->softmax_recip, 2090);
+  expect_params(sm->out[0], QLLC_ELEM_I8, (float)(1.0 / 2090), -128);
 }
 
 /* symmetric_uint8: a non-negative class is uint8 with z = 0, a signed one symmetric int8. */
@@ -845,6 +869,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_add_rescale, setup, teardown),
       cmocka_unit_test_setup_teardown(test_same_overrides_profile, setup, teardown),
       cmocka_unit_test_setup_teardown(test_softmax_and_table, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_bounded_ranges, setup, teardown),
       cmocka_unit_test_setup_teardown(test_symmetric_uint8, setup, teardown),
       cmocka_unit_test_setup_teardown(test_channel_affine, setup, teardown),
       cmocka_unit_test_setup_teardown(test_concat, setup, teardown),

@@ -121,7 +121,7 @@ static int pick(const char *flag, const char *value, const char *const *names, i
 static const char *const precision_names[] = {"float", "int8", "int16", NULL};
 static const char *const weight_precision_names[] = {"int8", "int16", NULL};
 static const char *const schema_names[] = {"asymmetric", "symmetric", "symmetric_uint8", "power2", NULL};
-static const char *const calibration_names[] = {"minmax", "percentile", "kl", NULL};
+static const char *const calibration_names[] = {"minmax", "percentile", "kl", "mse", NULL};
 static const char *const target_names[] = {"x86_64", "aarch64", NULL};
 static const char *const reloc_names[] = {"pic", "static", NULL};
 static const char *const weights_names[] = {"object", "file", NULL};
@@ -244,7 +244,7 @@ static const cli_opt quant_opts[] = {
      set_weight_precision},
     {"--schema", NULL, "asymmetric|symmetric|symmetric_uint8|power2", "activation quantization schema "
      "(default asymmetric at int8, symmetric at int16)", set_schema},
-    {"--calibration", NULL, "minmax|percentile|kl", "how ranges are chosen from the profile (default minmax)",
+    {"--calibration", NULL, "minmax|percentile|kl|mse", "how ranges are chosen from the profile (default minmax; 'mse': the range with the least expected squared error)",
      set_calibration},
     {"--per-tensor", NULL, NULL, "one weight scale per tensor instead of per output channel", set_per_tensor},
     {"--keep-float", NULL, "OPTYPE_OR_NODE", "keep these nodes in float (repeatable)", set_keep_float},
