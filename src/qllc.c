@@ -356,6 +356,13 @@ static qllc_status lower_graph(qllc_model *m, qllc_graph *g, const qllc_options 
   qllc_codegen_opts cg;
   qllc_status st = qllc_codegen_resolve(o, host, &cg, diag);
   qllc_lower_target t = {.arch = cg.target ? cg.target->name : NULL, .cpu = cg.cpu, .features = cg.kernel_features};
+  if (st == QLLC_OK && host && strstr(cg.kernel_features, "+amx-tile") && qllc_jit_amx_permission() == 0) {
+    /* the JIT on an AMX host whose kernel refuses the tile data permission: no __amx kernel, said why */
+    static _Thread_local char f[8300], c[300]; /* read by qllc_lower_for only (the reasons are copied) */
+    snprintf(f, sizeof f, "%s,-amx-tile,-amx-int8", cg.kernel_features);
+    snprintf(c, sizeof c, "%s (Linux refused the AMX tile data: arch_prctl(ARCH_REQ_XCOMP_PERM))", cg.cpu ? cg.cpu : "?");
+    t.features = f, t.cpu = c;
+  }
   qllc_user_kernels *uk = NULL;
   if (st == QLLC_OK && o->n_kernel_files > 0) { /* a user's override of a reference kernel keeps its layers */
     st = qllc_user_kernels_load(o->kernel_files, o->n_kernel_files, &uk, diag);

@@ -179,6 +179,14 @@ static int write_header(FILE *f, const qllc_program *p, const qllc_codegen_opts 
       s += len + (e ? 1 : 0);
     }
   }
+  int amx = 0; /* AMX tile kernels (targets/x86_64/kernels/x86_amx.c) need the host's permission first */
+  for (int i = 0; i < p->n_instrs; i++) amx |= p->instrs[i].kernel && strstr(p->instrs[i].kernel, "__amx") != NULL;
+  if (amx)
+    fputs(" *\n * AMX: this bundle runs AMX-INT8 tile kernels (__amx). On Linux, the process must hold the tile\n"
+          " * data permission before the first call: once per process, syscall(SYS_arch_prctl, 0x1023\n"
+          " * (ARCH_REQ_XCOMP_PERM), 18 (XFEATURE_XTILEDATA)) must return 0 (<sys/syscall.h>, <unistd.h>);\n"
+          " * otherwise the first tile instruction faults (SIGILL). If it fails, compile for a CPU without\n"
+          " * AMX (e.g. --cpu icelake-server). The bundle itself still calls nothing but memcpy/memset.\n", f);
   fprintf(f,
           " *\n * Use: allocate %s_MUTABLE_MEM_SIZE and %s_ACTIVATIONS_MEM_SIZE bytes%s, aligned to\n"
           " * %s_MEM_ALIGN; write each input at its _OFFSET in the mutable region, call %s(), and read each\n"
