@@ -6,8 +6,13 @@
  * CPU, features, PIC). The process's own symbols are visible to the JIT'd code so that memcpy/memset
  * resolve. The entry is looked up at once, which compiles it; the code lives until qllc_jit_code_free.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include <llvm-c/Error.h>
 #include <llvm-c/LLJIT.h>
@@ -25,6 +30,23 @@ static qllc_status orc_fail(LLVMErrorRef err, const char *what, qllc_diag *diag)
   qllc_status st = qllc_fail(diag, QLLC_ERR_LLVM, NULL, "%s: %s", what, m);
   LLVMDisposeErrorMessage(m);
   return st;
+}
+
+/* AMX (targets/x86_64/kernels/x86_amx.c): Linux gives a process the 8 KiB tile data state only on
+ * request; a tile instruction before it faults. Asked once, before lowering picks an __amx kernel
+ * (src/qllc.c), so that a refusal makes the JIT fall back to the next variant, reported per node. */
+#define QLLC_ARCH_REQ_XCOMP_PERM 0x1023
+#define QLLC_XFEATURE_XTILEDATA 18
+static pthread_once_t amx_once = PTHREAD_ONCE_INIT;
+static int amx_state = -1;
+static void amx_request(void) {
+#if defined(__linux__) && defined(__x86_64__)
+  amx_state = syscall(SYS_arch_prctl, QLLC_ARCH_REQ_XCOMP_PERM, QLLC_XFEATURE_XTILEDATA) == 0;
+#endif
+}
+int qllc_jit_amx_permission(void) {
+  pthread_once(&amx_once, amx_request);
+  return amx_state;
 }
 
 void qllc_jit_code_free(qllc_jit_code *c) {

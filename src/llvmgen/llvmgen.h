@@ -76,5 +76,9 @@ typedef struct qllc_jit_code qllc_jit_code;
 qllc_status qllc_codegen_jit(const qllc_program *p, const qllc_codegen_opts *o, qllc_jit_code **out,
                              qllc_entry_fn *entry, qllc_diag *diag);
 void qllc_jit_code_free(qllc_jit_code *c);
+/* The JIT's AMX tile data permission (Linux x86_64: arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA),
+ * asked once per process): 1 granted, 0 refused (the JIT then selects no __amx kernel and says so),
+ * -1 not applicable (another architecture or OS). */
+int qllc_jit_amx_permission(void);
 
 #endif
