@@ -4,12 +4,14 @@
 #
 #   1. Selection and report (`qllc info --target aarch64`): neoverse-n2 / cortex-a710 / apple-m2 run
 #      __i8mm, neoverse-n1 / cortex-a76 __dotprod (saying i8mm is missing), cortex-a53 the reference
-#      (saying what it lacks), generic --features +dotprod picks __dotprod, --features -i8mm falls back.
+#      (saying what it lacks), generic --features +dotprod picks __dotprod, --features -i8mm falls back;
+#      int16 and 16x8 layers run __neon on every CPU.
 #   2. Objects (inspected, not run): neoverse-n2 holds usmmla, neoverse-n1 udot and no mmla, cortex-a53
 #      neither; the objects need no symbol beyond memcpy/memset.
-#   3. Bits: the bundles for cortex-a53 (reference), neoverse-n1 (dotprod) and neoverse-n2 (i8mm), run
-#      under `qemu-aarch64 -cpu max`, write the bytes the x86_64 JIT (`qllc run`, this host's variant)
-#      writes, on a conv + FC model and a residual conv model (SKIPPED without the cross tools).
+#   3. Bits: the int8 bundles for cortex-a53 (reference), neoverse-n1 (dotprod) and neoverse-n2 (i8mm),
+#      and the int16 and 16x8 bundles (__neon), run under `qemu-aarch64 -cpu max`, write the bytes the
+#      x86_64 JIT (`qllc run`, this host's variant) writes, on a conv + FC model and a residual conv
+#      model (SKIPPED without the cross tools).
 set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
 D=$QLLC_SOURCE_DIR/tests/models/data
@@ -49,12 +51,16 @@ expect_kernels "cortex-a53: the reference, naming what it lacks" \
 expect_kernels "default cpu (generic): the reference" ': qllc_k_(conv2d|fc)_i8_i8_[iu]8  \[cpu generic: ' 3 "$M" "${Q[@]}"
 expect_kernels "generic +dotprod: dotprod" '__dotprod  \[cpu generic: __i8mm needs i8mm\]$' 3 "$M" "${Q[@]}" --cpu generic --features +dotprod
 expect_kernels "generic +dotprod,+i8mm: i8mm" '__i8mm$' 3 "$M" "${Q[@]}" --cpu generic --features +dotprod,+i8mm
+expect_kernels "int16 (generic): neon" '^node .*: qllc_k_(conv2d|fc)_i16_i16_i16__neon$' 3 "$M" --profile "$tmp/cnn_bn_pool.yaml" --precision int16 --target aarch64
+expect_kernels "16x8 (generic): neon" '^node .*: qllc_k_(conv2d|fc)_i16_i8_i16__neon$' 3 "$M" --profile "$tmp/cnn_bn_pool.yaml" --precision int16 --weight-precision int8 --target aarch64
 expect_kernels "neoverse-n2 -i8mm: dotprod" '__dotprod  \[cpu neoverse-n2: __i8mm needs i8mm\]$' 3 "$M" "${Q[@]}" --cpu neoverse-n2 --features=-i8mm
 
 # ---- 2. objects ----
-compile() { # DIR MODEL PROFILE CPU
-  "$QLLC" compile "$2" --profile "$3" --precision int8 --target aarch64 --cpu "$4" -o "$1" --name net \
-    >"$1.log" 2>&1 || { fail "compile $1 ($4): $(cat "$1.log")"; return 1; }
+compile() { # DIR MODEL PROFILE CPU [PRECISION FLAGS...]
+  local d=$1 m=$2 p=$3 c=$4; shift 4
+  [ $# -gt 0 ] || set -- --precision int8
+  "$QLLC" compile "$m" --profile "$p" "$@" --target aarch64 --cpu "$c" -o "$d" --name net \
+    >"$d.log" 2>&1 || { fail "compile $d ($c): $(cat "$d.log")"; return 1; }
 }
 for n in cnn_bn_pool residual; do
   for c in cortex-a53 neoverse-n1 neoverse-n2; do
@@ -92,13 +98,25 @@ int main(int argc, char **argv) {
   return 0;
 }
 EOC
+  # int16 and 16x8 bundles (the __neon variants; cortex-a53's too) next to the int8 ones
   for n in cnn_bn_pool residual; do
-    "$QLLC" run "$D/$n/model.onnx" --profile "$tmp/$n.yaml" --precision int8 -i "$D/$n/input_0.npy" \
-      --output-dir "$tmp/jit-$n" >"$tmp/run.log" 2>&1 || { fail "$n: run: $(cat "$tmp/run.log")"; continue; }
-    out=$(ls "$tmp/jit-$n"/*.npy | head -1)
-    for c in cortex-a53 neoverse-n1 neoverse-n2; do
-      d=$tmp/$n-$c
+    compile "$tmp/$n-i16-cortex-a53" "$D/$n/model.onnx" "$tmp/$n.yaml" cortex-a53 --precision int16
+    compile "$tmp/$n-16x8-cortex-a53" "$D/$n/model.onnx" "$tmp/$n.yaml" cortex-a53 --precision int16 --weight-precision int8
+  done
+  for n in cnn_bn_pool residual; do
+   for prec in int8 i16 16x8; do
+    case $prec in
+    int8) P=(--precision int8); cpus="cortex-a53 neoverse-n1 neoverse-n2"; pre="" ;;
+    i16) P=(--precision int16); cpus="cortex-a53"; pre="i16-" ;;
+    16x8) P=(--precision int16 --weight-precision int8); cpus="cortex-a53"; pre="16x8-" ;;
+    esac
+    "$QLLC" run "$D/$n/model.onnx" --profile "$tmp/$n.yaml" "${P[@]}" -i "$D/$n/input_0.npy" \
+      --output-dir "$tmp/jit-$n-$prec" >"$tmp/run.log" 2>&1 || { fail "$n $prec: run: $(cat "$tmp/run.log")"; continue; }
+    out=$(ls "$tmp/jit-$n-$prec"/*.npy | head -1)
+    for c in $cpus; do
+      d=$tmp/$n-$pre$c
       [ -f "$d/net.o" ] || continue
+      [ "$prec" = int8 ] || grep -q '__neon' "$d/net.h" || fail "$n $prec $c: the header does not name the __neon kernels"
       size=$(sed -n 's/.*output .* offset [0-9]*, \([0-9]*\) bytes.*/\1/p' "$d/net.h" | head -1)
       isize=$(sed -n 's/.*input .* offset [0-9]*, \([0-9]*\) bytes.*/\1/p' "$d/net.h" | head -1)
       tail -c "$isize" "$D/$n/input_0.npy" >"$tmp/in.raw"
@@ -106,9 +124,10 @@ EOC
         { fail "$n $c: link: $(cat "$d.cc.log")"; continue; }
       got=$(qemu-aarch64 -cpu max -L /usr/aarch64-linux-gnu "$d/run" "$tmp/in.raw" | od -An -tx1 | tr -d ' \n')
       want=$(tail -c "$size" "$out" | od -An -tx1 | tr -d ' \n')
-      [ -n "$got" ] && [ "$got" = "$want" ] && ok "$n $c bundle under qemu: the x86_64 JIT's bytes" ||
-        fail "$n $c bundle under qemu: $got, JIT $want"
+      [ -n "$got" ] && [ "$got" = "$want" ] && ok "$n $prec $c bundle under qemu: the x86_64 JIT's bytes" ||
+        fail "$n $prec $c bundle under qemu: $got, JIT $want"
     done
+   done
   done
 fi
 echo "arm_variants_test: $oks passed, $fails failed, $skips skipped"

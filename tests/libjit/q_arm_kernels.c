@@ -1,16 +1,17 @@
 /* tests/libjit/q_arm_kernels.c: the aarch64 kernel variants (targets/aarch64/kernels/: arm_q8.c dotprod
- * and i8mm) bit for bit against the scalar kernels of q_layers.c, with weights and bias
- * packed by src/lower/pack.c. Cross-compiled with aarch64-linux-gnu-gcc and run under
+ * and i8mm, arm_q16.c neon 16x8 and int16 x int16) bit for bit against the scalar kernels of q_layers.c, with weights and bias
+ * packed by src/lower/pack.c / pack16.c. Cross-compiled with aarch64-linux-gnu-gcc and run under
  * qemu-aarch64 -cpu max by q_arm_test.sh (no cmocka there: q_arm_shim/cmocka.h). Inputs, weights and
  * parameter arrays end at a PROT_NONE page (a read past them faults); outputs and scratch carry a guard
  * zone. An ISA the CPU lacks (getauxval hwcaps) is reported SKIPPED, and the driver exits 77 when every
- * one was skipped. Usage: q_arm_kernels [dotprod|i8mm]... (default: all). */
+ * one was skipped. Usage: q_arm_kernels [dotprod|i8mm|neon16]... (default: all). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 
+#include "../../targets/aarch64/kernels/kernels_arm_q16.h"
 #include "../../targets/aarch64/kernels/kernels_arm_q8.h"
 #include "kernels_q.h"
 #include "lower/pack.h"
@@ -127,7 +128,7 @@ static void fc_suite(int isa) {
   static const int64_t Ns[] = {1, 2, 3, 8, 15, 16, 17, 24, 31, 33, 63, 64, 65, 100, 129};
   static const int64_t Ks[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 20, 31, 64, 100, 255, 1023};
   int cases = 0;
-  for (int i = 0; i < 200; i++) {
+  for (int i = 0; i < 120; i++) {
     const int combo = i % 4;
     fc_case t = {Ms[irand(0, 12)], Ns[irand(0, 14)], Ks[irand(0, 17)], pick_zx(cin(combo)), 0, 0,
                  (int)irand(0, 4), i % 13 == 0 ? 1 + (int)irand(0, 1) : 0, 0};
@@ -239,7 +240,7 @@ static void conv_random(conv_case *t, int combo) {
 static void conv_suite(int isa) {
   n_out = n_inside = 0;
   int cases = 0;
-  for (int i = 0; i < 160; i++) {
+  for (int i = 0; i < 100; i++) {
     conv_case t;
     conv_random(&t, i % 4);
     run_conv(isa, i % 4, &t), cases++;
@@ -274,6 +275,129 @@ static void conv_suite(int isa) {
   if (n_inside * 4 < n_out) fail_msg("conv %s: too few outputs inside the clamp range", isa_name[isa]);
 }
 
+/* ---- int16 inputs (neon16): 16x8 and int16 x int16 --------------------------------------------------- */
+/* w16: int16 weights (else int8); xpat/wpat: fill patterns (1 all min, 2 all max: the largest products,
+   for the exact int32 runs); d: conv shape (NULL: FC of M x N x K). */
+static void run_q16(int w16, const int64_t *d, int64_t M, int64_t N, int64_t K, int xpat, int wpat) {
+  const int conv = d != NULL;
+  const int64_t ch = conv ? d[4] : N, KK = conv ? d[1] / d[15] * d[7] * d[8] : K;
+  const int64_t nx = conv ? d[0] * d[1] * d[2] * d[3] : M * KK, nw = ch * KK, ny = conv ? d[0] * d[4] * d[5] * d[6] : M * N;
+  const int32_t wlo = w16 ? -32768 : -128, whi = w16 ? 32767 : 127;
+  int32_t *xv = ivec(nx), *wv = ivec(nw);
+  fill(xv, nx, -32768, 32767, xpat);
+  fill(wv, nw, wlo, whi, wpat);
+  gbuf gx, gw, gb, gm, gn, gwp;
+  int16_t *x = galloc(&gx, (size_t)nx * 2);
+  void *w = galloc(&gw, (size_t)nw * (w16 ? 2 : 1));
+  int64_t *bias = galloc(&gb, (size_t)ch * 8);
+  int32_t *m = galloc(&gm, (size_t)ch * 4), *n = galloc(&gn, (size_t)ch * 4);
+  for (int64_t i = 0; i < nx; i++) x[i] = (int16_t)xv[i];
+  for (int64_t i = 0; i < nw; i++)
+    if (w16) ((int16_t *)w)[i] = (int16_t)wv[i];
+    else ((int8_t *)w)[i] = (int8_t)wv[i];
+  const int32_t z_x = (int32_t)irand(-32768, 32767);
+  for (int64_t c = 0; c < ch; c++) {
+    int64_t ws = 0;
+    for (int64_t k = 0; k < KK; k++) ws += wv[c * KK + k];
+    bias[c] = irand(-(1 << 30), 1 << 30) - (int64_t)z_x * ws;
+  }
+  pick_mn(m, n, ch, acc_scale(xv, nx, wv, nw, KK, z_x), 0);
+  int32_t z_y, lo, hi;
+  pick_out(K_I16, (int)irand(0, 4), &z_y, &lo, &hi);
+  const qllc_layout L = conv ? QLLC_LAYOUT_ROWS_K2 : QLLC_LAYOUT_K2N16;
+  int16_t *wp = galloc(&gwp, qllc_pack_size(L, ch, KK));
+  qllc_pack_w16(L, wp, w16 ? NULL : (const int8_t *)w, w16 ? (const int16_t *)w : NULL, ch, KK);
+  const size_t ssz = (size_t)(conv ? qllc_scratch_conv(KK, 2) : qllc_scratch_fc(M, KK, 2));
+  uint8_t *scratch = gzone(ssz), *gotb = gzone((size_t)ny * 2);
+  int16_t *want = calloc((size_t)ny, 2), *got = (int16_t *)gotb;
+  if (conv) {
+#define Q16_CONV(name, W)                                                                                            \
+  name(W, x, wp_or_w, bias, m, n, d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8], d[9], d[10], d[11], d[12], d[13], \
+       d[14], d[15], z_x, z_y, lo, hi SCR)
+    if (w16) {
+#define SCR
+#define wp_or_w (const int16_t *)w
+      Q16_CONV(qllc_k_conv2d_i16_i16_i16, want);
+#undef wp_or_w
+#undef SCR
+#define SCR , scratch
+#define wp_or_w wp
+      Q16_CONV(qllc_k_conv2d_i16_i16_i16__neon, got);
+#undef wp_or_w
+#undef SCR
+    } else {
+#define SCR
+#define wp_or_w (const int8_t *)w
+      Q16_CONV(qllc_k_conv2d_i16_i8_i16, want);
+#undef wp_or_w
+#undef SCR
+#define SCR , scratch
+#define wp_or_w wp
+      Q16_CONV(qllc_k_conv2d_i16_i8_i16__neon, got);
+#undef wp_or_w
+#undef SCR
+    }
+  } else if (w16) {
+    qllc_k_fc_i16_i16_i16(want, x, (const int16_t *)w, bias, m, n, M, N, K, z_x, z_y, lo, hi);
+    qllc_k_fc_i16_i16_i16__neon(got, x, wp, bias, m, n, M, N, K, z_x, z_y, lo, hi, scratch);
+  } else {
+    qllc_k_fc_i16_i8_i16(want, x, (const int8_t *)w, bias, m, n, M, N, K, z_x, z_y, lo, hi);
+    qllc_k_fc_i16_i8_i16__neon(got, x, wp, bias, m, n, M, N, K, z_x, z_y, lo, hi, scratch);
+  }
+  for (int64_t i = 0; i < ny; i++) {
+    n_out++;
+    n_inside += want[i] > lo && want[i] < hi;
+    if (got[i] != want[i]) {
+      fail_msg("%s %s: M=%lld N=%lld K=%lld pat %d/%d: [%lld] got %d want %d", conv ? "conv" : "fc",
+               w16 ? "i16_i16_i16" : "i16_i8_i16", (long long)M, (long long)ch, (long long)KK, xpat, wpat, (long long)i,
+               got[i], want[i]);
+      break;
+    }
+  }
+  if (!guard_ok(gotb, (size_t)ny * 2)) fail_msg("q16: wrote past y");
+  if (!guard_ok(scratch, ssz)) fail_msg("q16: wrote past the scratch");
+  free(xv), free(wv), free(scratch), free(want), free(gotb);
+  gfree(&gx), gfree(&gw), gfree(&gb), gfree(&gm), gfree(&gn), gfree(&gwp);
+}
+
+static void q16_suites(void) {
+  n_out = n_inside = 0;
+  int cases = 0;
+  static const int64_t Ms[] = {1, 2, 3, 5, 64, 65};
+  static const int64_t Ns[] = {1, 3, 15, 16, 17, 33, 64};
+  static const int64_t Ks[] = {1, 2, 3, 7, 8, 9, 16, 17, 100, 513, 1025};
+  for (int i = 0; i < 60; i++) {
+    int64_t M = Ms[irand(0, 5)], N = Ns[irand(0, 6)], K = Ks[irand(0, 10)];
+    if (M * N * K > 400000) M = 2;
+    run_q16(i & 1, NULL, M, N, K, (int)irand(0, 4), (int)irand(0, 4)), cases++;
+  }
+  /* the largest products over long reductions: every exact int32 run full, both signs */
+  for (int w16 = 0; w16 < 2; w16++)
+    for (int pat = 1; pat <= 3; pat++) {
+      run_q16(w16, NULL, 3, 17, 4099, pat, pat == 3 ? 3 : 1), cases++;
+      const int64_t d[16] = {1, 600, 3, 3, 5, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1}; /* K = 5400 */
+      run_q16(w16, d, 0, 0, 0, pat, pat == 3 ? 3 : 1), cases++;
+    }
+  struct {
+    int64_t N, C, H, W, M, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw, g;
+  } e[] = {
+      {1, 16, 9, 9, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1}, {2, 5, 17, 13, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+      {1, 3, 30, 30, 16, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1}, {1, 1, 5, 6, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
+      {1, 12, 11, 11, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 12}, {1, 4, 13, 14, 6, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 2},
+      {1, 24, 7, 7, 18, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3},  {1, 8, 3, 70, 9, 3, 3, 1, 2, 1, 1, 1, 1, 1, 1, 1},
+  };
+  for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)
+    for (int w16 = 0; w16 < 2; w16++) {
+      conv_case t;
+      assert_true(conv_shape(&t, e[i].N, e[i].C, e[i].H, e[i].W, e[i].M, e[i].KH, e[i].KW, e[i].sh, e[i].sw, e[i].pt,
+                             e[i].pl, e[i].pb, e[i].pr, e[i].dh, e[i].dw, e[i].g));
+      run_q16(w16, t.d, 0, 0, 0, (int)irand(0, 4), (int)irand(0, 4)), cases++;
+    }
+  print_message("neon16: %d cases, %lld outputs, %lld inside the clamp range\n", cases, (long long)n_out,
+                (long long)n_inside);
+  if (n_inside * 4 < n_out) fail_msg("neon16: too few outputs inside the clamp range");
+}
+
 static int wanted(int argc, char **argv, const char *name) {
   if (argc < 2) return 1;
   for (int i = 1; i < argc; i++)
@@ -292,6 +416,10 @@ int main(int argc, char **argv) {
     }
     fc_suite(isa);
     conv_suite(isa);
+    ran++;
+  }
+  if (wanted(argc, argv, "neon16")) {
+    q16_suites();
     ran++;
   }
   printf("%d suites run, %d skipped, %d failures\n", ran, skipped, shim_failures);
