@@ -25,6 +25,10 @@
 #      bundle's entry function alone (bench/bundle_bench.c).
 #    Every contender runs as its own process, in turns (A B C ... A B C ...), each turn giving the median
 #    of its calls; the figure is the best of the TURNS medians.
+#    On a CPU with AMX-INT8 (issue 12), oneDNN's default ISA is its AMX path and qllc's int8 bundle runs
+#    the __amx kernels; one more contender, qllc int8 compiled with --features -amx-tile,-amx-int8
+#    (its AVX512-VNNI variants), and the ratio table's AMX rows show both against oneDNN's AMX path.
+#    bench/bundle_bench.c asks Linux for the tile data (arch_prctl) as a bundle's host must.
 # 3. bench/ort/run.sh under the same pinning: qllc JIT and onnxruntime on the QDQ ResNet-18.
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -68,6 +72,8 @@ if [ ! -f "$OUT/conv.onnx" ] || [ "$SRC/bench/sbs_models.py" -nt "$OUT/conv.onnx
   "$PY" "$SRC/bench/sbs_models.py" "$OUT" >&2
 fi
 PRECS="int8 int16 16x8 float"
+AMX=0
+grep -qw amx_int8 /proc/cpuinfo && grep -qw amx_tile /proc/cpuinfo && AMX=1 && PRECS="$PRECS int8noamx"
 for s in $SHAPES; do
   "$QLLC" profile "$OUT/$s.onnx" --dataset "$OUT/${s}_calib.npy" -o "$OUT/$s.prof.yaml" >"$OUT/$s.profile.log" 2>&1 \
     </dev/null || { cat "$OUT/$s.profile.log" >&2; exit 1; }
@@ -76,6 +82,7 @@ for s in $SHAPES; do
     case $p in
       float) opts=() ;;
       16x8) opts=(--profile "$OUT/$s.prof.yaml" --precision int16 --weight-precision int8 --quantized-io) ;;
+      int8noamx) opts=(--profile "$OUT/$s.prof.yaml" --precision int8 --quantized-io --features=-amx-tile,-amx-int8) ;;
       *) opts=(--profile "$OUT/$s.prof.yaml" --precision "$p" --quantized-io) ;;
     esac
     rm -rf "${OUT:?}/$n"
@@ -99,6 +106,7 @@ echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 RES=$OUT/results.txt
 : >"$RES"
 CONTENDERS="onednn_vnni onednn_default onednn_f32 qllc_int8 qllc_int16 qllc_16x8 qllc_float"
+[ "$AMX" = 1 ] && CONTENDERS="$CONTENDERS qllc_int8noamx"
 macs_of() { case $1 in fc1) echo 1048576 ;; fc64) echo 67108864 ;; conv) echo 115605504 ;; esac; }
 T=(--ms "$RUN_MS" --warmup-ms "$WARMUP_MS")
 for s in $SHAPES; do
@@ -134,7 +142,8 @@ for line in open(res):
 macs = {'fc1': 1048576, 'fc64': 67108864, 'conv': 115605504}
 label = {'onednn_vnni': 'oneDNN int8, max ISA avx512_core_vnni', 'onednn_default': 'oneDNN int8, default ISA',
          'onednn_f32': 'oneDNN f32', 'qllc_int8': 'qllc int8', 'qllc_int16': 'qllc int16',
-         'qllc_16x8': 'qllc 16x8', 'qllc_float': 'qllc float'}
+         'qllc_16x8': 'qllc 16x8', 'qllc_float': 'qllc float',
+         'qllc_int8noamx': 'qllc int8, --features -amx-tile,-amx-int8'}
 desc = {'fc1': 'FC 1x1024 -> 1024', 'fc64': 'FC 64x1024 -> 1024', 'conv': 'Conv 3x3 64->64 56x56'}
 
 def sqnr(shape, p):
@@ -175,6 +184,14 @@ for s in shapes:
     print(f"| {desc[s]} | {r(s, 'qllc_int8', 'onednn_vnni')} | {r(s, 'qllc_int8', 'onednn_default')} | "
           f"{r(s, 'qllc_int8', 'qllc_float')} | {r(s, 'qllc_int16', 'qllc_int8')} | {r(s, 'qllc_16x8', 'qllc_int8')} | "
           f"{r(s, 'onednn_default', 'onednn_f32')} |")
+if any(w == 'qllc_int8noamx' for (_, w) in runs):  # an AMX host: oneDNN's default ISA is its AMX path
+    print()
+    print('AMX (issue 12): qllc int8 runs __amx; oneDNN default = its AMX path (time ratios, > 1: qllc slower)')
+    print('| layer | qllc int8 (amx) / oneDNN default (amx) | qllc int8 without AMX / oneDNN default | qllc int8 without AMX / with |')
+    print('|---|---:|---:|---:|')
+    for s in shapes:
+        print(f"| {desc[s]} | {r(s, 'qllc_int8', 'onednn_default')} | {r(s, 'qllc_int8noamx', 'onednn_default')} | "
+              f"{r(s, 'qllc_int8noamx', 'qllc_int8')} |")
 if peak:
     print(f'\nint8 peak: {peak:.1f} GOPS, the higher of the two measurements above (independent vpdpbusd zmm, '
           '64 multiply-adds = 128 ops each)')

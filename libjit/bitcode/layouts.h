@@ -38,6 +38,14 @@
  *   the -z_x * sum w term already in), computed modulo 2^32 like the int32 accumulator; u8 inputs:
  *   bias_c = bias. Padded taps read the input zero point (z_x, shifted like every other input value).
  *   16-bit variants: bias_c = bias (int64, no shift: vpdpwssd is signed x signed).
+ *
+ * Who reads which (the registry rows, src/lower/kernels.def): ROWS_K4 / K4N16 with the u8 x s8 bias are
+ * the 8-bit operands of every architecture: x86_64 avx512vnni, avxvnni, avx2 and amx (AMX-INT8 takes 16
+ * K4N16 lines of one channel block as a B tile, 16 ROWS_K4 rows as an A tile), aarch64 i8mm (USMMLA;
+ * the K4N16 lines k4, k4+1 zipped into channel pairs of 8 reductions) and dotprod (UDOT on the weights
+ * shifted to u8 in the register, the 128 * sum of the activations subtracted). ROWS_K2 / K2N16 hold
+ * plain int16 weights for the x86_64 16x8 variants and both aarch64 neon variants (16x8 and int16 x
+ * int16: SMULL is exact for any pair), the _SPLIT forms are x86_64's int16 x int16 (vpdpwssd).
  */
 #ifndef QLLC_LAYOUTS_H
 #define QLLC_LAYOUTS_H
