@@ -183,8 +183,9 @@ static int target_supports(void *ctx, const qllc_node *n, qllc_elem in, qllc_ele
   return qllc_codegen_has_kernel(t, name);
 }
 
-/* Quantizes a private copy of the optimized graph in place, as the options ask. */
-static qllc_status quantize(qllc_graph *g, const qllc_options *o, qllc_diag *diag) {
+/* Quantizes a private copy of the optimized graph in place, as the options ask; with a precision map
+ * (mixed precision, src/quant/mixed.c) the nodes it names at their precision. */
+static qllc_status quantize_map(qllc_graph *g, const qllc_options *o, const qllc_prec_map *map, qllc_diag *diag) {
   qllc_quant_opts qo;
   memset(&qo, 0, sizeof qo);
   qllc_status st = quant_elems(o, &qo.act_elem, &qo.w_elem, diag);
@@ -202,6 +203,8 @@ static qllc_status quantize(qllc_graph *g, const qllc_options *o, qllc_diag *dia
   qo.quantized_io = o->quantized_io;
   qo.strict = o->strict;
   qo.widen_for_bias = 1;
+  qo.map = map && map->n > 0 ? map : NULL;
+  qo.schema16 = o->schema != QLLC_SCHEMA_DEFAULT ? o->schema : QLLC_SCHEMA_SYMMETRIC;
   qllc_user_kernels *uk = NULL;
   if (o->n_kernel_files > 0 && (st = qllc_user_kernels_load(o->kernel_files, o->n_kernel_files, &uk, diag)) != QLLC_OK)
     return st;
@@ -218,6 +221,79 @@ static qllc_status quantize(qllc_graph *g, const qllc_options *o, qllc_diag *dia
     qllc_profile_free(prof);
   }
   qllc_user_kernels_free(uk);
+  return st;
+}
+
+static qllc_status quantize_cb(void *ctx, qllc_graph *g, const qllc_prec_map *map, qllc_diag *diag) {
+  return quantize_map(g, ctx, map, diag);
+}
+
+static qllc_status instr_lower(void *ctx, qllc_graph *g, qllc_program **p, qllc_diag *diag);
+static qllc_status search_samples(qllc_model *m, const qllc_options *o, const char *const *specs, int n_specs,
+                                  int64_t max_samples, qllc_dataset **ds, int *drawn, qllc_diag *diag);
+static qllc_status model_graph(qllc_model *m, qllc_graph **out, qllc_diag *diag);
+
+/* The precision map a quantized compile uses: replayed from opts->precision_map, or searched for
+ * opts->min_sqnr_db (then written to opts->precision_map_out with the search's summary as comments);
+ * NULL when neither is asked. g: the clean graph (hashed). */
+static qllc_status precision_map(qllc_model *m, const qllc_graph *g, const qllc_options *o, qllc_prec_map **map,
+                                 qllc_diag *diag) {
+  *map = NULL;
+  if (o->precision_map && *o->precision_map) {
+    if (o->min_sqnr_db > 0)
+      return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "--min-sqnr and --precision-map: give one (the map replays a search)");
+    return qllc_prec_map_read(o->precision_map, qllc_graph_hash(g), map, diag);
+  }
+  if (!(o->min_sqnr_db > 0)) return QLLC_OK;
+  if (o->precision != QLLC_PREC_INT8 || (o->weight_precision != QLLC_PREC_FLOAT && o->weight_precision != QLLC_PREC_INT8))
+    return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "--min-sqnr starts from --precision int8 and raises layers from there");
+  qllc_options so = *o;
+  so.quantized_io = 0; /* measured on float inputs and outputs */
+  so.target = NULL;
+  so.dump_after = NULL;
+  qllc_graph *fg = NULL, *base = NULL;
+  qllc_dataset *ds = NULL;
+  char *summary = NULL;
+  int drawn = 0;
+  qllc_status st = model_graph(m, &fg, diag);
+  if (st == QLLC_OK) st = qllc_quant_graph_copy(fg, &base, diag);
+  if (st == QLLC_OK) st = quantize_map(base, &so, NULL, diag);
+  if (st == QLLC_OK) st = search_samples(m, &so, o->search_dataset, o->n_search_dataset, 0, &ds, &drawn, diag);
+  if (st == QLLC_OK) {
+    qllc_probe_hooks h = {instr_lower, &so, &so};
+    st = qllc_precision_search(fg, base, ds, o->min_sqnr_db, quantize_cb, &so, &h, map, &summary, diag);
+  }
+  if (st == QLLC_OK && o->precision_map_out && *o->precision_map_out) {
+    size_t n = (summary ? strlen(summary) : 0) + 256;
+    char *c = malloc(n);
+    if (!c) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+    else {
+      snprintf(c, n, "qllc precision map for %s (replay: --precision-map FILE)\n%s%s", m->path, summary ? summary : "",
+               drawn ? "(samples drawn from the profile's input histograms)\n" : "");
+      st = qllc_prec_map_write(o->precision_map_out, *map, qllc_graph_hash(g), c, diag);
+      free(c);
+    }
+  }
+  free(summary);
+  qllc_dataset_free(ds);
+  if (base) qllc_graph_free(base);
+  if (fg) qllc_graph_free(fg);
+  if (st != QLLC_OK) {
+    qllc_prec_map_free(*map);
+    *map = NULL;
+  }
+  return st;
+}
+
+static qllc_status quantize(qllc_model *m, qllc_graph *g, const qllc_options *o, qllc_diag *diag) {
+  qllc_prec_map *map = NULL;
+  qllc_status st = precision_map(m, g, o, &map, diag);
+  if (st == QLLC_OK && !map && o->precision_map_out && *o->precision_map_out) { /* the plain choice, written */
+    qllc_prec_map empty = {0, NULL, NULL};
+    st = qllc_prec_map_write(o->precision_map_out, &empty, qllc_graph_hash(g), "qllc precision map: every layer at the base precision", diag);
+  }
+  if (st == QLLC_OK) st = quantize_map(g, o, map, diag);
+  qllc_prec_map_free(map);
   return st;
 }
 
@@ -274,7 +350,7 @@ static qllc_status graph_for(qllc_model *m, const qllc_options *o, qllc_graph **
   st = graph_dump ? reload(m, o->dump_after, dump_stream(o), &fresh, diag) : model_graph(m, &fresh, diag);
   if (st != QLLC_OK) return st;
   if (quant) {
-    st = quantize(fresh, o, diag);
+    st = quantize(m, fresh, o, diag);
     if (st == QLLC_OK && o->dump_after && strcmp(o->dump_after, "quantize") == 0) {
       fprintf(dump_stream(o), "# after quantize\n");
       qllc_graph_print(fresh, dump_stream(o));

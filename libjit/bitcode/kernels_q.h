@@ -170,6 +170,16 @@ QLLC_ELTWISE_Q(int16_t, i16)
 QLLC_UNARY_Q(int8_t, i8)
 QLLC_UNARY_Q(uint8_t, u8)
 QLLC_UNARY_Q(int16_t, i16)
+/* requantize between 8 and 16 bits (mixed precision, issue 13): as requantize, input and output kinds differ */
+#define QLLC_REQUANT_X(TI, ti, TO, to)                                                                       \
+  void qllc_k_requantize_##ti##_##to(TO *y, const TI *x, int64_t rows, int64_t cols, int64_t y_stride,        \
+                                     int64_t x_stride, int32_t z_x, int32_t m, int32_t n, int32_t z_y,        \
+                                     int32_t act_lo, int32_t act_hi);
+QLLC_REQUANT_X(int8_t, i8, int16_t, i16)
+QLLC_REQUANT_X(uint8_t, u8, int16_t, i16)
+QLLC_REQUANT_X(int16_t, i16, int8_t, i8)
+QLLC_REQUANT_X(int16_t, i16, uint8_t, u8)
+#undef QLLC_REQUANT_X
 #undef QLLC_MATMUL_Q
 #undef QLLC_ELTWISE_Q
 #undef QLLC_UNARY_Q

@@ -177,6 +177,22 @@ UNARY(int8_t, i8, -128)
 UNARY(uint8_t, u8, 0)
 UNARY(int16_t, i16, -32768)
 
+/* requantize between 8 and 16 bits (mixed precision): the same arithmetic, the input and output types differ */
+#define REQUANT_X(TI, ti, TO, to)                                                                                \
+  QLLC_KERNEL void qllc_k_requantize_##ti##_##to(TO *y, const TI *x, int64_t rows, int64_t cols, int64_t y_stride, \
+                                                 int64_t x_stride, int32_t z_x, int32_t m, int32_t n, int32_t z_y, \
+                                                 int32_t act_lo, int32_t act_hi) {                               \
+    for (int64_t r = 0; r < rows; r++)                                                                           \
+      for (int64_t c = 0; c < cols; c++)                                                                         \
+        y[r * y_stride + c] =                                                                                    \
+            (TO)qk_out(qk_req32((int32_t)x[r * x_stride + c] - z_x, m, n), z_y, act_lo, act_hi);                 \
+  }
+REQUANT_X(int8_t, i8, int16_t, i16)
+REQUANT_X(uint8_t, u8, int16_t, i16)
+REQUANT_X(int16_t, i16, int8_t, i8)
+REQUANT_X(int16_t, i16, uint8_t, u8)
+#undef REQUANT_X
+
 /* ---- tables ---- */
 QLLC_KERNEL void qllc_k_lut_i8_i8(int8_t *y, const int8_t *x, const int8_t *table, int64_t count) {
   for (int64_t i = 0; i < count; i++) y[i] = table[(int32_t)x[i] + 128];

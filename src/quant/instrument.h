@@ -97,4 +97,23 @@ void qllc_quant_node_types(const qllc_node *n, char *buf, size_t size);
 /* 10 log10(signal / noise); +inf when noise is 0, -inf when only the signal is. */
 double qllc_sqnr_db(double signal, double noise);
 
+/* ---- mixed precision (mixed.c) ----------------------------------------------------------------- */
+
+/* Quantizes graph g in place with the options the caller holds and the precision map. */
+typedef qllc_status (*qllc_quantize_fn)(void *ctx, qllc_graph *g, const qllc_prec_map *map, qllc_diag *diag);
+
+void qllc_prec_map_free(qllc_prec_map *m);
+const char *qllc_nprec_name(qllc_nprec p); /* "int8", "16x8", "int16" */
+/* The map file (format at the top of mixed.c). read: MISMATCH when made for a graph of another hash. */
+qllc_status qllc_prec_map_write(const char *path, const qllc_prec_map *m, uint64_t graph_hash, const char *comment,
+                                qllc_diag *diag);
+qllc_status qllc_prec_map_read(const char *path, uint64_t graph_hash, qllc_prec_map **out, qllc_diag *diag);
+/* The search for --min-sqnr (mixed.c): fg the float graph, base the same quantized at int8 (for the
+ * candidates and their kinds), ds the samples. *out the map (empty when int8 reaches the target),
+ * *summary what was chosen and measured (malloc'ed text, several lines). An unreachable target is
+ * QLLC_ERR_INVALID naming the layers that cost most. */
+qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, qllc_dataset *ds, double target_db,
+                                  qllc_quantize_fn quantize, void *qctx, const qllc_probe_hooks *h,
+                                  qllc_prec_map **out, char **summary, qllc_diag *diag);
+
 #endif

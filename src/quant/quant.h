@@ -337,6 +337,15 @@ qllc_status qllc_quant_pool_multipliers(float s_x, float s_y, int64_t max_count,
  * files, which must define the function qllc_custom_kernel_name(n, in) names (src/lower/lower.h). */
 typedef int (*qllc_kernel_query)(void *ctx, const qllc_node *n, qllc_elem in, qllc_elem w, qllc_elem out);
 
+/* Mixed precision (issue 13): the precision of one node. BASE: the options' act_elem / w_elem. */
+typedef enum qllc_nprec { QLLC_NP_BASE = 0, QLLC_NP_INT8, QLLC_NP_16X8, QLLC_NP_INT16 } qllc_nprec;
+
+typedef struct qllc_prec_map {
+  int n;
+  const char *const *nodes;   /* node names */
+  const qllc_nprec *prec;     /* their precisions */
+} qllc_prec_map;
+
 typedef struct qllc_quant_opts {
   qllc_elem act_elem;         /* I8 or I16 (I8 may become U8 per value under symmetric_uint8) */
   qllc_elem w_elem;           /* I8 or I16; I16 activations with I8 weights is the 16x8 mode */
@@ -350,6 +359,13 @@ typedef struct qllc_quant_opts {
   int widen_for_bias;         /* raise a channel's weight scale rather than clip its bias (default 1) */
   qllc_kernel_query supports; /* may be NULL: everything the scalar library has is assumed */
   void *supports_ctx;
+  /* mixed precision (issue 13): nodes the map names compute at their precision (16x8: int16 activations
+     and int8 weights; int16: both int16); the others at act_elem / w_elem. A SAME node (views, max pool,
+     Relu as a clamp) follows its input. Where a value of one kind feeds a node of the other, one
+     requantize node (a fused integer rescale, qllc_k_requantize_<in>_<out>) converts it. act_elem must
+     be I8 (not under symmetric_uint8). schema16: the schema of the int16 values. */
+  const qllc_prec_map *map;
+  qllc_schema schema16;
 } qllc_quant_opts;
 
 /* Quantizes an optimized float graph in place, using the profile's ranges (checked against the graph

@@ -90,6 +90,15 @@ typedef struct qz {
   char *int_dom;              /* the value itself becomes integer */
   char *member;               /* the value gets parameters */
   int *prod;                  /* index of the producing node, -1 for none */
+  /* mixed precision (o->map): per node its precision and input kind, per value its kind and its
+     parameters in the other kind (for a requantize node), and the inputs that need one */
+  qllc_nprec *np;             /* [nn] */
+  qllc_elem *nin;             /* [nn] the kind of the node's data inputs (QLLC_ELEM_COUNT: as they come) */
+  qllc_elem *velem;           /* [n0] QLLC_ELEM_COUNT: not decided (the base kind) */
+  qllc_qparams *alt;          /* [n0] parameters in the kind a consumer wants */
+  char *has_alt;
+  int n_conv, cap_conv;
+  struct conv_req { int node, input, value; } *conv;
 } qz;
 
 /* ---- small helpers ---------------------------------------------------------------------------- */
@@ -301,6 +310,7 @@ static int derived(qz *z, const qllc_value *v) {
 }
 
 static qllc_elem kind_for(qz *z, const qllc_value *v) {
+  if (z->velem && v->id < z->n0 && z->velem[v->id] != QLLC_ELEM_COUNT) return z->velem[v->id];
   if (!z->u8mode) return z->o->act_elem;
   return z->cls_u8[find(z, v->id)] ? QLLC_ELEM_U8 : QLLC_ELEM_I8;
 }
@@ -319,8 +329,8 @@ static qllc_status params(qz *z, const qllc_value *v, qllc_qparams *p) {
   float lo, hi;
   qllc_status st = value_range(z, v, &lo, &hi);
   if (st != QLLC_OK) return st;
-  qllc_schema schema = z->o->schema;
   qllc_elem want = kind_for(z, v);
+  qllc_schema schema = z->velem && want == QLLC_ELEM_I16 ? z->o->schema16 : z->o->schema;
   if (z->u8mode) {
     schema = QLLC_SCHEMA_SYMMETRIC;
     if (want == QLLC_ELEM_U8 && lo < 0) lo = 0;
@@ -368,7 +378,10 @@ static qllc_status fused(qz *z, qllc_node *n, const qllc_qparams *x, const qllc_
   }
   float lo = -INFINITY, hi = INFINITY;
   if (n->act != QLLC_ACT_NONE) lo = n->act_lo, hi = n->act_hi;
-  qllc_status st = qllc_qnode_fused(g->arena, n->name, x, y, w->data, channels, K, bias, z->o->w_elem, z->o->per_tensor,
+  qllc_elem w_elem = z->o->w_elem;
+  for (int i = 0; z->np && i < z->nn; i++)
+    if (z->nodes[i] == n && z->np[i] != QLLC_NP_BASE) w_elem = z->np[i] == QLLC_NP_INT16 ? QLLC_ELEM_I16 : QLLC_ELEM_I8;
+  qllc_status st = qllc_qnode_fused(g->arena, n->name, x, y, w->data, channels, K, bias, w_elem, z->o->per_tensor,
                                     z->o->schema == QLLC_SCHEMA_POWER2, z->o->widen_for_bias, lo, hi, out, z->diag);
   if (st != QLLC_OK) return at_node(z, n, st);
   return QLLC_OK;
@@ -384,6 +397,28 @@ static qllc_status quantize_node(qz *z, int idx) {
   qllc_status st;
   for (int i = 0; i < nd; i++)
     if ((st = params(z, n->in[i], &in[i])) != QLLC_OK) return for_node(z, n, st);
+  /* mixed precision: an input of the other kind is requantized to the node's kind (rewrite() inserts the
+     node); the parameters it gets there come from the same calibrated range */
+  for (int i = 0; z->nin && z->nin[idx] != QLLC_ELEM_COUNT && i < nd; i++) {
+    const qllc_value *v = n->in[i];
+    if (in[i].elem == z->nin[idx] || v->id >= z->n0) continue;
+    if (!z->has_alt[v->id]) {
+      float lo, hi;
+      if ((st = value_range(z, v, &lo, &hi)) != QLLC_OK) return for_node(z, n, st);
+      qllc_schema sc = z->nin[idx] == QLLC_ELEM_I16 ? z->o->schema16 : z->o->schema;
+      if ((st = qllc_quant_choose(lo, hi, sc, z->nin[idx], QLLC_QROLE_ACT, &z->alt[v->id], z->diag)) != QLLC_OK)
+        return for_node(z, n, st);
+      z->has_alt[v->id] = 1;
+    }
+    in[i] = z->alt[v->id];
+    if (z->n_conv == z->cap_conv) {
+      int cap = z->cap_conv ? 2 * z->cap_conv : 16;
+      struct conv_req *c = realloc(z->conv, sizeof *c * (size_t)cap);
+      if (!c) return oom(z, n);
+      z->conv = c, z->cap_conv = cap;
+    }
+    z->conv[z->n_conv++] = (struct conv_req){idx, i, v->id};
+  }
   qllc_qnode *q = NULL;
   float act_lo = -INFINITY, act_hi = INFINITY; /* the clamp in real values */
   if (n->act != QLLC_ACT_NONE) act_lo = n->act_lo, act_hi = n->act_hi;
@@ -543,6 +578,45 @@ static qllc_node *conv_node(qllc_graph *g, qllc_op op, qllc_value *in, qllc_valu
   return n;
 }
 
+/* A node converting integer value x to the kind and parameters p: y = clamp(REQUANT(x - z_x, m, n) + z_y)
+ * with M = s_x / s_y, the type's range as the clamp (a Clip node with a RESCALE record, op type
+ * "Requantize": the lowering calls qllc_k_requantize_<x>_<y>). Placed before `before`. */
+static qllc_status requantize_node(qz *z, qllc_value *x, const qllc_qparams *p, qllc_node *before, qllc_value **out) {
+  qllc_graph *g = z->g;
+  const char *sfx = p->elem == QLLC_ELEM_I16 ? ".i16" : p->elem == QLLC_ELEM_U8 ? ".u8" : ".i8";
+  qllc_value *y = twin(g, x, sfx, p->elem);
+  const char *nm = y ? qllc_arena_printf(g->arena, "%s:requantize", y->name) : NULL;
+  qllc_node *n = nm ? qllc_node_new(g, QLLC_OP_CLIP, nm, 1, 1) : NULL;
+  qllc_qnode *q = n ? qllc_arena_alloc(g->arena, sizeof *q) : NULL;
+  if (q) {
+    q->inputs = qllc_arena_alloc(g->arena, sizeof *q->inputs);
+    q->m = qllc_arena_alloc(g->arena, sizeof *q->m);
+    q->n = qllc_arena_alloc(g->arena, sizeof *q->n);
+  }
+  if (!q || !q->inputs || !q->m || !q->n) return oom(z, before);
+  set_type(y, p);
+  n->op_type = "Requantize";
+  n->in[0] = x;
+  n->out[0] = y;
+  y->producer = n;
+  q->kind = QLLC_QK_RESCALE;
+  q->in_elem = q->w_elem = x->elem;
+  q->out_elem = p->elem;
+  q->acc_elem = x->elem == QLLC_ELEM_I16 ? QLLC_ELEM_I64 : QLLC_ELEM_I32;
+  q->z_x = x->zero_point;
+  q->z_y = p->zero_point;
+  q->channels = 1;
+  q->n_inputs = 1;
+  qllc_quant_range(p->elem, 0, &q->act_lo, &q->act_hi);
+  qllc_status st = requant(z, before, (double)x->scale / (double)p->scale, &q->m[0], &q->n[0]);
+  if (st != QLLC_OK) return st;
+  q->inputs[0].m = q->m[0], q->inputs[0].n = q->n[0], q->inputs[0].zero_point = x->zero_point;
+  n->quant = q;
+  qllc_graph_insert_before(g, n, before);
+  *out = y;
+  return QLLC_OK;
+}
+
 static qllc_status rewrite(qz *z) {
   qllc_graph *g = z->g;
   const qllc_quant_opts *o = z->o;
@@ -662,6 +736,24 @@ static qllc_status rewrite(qz *z) {
       }
     }
   }
+  /* mixed precision: one requantize node per value and kind, before its first consumer of that kind */
+  for (int r = 0; r < z->n_conv && st == QLLC_OK; r++) {
+    qllc_node *n = z->nodes[z->conv[r].node];
+    qllc_value *cur = n->in[z->conv[r].input];
+    const qllc_qparams *p = &z->alt[z->conv[r].value];
+    if (cur->elem == p->elem) continue;
+    qllc_value *done_v = NULL;
+    for (int k = 0; k < r && !done_v; k++) /* made already for an earlier consumer */
+      if (z->conv[k].value == z->conv[r].value && z->nodes[z->conv[k].node]->in[z->conv[k].input]->elem == p->elem &&
+          z->nodes[z->conv[k].node]->in[z->conv[k].input]->producer &&
+          z->nodes[z->conv[k].node]->in[z->conv[k].input]->producer->in[0] == cur)
+        done_v = z->nodes[z->conv[k].node]->in[z->conv[k].input];
+    if (!done_v) {
+      st = requantize_node(z, cur, p, n, &done_v);
+      if (st != QLLC_OK) goto done;
+    }
+    n->in[z->conv[r].input] = done_v;
+  }
   qllc_graph_recount_uses(g);
 done:
   free(qcache);
@@ -675,6 +767,48 @@ static void qz_free(qz *z) {
   free(z->nodes), free(z->kind), free(z->reason), free(z->qn);
   free(z->parent), free(z->cls_u8), free(z->ranged), free(z->lo), free(z->hi), free(z->have), free(z->qp);
   free(z->int_dom), free(z->member), free(z->prod);
+  free(z->np), free(z->nin), free(z->velem), free(z->alt), free(z->has_alt), free(z->conv);
+}
+
+/* Mixed precision: each node's precision from the map, the kind of its inputs, and each value's kind
+ * (a compute node's output: its precision's; a SAME node's: its input's; a value nothing quantized
+ * computes: its first quantized consumer's). */
+static qllc_status mixed_kinds(qz *z) {
+  const qllc_quant_opts *o = z->o;
+  size_t nv = (size_t)z->n0 + 1, nn = (size_t)z->nn + 1;
+  z->np = calloc(nn, sizeof *z->np);
+  z->nin = malloc(nn * sizeof *z->nin);
+  z->velem = malloc(nv * sizeof *z->velem);
+  z->alt = calloc(nv, sizeof *z->alt);
+  z->has_alt = calloc(nv, 1);
+  if (!z->np || !z->nin || !z->velem || !z->alt || !z->has_alt) return oom(z, NULL);
+  for (int k = 0; k < o->map->n; k++) {
+    int found = 0;
+    for (int i = 0; i < z->nn; i++)
+      if (!strcmp(z->nodes[i]->name, o->map->nodes[k])) z->np[i] = o->map->prec[k], found = 1;
+    if (!found)
+      return qllc_fail(z->diag, QLLC_ERR_INVALID, NULL, "precision map: the model has no node '%s'", o->map->nodes[k]);
+  }
+  for (int i = 0; i < z->n0; i++) z->velem[i] = QLLC_ELEM_COUNT;
+  for (int i = 0; i < z->nn; i++) {
+    qllc_node *n = z->nodes[i];
+    z->nin[i] = QLLC_ELEM_COUNT;
+    if (z->kind[i] == QLLC_QK_NONE) continue;
+    int nd = data_inputs(n, z->kind[i]);
+    qllc_elem e = z->np[i] == QLLC_NP_16X8 || z->np[i] == QLLC_NP_INT16 ? QLLC_ELEM_I16 : QLLC_ELEM_I8;
+    if (z->kind[i] == QLLC_QK_SAME || z->kind[i] == QLLC_QK_CUSTOM) {
+      const qllc_value *x = n->in[0];
+      if (z->kind[i] == QLLC_QK_CUSTOM) e = o->act_elem;
+      else e = x->id < z->n0 && z->velem[x->id] != QLLC_ELEM_COUNT ? z->velem[x->id] : o->act_elem;
+    } else {
+      z->nin[i] = e;
+    }
+    if (z->kind[i] == QLLC_QK_CUSTOM) z->nin[i] = e;
+    for (int k = 0; k < nd && k < n->n_in; k++)
+      if (n->in[k] && n->in[k]->id < z->n0 && z->velem[n->in[k]->id] == QLLC_ELEM_COUNT) z->velem[n->in[k]->id] = e;
+    if (n->out[0]->id < z->n0) z->velem[n->out[0]->id] = e;
+  }
+  return QLLC_OK;
 }
 
 static qllc_status run(qz *z) {
@@ -745,6 +879,8 @@ static qllc_status run(qz *z) {
       if (is_f32(g->outputs[i]) && !g->outputs[i]->data && g->outputs[i]->id < z->n0) z->member[g->outputs[i]->id] = 1;
   }
 
+  if (o->map && (st = mixed_kinds(z)) != QLLC_OK) return st;
+
   /* 2. element-kind classes (symmetric_uint8) */
   if (z->u8mode) {
     for (int id = 0; id < z->n0; id++) {
@@ -814,6 +950,9 @@ qllc_status qllc_quantize_graph(qllc_graph *g, const qllc_profile *prof, const q
   if (z.calib.levels == 0) z.calib.levels = o->act_elem == QLLC_ELEM_I16 ? (z.calib.symmetric ? 65534 : 65535)
                                                                          : (z.calib.symmetric ? 254 : 255);
   z.u8mode = o->schema == QLLC_SCHEMA_SYMMETRIC_UINT8 && o->act_elem != QLLC_ELEM_I16;
+  if (o->map && (o->act_elem != QLLC_ELEM_I8 || z.u8mode))
+    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL,
+                     "mixed precision starts from int8 activations (not int16, not symmetric_uint8)");
   z.n0 = g->n_values;
   z.nn = g->n_nodes;
   st = run(&z);

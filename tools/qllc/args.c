@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -223,8 +224,43 @@ static int set_top(cli_args *a, const char *f, const char *v) {
   return 0;
 }
 static int set_samples(cli_args *a, const char *f, const char *v) { return set_count(f, v, &a->max_samples) ? EXIT_USAGE : 0; }
+static int set_min_sqnr(cli_args *a, const char *f, const char *v) {
+  char *end = NULL;
+  double d = strtod(v, &end);
+  if (!end || *end || !(d > 0 && d < 400)) return cli_usage_error("%s: invalid value '%s' (dB, e.g. 45)", f, v);
+  a->opts.min_sqnr_db = d;
+  return 0;
+}
+static int set_precision_map(cli_args *a, const char *f, const char *v) { a->opts.precision_map = v; return 0; }
+static int set_precision_map_out(cli_args *a, const char *f, const char *v) { a->opts.precision_map_out = v; return 0; }
+static int set_search_dataset(cli_args *a, const char *f, const char *v) {
+  return push(f, a->search_datasets, &a->opts.n_search_dataset, v);
+}
 static int set_verbose(cli_args *a, const char *f, const char *v) { a->verbose = 1; return 0; }
 static int set_help(cli_args *a, const char *f, const char *v) { a->help = 1; return 0; }
+
+/* --min-sqnr prints its choice: the precision map (whose comments say what was measured) is written to
+ * --precision-map-out, or to a temporary file, and printed when the command ends successfully. */
+static char search_tmp[256];
+static const char *search_file;
+static void print_search(void) {
+  if (!search_file) return;
+  FILE *f = fopen(search_file, "r");
+  if (f) {
+    char line[1024];
+    while (fgets(line, sizeof line, f)) fputs(line[0] == '#' && line[1] == ' ' ? line + 2 : line, stdout);
+    fclose(f);
+  }
+  if (search_file == search_tmp) remove(search_tmp);
+}
+static void print_search_at_exit(cli_args *a) {
+  if (!a->opts.precision_map_out) {
+    snprintf(search_tmp, sizeof search_tmp, "/tmp/qllc-precision-map-%ld.txt", (long)getpid());
+    a->opts.precision_map_out = search_tmp;
+  }
+  search_file = a->opts.precision_map_out;
+  atexit(print_search);
+}
 
 /* ---- the tables ------------------------------------------------------------------------------- */
 
@@ -250,6 +286,14 @@ static const cli_opt quant_opts[] = {
     {"--keep-float", NULL, "OPTYPE_OR_NODE", "keep these nodes in float (repeatable)", set_keep_float},
     {"--strict", NULL, NULL, "fail if any node stays in float or any bias is clipped", set_strict},
     {"--quantized-io", NULL, NULL, "model inputs and outputs stay integer", set_quantized_io},
+    {"--min-sqnr", NULL, "DB", "from int8, raise the layers costing most accuracy to 16x8, then int16, until every "
+     "output reaches DB dB SQNR against float (prints the choice)", set_min_sqnr},
+    {"--search-dataset", NULL, "SPEC", "the samples --min-sqnr measures on (repeatable; forms as for 'qllc profile'; "
+     "default: 32 drawn from the profile)", set_search_dataset},
+    {"--precision-map-out", NULL, "FILE", "write the precision chosen for each layer (replay it with --precision-map)",
+     set_precision_map_out},
+    {"--precision-map", NULL, "FILE", "replay a precision map written by --precision-map-out (the same bundle)",
+     set_precision_map},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static const cli_opt target_opts[] = {
@@ -407,6 +451,7 @@ int cli_parse(const char *command, int argc, char **argv, int first, cli_args *a
   a->command = command;
   a->opts.keep_float = a->keep_float;
   a->opts.kernel_files = a->kernels;
+  a->opts.search_dataset = a->search_datasets;
   a->output_dir = ".";
   if (!c) return cli_usage_error("unknown command '%s' (commands: run, compile, info, profile)", command);
 
@@ -447,6 +492,8 @@ int cli_parse(const char *command, int argc, char **argv, int first, cli_args *a
   }
   if (a->help) return 0;
   if (!a->model) return cli_usage_error("%s: no MODEL given (usage: %s)", command, c->usage);
+  if (a->opts.min_sqnr_db > 0 && a->opts.precision_map) return cli_usage_error("--min-sqnr and --precision-map: give one");
+  if (a->opts.min_sqnr_db > 0 && strcmp(command, "compare") != 0) print_search_at_exit(a);
   if (strcmp(command, "compile") == 0 && !a->out)
     return cli_usage_error("compile: no output directory given (-o DIR)");
   if (strcmp(command, "profile") == 0 && !a->out)

@@ -40,6 +40,7 @@ typedef struct cli_args {
   const char *csv;                          /* compare: --csv FILE */
   int top;                                  /* compare: --top N rows (0: unset, 20; -1: all) */
   long long max_samples;                    /* compare: --samples N (0: every sample, or 32 drawn) */
+  const char *search_datasets[CLI_MAX_LIST]; /* --search-dataset SPEC (--min-sqnr's samples) */
   int verbose;
   int help;
 } cli_args;
