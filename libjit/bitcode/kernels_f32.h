@@ -98,4 +98,46 @@ QLLC_PAD_INT(int16_t, i16)
 QLLC_PAD_INT(int32_t, i32)
 #undef QLLC_PAD_INT
 
+/* ---- transformer and mobile ops (issue 15; ops_ext.c) ----
+ * unary: erf, gelu (x Phi(x), erf form), sqrt, exp, neg, reciprocal; pow by a constant exponent e (an
+ * integer in [-16, 16] or +-0.5); hardsigmoid max(0, min(1, alpha x + beta)); hardswish x hardsigmoid
+ * with alpha 1/6, beta 1/2.
+ * layernorm: over x[outer][len] with gamma[len], beta[len] (may be NULL), epsilon eps.
+ * reduce_sum/mean/max: along the middle axis of x[outer][len][inner] -> y[outer][inner].
+ * prelu: y = a < 0 ? a * b : a with b broadcast (the binary kernels' arguments).
+ * resize_nearest (every element kind): y[p][oy][ox] = x[p][iy[oy]][ix[ox]] for x[NC][H][W].
+ * resize_linear: iy[2 oy], iy[2 oy + 1] the two source rows, wy[oy] the second's weight (same for
+ * columns). */
+#define QLLC_UNARY_EXT(op) void qllc_k_##op##_f32_f32(float *y, const float *x, int64_t n);
+QLLC_UNARY_EXT(erf)
+QLLC_UNARY_EXT(gelu)
+QLLC_UNARY_EXT(sqrt)
+QLLC_UNARY_EXT(exp)
+QLLC_UNARY_EXT(neg)
+QLLC_UNARY_EXT(reciprocal)
+QLLC_UNARY_EXT(hardswish)
+#undef QLLC_UNARY_EXT
+void qllc_k_pow_f32_f32(float *y, const float *x, int64_t n, float e);
+void qllc_k_hardsigmoid_f32_f32(float *y, const float *x, int64_t n, float alpha, float beta);
+void qllc_k_layernorm_f32_f32(float *y, const float *x, const float *gamma, const float *beta, int64_t outer,
+                              int64_t len, float eps);
+void qllc_k_layernorm_stats_f32_f32(float *mean, float *invstd, const float *x, int64_t outer, int64_t len,
+                                    float eps);
+void qllc_k_reduce_sum_f32_f32(float *y, const float *x, int64_t outer, int64_t len, int64_t inner);
+void qllc_k_reduce_mean_f32_f32(float *y, const float *x, int64_t outer, int64_t len, int64_t inner);
+void qllc_k_reduce_max_f32_f32(float *y, const float *x, int64_t outer, int64_t len, int64_t inner);
+void qllc_k_prelu_f32_f32_f32(float *y, const float *a, const float *b, int64_t rank, const int64_t *dims,
+                              const int64_t *a_strides, const int64_t *b_strides);
+#define QLLC_RESIZE_NEAREST(T, t)                                                                        \
+  void qllc_k_resize_nearest_##t##_##t(T *y, const T *x, int64_t NC, int64_t H, int64_t W, int64_t OH,     \
+                                       int64_t OW, const int64_t *iy, const int64_t *ix);
+QLLC_RESIZE_NEAREST(float, f32)
+QLLC_RESIZE_NEAREST(int8_t, i8)
+QLLC_RESIZE_NEAREST(uint8_t, u8)
+QLLC_RESIZE_NEAREST(int16_t, i16)
+#undef QLLC_RESIZE_NEAREST
+void qllc_k_resize_linear_f32_f32(float *y, const float *x, int64_t NC, int64_t H, int64_t W, int64_t OH,
+                                  int64_t OW, const int64_t *iy, const int64_t *ix, const float *wy,
+                                  const float *wx);
+
 #endif

@@ -202,4 +202,30 @@ QLLC_QDQ(int16_t, i16)
 /* Views and copies (transpose, copy2d, copy, pad with the integer zero point as value) are the
  * integer instantiations already declared in kernels_f32.h. */
 
+/* ---- transformer and mobile ops (issue 15; q_ops_ext.c), for i8, u8 and i16 ----
+ * reduce_sum:   y[o][i] = clamp(REQUANT(sum_a (x[o][a][i] - z_x), m, n) + z_y, lo, hi) (ReduceSum
+ *               M = s_x / s_y, ReduceMean M = s_x / (s_y len)); int64 sum.
+ * reduce_max:   max along the axis (same parameters in and out).
+ * lut_channel:  y[b][c][i] = table_c[x] for x[N][C][inner], one lut table per channel (PRelu's slope):
+ *               table[C][256] at 8 bits, table[C][513] interpolated as lut_i16 at 16 bits.
+ * resize_linear: as the float kernel with weights in Q14 (int32), the four products summed in int64,
+ *               rounded (v + 2^27) >> 28; same parameters in and out.
+ * layernorm:    over x[outer][len]: S = sum q, Q = sum q^2 (int64), D = len Q - S^2; in float,
+ *               inv = 1 / sqrt(D + len^2 eps_q), y = clamp(rne((len q - S) inv g[i] + b[i]), lo, hi)
+ *               with eps_q = eps / s_x^2, g = gamma / s_y, b = beta / s_y + z_y. */
+#define QLLC_EXT_Q(T, t)                                                                                       \
+  void qllc_k_reduce_sum_##t##_##t(T *y, const T *x, int64_t outer, int64_t len, int64_t inner, int32_t z_x,   \
+                                   int32_t m, int32_t n, int32_t z_y, int32_t act_lo, int32_t act_hi);        \
+  void qllc_k_reduce_max_##t##_##t(T *y, const T *x, int64_t outer, int64_t len, int64_t inner);               \
+  void qllc_k_lut_channel_##t##_##t(T *y, const T *x, const T *table, int64_t N, int64_t C, int64_t inner);    \
+  void qllc_k_resize_linear_##t##_##t(T *y, const T *x, int64_t NC, int64_t H, int64_t W, int64_t OH,          \
+                                      int64_t OW, const int64_t *iy, const int64_t *ix, const int32_t *wy,     \
+                                      const int32_t *wx);                                                      \
+  void qllc_k_layernorm_##t##_##t(T *y, const T *x, const float *g, const float *b, int64_t outer, int64_t len, \
+                                  float eps_q, int32_t act_lo, int32_t act_hi);
+QLLC_EXT_Q(int8_t, i8)
+QLLC_EXT_Q(uint8_t, u8)
+QLLC_EXT_Q(int16_t, i16)
+#undef QLLC_EXT_Q
+
 #endif

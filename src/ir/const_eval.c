@@ -66,6 +66,9 @@ static void next_coord(int64_t *c, const int64_t *dims, int r) {
   }
 }
 
+/* issue 15: the elementwise ops of the transformer and mobile list (const_eval_ext.c) */
+qllc_status qllc_const_eval_ext(qllc_graph *g, qllc_node *n, int *folded, qllc_diag *diag);
+
 qllc_status qllc_const_eval(qllc_graph *g, qllc_node *n, int *folded, qllc_diag *diag) {
   *folded = 0;
   if (n->dead || n->n_out < 1 || !n->out[0]) return QLLC_OK;
@@ -86,7 +89,7 @@ qllc_status qllc_const_eval(qllc_graph *g, qllc_node *n, int *folded, qllc_diag 
     if (n->n_in < 1 || !n->in[0]) return QLLC_OK;
     break;
   default:
-    return QLLC_OK;
+    return qllc_const_eval_ext(g, n, folded, diag); /* issue 15 */
   }
   if (o->elem != QLLC_ELEM_F32 && o->elem != QLLC_ELEM_I8 && o->elem != QLLC_ELEM_U8 && o->elem != QLLC_ELEM_I16 &&
       o->elem != QLLC_ELEM_I32 && o->elem != QLLC_ELEM_I64)

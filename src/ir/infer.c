@@ -281,10 +281,274 @@ static qllc_status norm_axes(qllc_graph *g, qllc_node *n, int rank, int *count, 
   return QLLC_OK;
 }
 
+/* ---- transformer and mobile ops (issue 15) -----------------------------------------------------------
+ * Normalised forms:
+ *   HardSigmoid  "alpha" (0.2), "beta" (0.5) explicit.
+ *   Pow          "exponent" (float) from the constant scalar second input (dropped). Unless x is itself a
+ *                constant (folded), the exponent must be an integer in [-16, 16] or +-0.5.
+ *   LayerNormalization  "axis" non-negative, "epsilon" (1e-5); scale (and bias) have the shape
+ *                dims[axis:] exactly; outputs Mean / InvStdDev are unsupported (training).
+ *   ReduceMean/Sum/Max  "axes" non-negative, sorted, explicit (absent or empty: every axis), from the
+ *                attribute or the constant second input (dropped); "keepdims" explicit (1).
+ *                noop_with_empty_axes = 1 is unsupported.
+ *   Split        "axis" non-negative, "split" the sizes (from the attribute, the constant second input,
+ *                dropped, or equal parts).
+ *   Expand       "shape": the output dims (the broadcast of x and the constant shape input, dropped).
+ *   Resize,      "out_dims" the output dims, "q_scales" the scale of each axis (out / in when sizes
+ *   Upsample     were given), "mode" nearest or linear, "coord" the coordinate transformation,
+ *                "nearest_mode"; the operand inputs are dropped. Rank 4 with N and C unchanged only;
+ *                cubic and tf_crop_and_resize are unsupported. Upsample and Resize-10: asymmetric
+ *                coordinates, nearest rounds down (floor). */
+static int is_ext_unary(qllc_op op) {
+  switch (op) {
+  case QLLC_OP_ERF: case QLLC_OP_SQRT: case QLLC_OP_EXP: case QLLC_OP_NEG: case QLLC_OP_RECIPROCAL:
+  case QLLC_OP_HARD_SIGMOID: case QLLC_OP_HARD_SWISH: case QLLC_OP_GELU: case QLLC_OP_POW:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+static qllc_status norm_resize(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
+  const qllc_value *x = n->in[0];
+  if (qllc_node_attr(n, "out_dims")) return QLLC_OK;
+  int up = n->op == QLLC_OP_UPSAMPLE, legacy = up || g->opset < 11;
+  const char *mode = qllc_attr_string(n, "mode", "nearest");
+  if (!strcmp(mode, "bilinear")) mode = "linear";
+  if (strcmp(mode, "nearest") && strcmp(mode, "linear"))
+    return FAIL(QLLC_ERR_UNSUPPORTED, "mode '%s' is not supported (nearest and linear are)", mode);
+  const char *coord = legacy ? "asymmetric" : qllc_attr_string(n, "coordinate_transformation_mode", "half_pixel");
+  const char *nmode = legacy ? "floor" : qllc_attr_string(n, "nearest_mode", "round_prefer_floor");
+  if (strcmp(coord, "half_pixel") && strcmp(coord, "asymmetric") && strcmp(coord, "align_corners") &&
+      strcmp(coord, "pytorch_half_pixel") && strcmp(coord, "tf_half_pixel_for_nn"))
+    return FAIL(QLLC_ERR_UNSUPPORTED, "coordinate_transformation_mode '%s' is not supported", coord);
+  if (strcmp(nmode, "round_prefer_floor") && strcmp(nmode, "round_prefer_ceil") && strcmp(nmode, "floor") &&
+      strcmp(nmode, "ceil"))
+    return FAIL(QLLC_ERR_UNSUPPORTED, "nearest_mode '%s' is not supported", nmode);
+  if (qllc_attr_int(n, "antialias", 0)) return FAIL(QLLC_ERR_UNSUPPORTED, "antialias is not supported");
+  float sc[QLLC_MAX_RANK];
+  int64_t od[QLLC_MAX_RANK];
+  const qllc_value *scales = NULL, *sizes = NULL;
+  if (up && g->opset < 9) {
+    const qllc_attr *a = qllc_node_attr(n, "scales");
+    if (!a || a->kind != QLLC_ATTR_FLOATS || a->n != x->rank) return FAIL(QLLC_ERR_INVALID, "Upsample needs one scale per axis");
+    for (int i = 0; i < x->rank; i++) sc[i] = a->floats[i];
+  } else if (legacy) {
+    scales = n->n_in > 1 ? n->in[1] : NULL;
+  } else {
+    scales = n->n_in > 2 ? n->in[2] : NULL;
+    sizes = n->n_in > 3 ? n->in[3] : NULL;
+  }
+  if (scales && qllc_value_numel(scales) == 0) scales = NULL;
+  if (sizes) {
+    int cnt = qllc_value_ints(sizes, od, QLLC_MAX_RANK);
+    if (cnt < 0) return FAIL(QLLC_ERR_UNSUPPORTED, "sizes computed at run time ('%s') are not supported", sizes->name);
+    if (cnt != x->rank) return FAIL(QLLC_ERR_UNSUPPORTED, "sizes has %d entries for rank %d (axes are not supported)", cnt, x->rank);
+    for (int i = 0; i < x->rank; i++) sc[i] = (float)od[i] / (float)x->dims[i];
+  } else if (scales || !(up && g->opset < 9)) {
+    if (!scales || !scales->data || scales->elem != QLLC_ELEM_F32)
+      return FAIL(QLLC_ERR_UNSUPPORTED, "scales must be a float constant");
+    if (qllc_value_numel(scales) != x->rank) return FAIL(QLLC_ERR_UNSUPPORTED, "scales has %lld entries for rank %d",
+                                                        (long long)qllc_value_numel(scales), x->rank);
+    for (int i = 0; i < x->rank; i++) sc[i] = ((const float *)scales->data)[i];
+  }
+  if (!sizes)
+    for (int i = 0; i < x->rank; i++) {
+      if (!(sc[i] > 0)) return FAIL(QLLC_ERR_INVALID, "scale %g is not positive", (double)sc[i]);
+      od[i] = (int64_t)floor((double)x->dims[i] * (double)sc[i]);
+    }
+  if (x->rank != 4 || od[0] != x->dims[0] || od[1] != x->dims[1])
+    return FAIL(QLLC_ERR_UNSUPPORTED, "only rank-4 [N, C, H, W] inputs resized along H and W are supported");
+  for (int i = 0; i < 4; i++)
+    if (od[i] <= 0) return FAIL(QLLC_ERR_UNSUPPORTED, "an empty output is not supported");
+  drop_inputs_from(n, 1);
+  qllc_node_set_attr_ints(g, n, "out_dims", 4, od);
+  qllc_node_set_attr_floats(g, n, "q_scales", 4, sc);
+  qllc_node_set_attr_string(g, n, "mode", mode);
+  qllc_node_set_attr_string(g, n, "coord", coord);
+  qllc_node_set_attr_string(g, n, "nearest_mode", nmode);
+  return QLLC_OK;
+}
+
+static qllc_status norm_ext(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
+  qllc_status st;
+  const qllc_value *x = n->in[0];
+  switch (n->op) {
+  case QLLC_OP_HARD_SIGMOID:
+    qllc_node_set_attr_float(g, n, "alpha", qllc_attr_float(n, "alpha", 0.2f));
+    qllc_node_set_attr_float(g, n, "beta", qllc_attr_float(n, "beta", 0.5f));
+    return QLLC_OK;
+  case QLLC_OP_POW: {
+    if (n->n_in < 2) return qllc_node_attr(n, "exponent") ? QLLC_OK : FAIL(QLLC_ERR_INVALID, "Pow needs an exponent");
+    float e;
+    if (!n->in[1] || value_float(n->in[1], &e))
+      return FAIL(QLLC_ERR_UNSUPPORTED, "only a constant scalar exponent is supported");
+    if (!x->data && !(e == 0.5f || e == -0.5f || (e == (float)(int)e && e >= -16 && e <= 16)))
+      return FAIL(QLLC_ERR_UNSUPPORTED, "exponent %g (integers in [-16, 16] and +-0.5 are supported)", (double)e);
+    drop_inputs_from(n, 1);
+    qllc_node_set_attr_float(g, n, "exponent", e);
+    return QLLC_OK;
+  }
+  case QLLC_OP_LAYER_NORM: {
+    int64_t axis;
+    if (norm_axis(qllc_attr_int(n, "axis", -1), x->rank, &axis)) return FAIL(QLLC_ERR_INVALID, "axis out of range");
+    qllc_node_set_attr_int(g, n, "axis", axis);
+    qllc_node_set_attr_float(g, n, "epsilon", qllc_attr_float(n, "epsilon", 1e-5f));
+    return QLLC_OK;
+  }
+  case QLLC_OP_REDUCE_MEAN:
+  case QLLC_OP_REDUCE_SUM:
+  case QLLC_OP_REDUCE_MAX: {
+    int cnt;
+    int64_t axes[QLLC_MAX_RANK];
+    if ((st = norm_axes(g, n, x->rank, &cnt, axes, diag))) return st;
+    if (cnt <= 0) {
+      if (qllc_attr_int(n, "noop_with_empty_axes", 0))
+        return FAIL(QLLC_ERR_UNSUPPORTED, "noop_with_empty_axes with empty axes is not supported");
+      cnt = x->rank;
+      for (int i = 0; i < cnt; i++) axes[i] = i;
+      qllc_node_set_attr_ints(g, n, "axes", cnt, axes);
+    }
+    qllc_node_set_attr_int(g, n, "keepdims", qllc_attr_int(n, "keepdims", 1) != 0);
+    return QLLC_OK;
+  }
+  case QLLC_OP_SPLIT: {
+    int64_t axis, sp[16];
+    if (norm_axis(qllc_attr_int(n, "axis", 0), x->rank, &axis)) return FAIL(QLLC_ERR_INVALID, "axis out of range");
+    const int64_t *a;
+    int cnt = qllc_attr_ints(n, "split", &a);
+    if (cnt > 16) return FAIL(QLLC_ERR_UNSUPPORTED, "more than 16 parts");
+    if (cnt) memcpy(sp, a, sizeof *a * (size_t)cnt);
+    if (n->n_in > 1 && n->in[1]) {
+      cnt = qllc_value_ints(n->in[1], sp, 16);
+      if (cnt < 0) return FAIL(QLLC_ERR_UNSUPPORTED, "split sizes computed at run time are not supported");
+    }
+    if (!cnt) {
+      if (x->dims[axis] % n->n_out) return FAIL(QLLC_ERR_UNSUPPORTED, "uneven split without sizes is not supported");
+      cnt = n->n_out;
+      for (int i = 0; i < cnt; i++) sp[i] = x->dims[axis] / n->n_out;
+    }
+    int64_t sum = 0;
+    for (int i = 0; i < cnt; i++) {
+      if (sp[i] <= 0) return FAIL(QLLC_ERR_UNSUPPORTED, "empty or negative parts are not supported");
+      sum += sp[i];
+    }
+    if (cnt != n->n_out || sum != x->dims[axis])
+      return FAIL(QLLC_ERR_INVALID, "split sizes do not match the outputs or the axis");
+    drop_inputs_from(n, 1);
+    qllc_node_set_attr_int(g, n, "axis", axis);
+    qllc_node_set_attr_ints(g, n, "split", cnt, sp);
+    return QLLC_OK;
+  }
+  case QLLC_OP_EXPAND: {
+    if (n->n_in < 2) return qllc_node_attr(n, "shape") ? QLLC_OK : FAIL(QLLC_ERR_INVALID, "Expand needs a shape");
+    int64_t shape[QLLC_MAX_RANK], dims[QLLC_MAX_RANK];
+    int cnt = qllc_value_ints(n->in[1], shape, QLLC_MAX_RANK);
+    if (cnt < 0) return FAIL(QLLC_ERR_UNSUPPORTED, "a shape computed at run time is not supported");
+    int r = qllc_broadcast_shape(x->rank, x->dims, cnt, shape, dims);
+    if (r < 0) return FAIL(QLLC_ERR_INVALID, "shape does not broadcast with the input");
+    drop_inputs_from(n, 1);
+    qllc_node_set_attr_ints(g, n, "shape", r, dims);
+    return QLLC_OK;
+  }
+  case QLLC_OP_RESIZE:
+  case QLLC_OP_UPSAMPLE:
+    return norm_resize(g, n, diag);
+  default:
+    return QLLC_OK;
+  }
+}
+
+static qllc_status infer_ext(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
+  const qllc_value *x = n->in[0];
+  int64_t dims[QLLC_MAX_RANK];
+  char t1[160], t2[160];
+  if (is_ext_unary(n->op)) {
+    set_out(n, 0, x->elem, x->rank, x->dims);
+    return QLLC_OK;
+  }
+  switch (n->op) {
+  case QLLC_OP_LAYER_NORM: {
+    int64_t axis = qllc_attr_int(n, "axis", -1), len = 1;
+    for (int i = (int)axis; i < x->rank; i++) len *= x->dims[i];
+    for (int k = 1; k < 3 && k < n->n_in; k++) {
+      const qllc_value *p = n->in[k];
+      if (!p) continue;
+      int ok = p->rank == x->rank - axis;
+      for (int i = 0; ok && i < p->rank; i++) ok = p->dims[i] == x->dims[axis + i];
+      if (!ok) return FAIL(QLLC_ERR_UNSUPPORTED, "%s %s is not of shape dims[axis:] of %s (broadcasting is not supported)",
+                           k == 1 ? "scale" : "bias", qllc_type_str(p, t1, sizeof t1), qllc_type_str(x, t2, sizeof t2));
+    }
+    set_out(n, 0, x->elem, x->rank, x->dims);
+    memcpy(dims, x->dims, sizeof dims);
+    for (int i = (int)axis; i < x->rank; i++) dims[i] = 1;
+    for (int k = 1; k < n->n_out; k++) set_out(n, k, QLLC_ELEM_F32, x->rank, dims);
+    (void)len;
+    return QLLC_OK;
+  }
+  case QLLC_OP_REDUCE_MEAN:
+  case QLLC_OP_REDUCE_SUM:
+  case QLLC_OP_REDUCE_MAX: {
+    const int64_t *axes;
+    int cnt = qllc_attr_ints(n, "axes", &axes), keep = (int)qllc_attr_int(n, "keepdims", 1), r = 0;
+    for (int i = 0, j = 0; i < x->rank; i++) {
+      if (j < cnt && axes[j] == i) {
+        j++;
+        if (keep) dims[r++] = 1;
+        continue;
+      }
+      dims[r++] = x->dims[i];
+    }
+    set_out(n, 0, x->elem, r, dims);
+    return QLLC_OK;
+  }
+  case QLLC_OP_PRELU: {
+    const qllc_value *s = n->in[1];
+    int r = qllc_broadcast_shape(x->rank, x->dims, s->rank, s->dims, dims);
+    int ok = r == x->rank;
+    for (int i = 0; ok && i < r; i++) ok = dims[i] == x->dims[i];
+    if (!ok) return FAIL(QLLC_ERR_INVALID, "slope %s does not broadcast to %s", qllc_type_str(s, t1, sizeof t1),
+                         qllc_type_str(x, t2, sizeof t2));
+    set_out(n, 0, x->elem, x->rank, x->dims);
+    return QLLC_OK;
+  }
+  case QLLC_OP_SPLIT: {
+    const int64_t *sp;
+    qllc_attr_ints(n, "split", &sp);
+    int64_t axis = qllc_attr_int(n, "axis", 0);
+    for (int k = 0; k < n->n_out; k++) {
+      memcpy(dims, x->dims, sizeof dims);
+      dims[axis] = sp[k];
+      set_out(n, k, x->elem, x->rank, dims);
+    }
+    return QLLC_OK;
+  }
+  case QLLC_OP_EXPAND: {
+    const int64_t *s;
+    int cnt = qllc_attr_ints(n, "shape", &s);
+    set_out(n, 0, x->elem, cnt, s);
+    return QLLC_OK;
+  }
+  case QLLC_OP_RESIZE:
+  case QLLC_OP_UPSAMPLE: {
+    const int64_t *s;
+    int cnt = qllc_attr_ints(n, "out_dims", &s);
+    set_out(n, 0, x->elem, cnt, s);
+    return QLLC_OK;
+  }
+  default:
+    return FAIL(QLLC_ERR_INVALID, "no shape inference for this op");
+  }
+}
+
 qllc_status qllc_normalize_node(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
   qllc_status st;
   const qllc_value *x = n->n_in > 0 ? n->in[0] : NULL;
   switch (n->op) {
+  case QLLC_OP_HARD_SIGMOID: case QLLC_OP_POW: case QLLC_OP_LAYER_NORM: case QLLC_OP_REDUCE_MEAN:
+  case QLLC_OP_REDUCE_SUM: case QLLC_OP_REDUCE_MAX: case QLLC_OP_SPLIT: case QLLC_OP_EXPAND: case QLLC_OP_RESIZE:
+  case QLLC_OP_UPSAMPLE:
+    return norm_ext(g, n, diag); /* issue 15 */
   case QLLC_OP_CONV:
   case QLLC_OP_CONV_INTEGER:
   case QLLC_OP_QLINEAR_CONV:
@@ -1051,6 +1315,11 @@ static qllc_status infer_node(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
   case QLLC_OP_CONV_INTEGER:
   case QLLC_OP_DYNAMIC_QUANTIZE:
     return infer_qop(g, n, diag);
+  case QLLC_OP_ERF: case QLLC_OP_SQRT: case QLLC_OP_EXP: case QLLC_OP_NEG: case QLLC_OP_RECIPROCAL:
+  case QLLC_OP_POW: case QLLC_OP_HARD_SIGMOID: case QLLC_OP_HARD_SWISH: case QLLC_OP_GELU: case QLLC_OP_LAYER_NORM:
+  case QLLC_OP_REDUCE_MEAN: case QLLC_OP_REDUCE_SUM: case QLLC_OP_REDUCE_MAX: case QLLC_OP_PRELU: case QLLC_OP_SPLIT:
+  case QLLC_OP_EXPAND: case QLLC_OP_RESIZE: case QLLC_OP_UPSAMPLE:
+    return infer_ext(g, n, diag); /* issue 15 */
   case QLLC_OP_CUSTOM: /* typed by the importer from the model's value_info; nothing to infer */
     return QLLC_OK;
   case QLLC_OP_COUNT:

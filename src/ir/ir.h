@@ -255,13 +255,15 @@ void qllc_graph_print(const qllc_graph *g, FILE *f);
 
 /* ---- graph passes (src/ir/pass_*.c, one file per pass) ------------------------------------------
  * Each pass: qllc_status qllc_pass_<name>(qllc_graph *g, qllc_diag *diag). The float pipeline, in
- * order, is qllc_graph_optimize() (src/ir/pipeline.c): fold_constants, fold_batchnorm, gemm_to_fc,
+ * order, is qllc_graph_optimize() (src/ir/pipeline.c): fold_constants, transformer, fold_batchnorm, gemm_to_fc,
  * fuse_activation, eliminate_identity. */
 qllc_status qllc_pass_fold_constants(qllc_graph *g, qllc_diag *diag);
 qllc_status qllc_pass_fold_batchnorm(qllc_graph *g, qllc_diag *diag);
 qllc_status qllc_pass_gemm_to_fc(qllc_graph *g, qllc_diag *diag);
 qllc_status qllc_pass_fuse_activation(qllc_graph *g, qllc_diag *diag);
 qllc_status qllc_pass_eliminate_identity(qllc_graph *g, qllc_diag *diag);
+/* issue 15: LayerNorm and GELU patterns to single ops, Div by a constant to Mul, Split to Slices */
+qllc_status qllc_pass_transformer(qllc_graph *g, qllc_diag *diag);
 /* Runs the float pipeline. When dump_after names a pass, the graph is printed to dump after it. */
 qllc_status qllc_graph_optimize(qllc_graph *g, const char *dump_after, FILE *dump, qllc_diag *diag);
 /* The names of the passes qllc_graph_optimize runs, in order, NULL-terminated (for --dump-after). */

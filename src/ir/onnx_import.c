@@ -463,8 +463,10 @@ static qllc_status load_node(importer *im, const Onnx__NodeProto *np, int index)
   const char *domain = np->domain ? np->domain : "";
   int op = qllc_op_lookup(op_type);
   int default_domain = !domain[0] || !strcmp(domain, "ai.onnx");
+  if (!strcmp(domain, "com.microsoft") && !strcmp(op_type, "Gelu")) /* issue 15: onnxruntime's fused GELU */
+    op = QLLC_OP_GELU, default_domain = 1;
   if (!default_domain) return load_custom(im, np, index, name, domain, op_type);
-  if (op < 0 || !strncmp(op_type, "qllc.", 5))
+  if (op < 0 || (!strncmp(op_type, "qllc.", 5)))
     return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, name, "node '%s': op '%s' (domain '%s') is not supported", name, op_type,
                      default_domain ? "ai.onnx" : domain);
   if (g->opset < 6) {
@@ -538,7 +540,14 @@ static qllc_status check_extra_outputs(importer *im) {
   qllc_graph *g = im->g;
   for (int i = 0; i < g->n_nodes; i++) {
     qllc_node *n = g->nodes[i];
-    if (n->dead || n->n_out <= 1 || n->op == QLLC_OP_DYNAMIC_QUANTIZE || n->op == QLLC_OP_CUSTOM) continue;
+    if (n->dead || n->n_out <= 1 || n->op == QLLC_OP_DYNAMIC_QUANTIZE || n->op == QLLC_OP_CUSTOM ||
+        n->op == QLLC_OP_SPLIT) /* issue 15: every output of Split is computed */
+      continue;
+    if (n->op == QLLC_OP_LAYER_NORM) { /* issue 15: Mean and InvStdDev are computed when used */
+      int used = 0;
+      for (int k = 1; k < n->n_out; k++) used |= n->out[k] && (n->out[k]->n_uses > 0 || n->out[k]->is_output);
+      if (used) continue;
+    }
     for (int k = 1; k < n->n_out; k++) {
       if (n->out[k] && n->out[k]->n_uses > 0) {
         const char *what = n->op == QLLC_OP_MAXPOOL ? "Indices output" : n->op == QLLC_OP_DROPOUT ? "mask output"
@@ -558,7 +567,13 @@ static qllc_status check_folded(importer *im) {
     qllc_node *n = g->nodes[i];
     if (n->dead) continue;
     switch (n->op) {
-    case QLLC_OP_CONSTANT: case QLLC_OP_SHAPE: case QLLC_OP_GATHER: case QLLC_OP_CAST: case QLLC_OP_SLICE:
+    case QLLC_OP_GATHER: /* issue 15: run-time data, constant indices (lowered as row copies) */
+      if (n->in[0]->elem == QLLC_ELEM_F32 && n->in[1]->data) break;
+      /* fall through */
+    case QLLC_OP_SLICE: /* issue 15: run-time data, constant starts/ends/axes/steps (a strided copy) */
+      if (n->op == QLLC_OP_SLICE && n->in[0]->elem == QLLC_ELEM_F32 && qllc_node_attr(n, "q_starts")) break;
+      /* fall through */
+    case QLLC_OP_CONSTANT: case QLLC_OP_SHAPE: case QLLC_OP_CAST:
     case QLLC_OP_CONSTANT_OF_SHAPE:
       return qllc_fail(im->diag, QLLC_ERR_UNSUPPORTED, n->name,
                        "node '%s' (%s) works on run-time data; qllc only evaluates %s at compile time, on constants", n->name,

@@ -1,8 +1,10 @@
 /* src/ir/pipeline.c: the float graph pipeline, straight-line, in one place.
  *
- *   fold_constants -> fold_batchnorm -> gemm_to_fc -> fuse_activation -> eliminate_identity
+ *   fold_constants -> transformer -> fold_batchnorm -> gemm_to_fc -> fuse_activation -> eliminate_identity
  *   -> fold_constants (again: the rewrites can leave constant subgraphs behind) -> verify
  *
+ * transformer (pass_transformer.c, issue 15) runs first: its LayerNorm and GELU patterns contain Div and
+ * Add nodes the later passes would otherwise rewrite.
  * Order matters: fold_batchnorm runs before fuse_activation because it only folds into a producer
  * without a fused clamp (Conv -> BN -> Relu: the BN folds first, then the Relu fuses), and
  * gemm_to_fc runs before fuse_activation so a Relu after MatMul+Add fuses into the resulting FC.
@@ -18,7 +20,7 @@
 
 typedef qllc_status (*pass_fn)(qllc_graph *, qllc_diag *);
 
-static const char *const pass_names[] = {"fold_constants", "fold_batchnorm", "gemm_to_fc", "fuse_activation",
+static const char *const pass_names[] = {"fold_constants", "transformer", "fold_batchnorm", "gemm_to_fc", "fuse_activation",
                                          "eliminate_identity", NULL};
 #define N_PASSES (sizeof pass_names / sizeof pass_names[0] - 1)
 
@@ -52,6 +54,7 @@ qllc_status qllc_graph_optimize(qllc_graph *g, const char *dump_after, FILE *dum
   }
   qllc_status st;
   if ((st = run(g, "fold_constants", qllc_pass_fold_constants, dump_after, dump, diag))) return st;
+  if ((st = run(g, "transformer", qllc_pass_transformer, dump_after, dump, diag))) return st;
   if ((st = run(g, "fold_batchnorm", qllc_pass_fold_batchnorm, dump_after, dump, diag))) return st;
   if ((st = run(g, "gemm_to_fc", qllc_pass_gemm_to_fc, dump_after, dump, diag))) return st;
   if ((st = run(g, "fuse_activation", qllc_pass_fuse_activation, dump_after, dump, diag))) return st;

@@ -779,6 +779,10 @@ qllc_status qllc_lower_view(ctx *c, const qllc_node *n) {
   return QLLC_OK;
 }
 
+/* issue 15: the transformer and mobile ops (lower_ext.c), float and quantized */
+qllc_status qllc_lower_ext_f32(ctx *c, const qllc_node *n);
+qllc_status qllc_lower_ext_q(ctx *c, const qllc_node *n);
+
 /* The dispatch table: one row per op, the float lowering and the quantized one (lower_q.c). An op
  * without an entry for the node's kind is rejected by lower_node naming the kernel it would need. */
 typedef struct lowerer {
@@ -817,6 +821,27 @@ static const lowerer lowerers[QLLC_OP_COUNT] = {
     [QLLC_OP_QUANTIZE] = {NULL, qllc_lower_q_quantize},
     [QLLC_OP_DEQUANTIZE] = {NULL, qllc_lower_q_dequantize},
     [QLLC_OP_CUSTOM] = {qllc_lower_custom, qllc_lower_custom},
+    /* issue 15: lower_ext.c */
+    [QLLC_OP_ERF] = {qllc_lower_ext_f32, qllc_lower_ext_q},
+    [QLLC_OP_SQRT] = {qllc_lower_ext_f32, qllc_lower_ext_q},
+    [QLLC_OP_EXP] = {qllc_lower_ext_f32, qllc_lower_ext_q},
+    [QLLC_OP_NEG] = {qllc_lower_ext_f32, qllc_lower_ext_q},
+    [QLLC_OP_RECIPROCAL] = {qllc_lower_ext_f32, qllc_lower_ext_q},
+    [QLLC_OP_POW] = {qllc_lower_ext_f32, qllc_lower_ext_q},
+    [QLLC_OP_HARD_SIGMOID] = {qllc_lower_ext_f32, qllc_lower_ext_q},
+    [QLLC_OP_HARD_SWISH] = {qllc_lower_ext_f32, qllc_lower_ext_q},
+    [QLLC_OP_GELU] = {qllc_lower_ext_f32, qllc_lower_ext_q},
+    [QLLC_OP_LAYER_NORM] = {qllc_lower_ext_f32, qllc_lower_ext_q},
+    [QLLC_OP_REDUCE_MEAN] = {qllc_lower_ext_f32, qllc_lower_ext_q},
+    [QLLC_OP_REDUCE_SUM] = {qllc_lower_ext_f32, qllc_lower_ext_q},
+    [QLLC_OP_REDUCE_MAX] = {qllc_lower_ext_f32, qllc_lower_ext_q},
+    [QLLC_OP_PRELU] = {qllc_lower_ext_f32, qllc_lower_ext_q},
+    [QLLC_OP_SLICE] = {qllc_lower_ext_f32, qllc_lower_ext_q},
+    [QLLC_OP_EXPAND] = {qllc_lower_ext_f32, qllc_lower_ext_q},
+    [QLLC_OP_SPLIT] = {qllc_lower_ext_f32, qllc_lower_ext_q},
+    [QLLC_OP_GATHER] = {qllc_lower_ext_f32, qllc_lower_ext_q},
+    [QLLC_OP_RESIZE] = {qllc_lower_ext_f32, qllc_lower_ext_q},
+    [QLLC_OP_UPSAMPLE] = {qllc_lower_ext_f32, qllc_lower_ext_q},
 };
 
 static qllc_status lower_node(ctx *c, const qllc_node *n) {

@@ -236,7 +236,8 @@ typedef enum qllc_qkind {
   QLLC_QK_SAME,               /* no arithmetic (max pool, views, Relu as clamp): output params = input's */
   QLLC_QK_CUSTOM              /* a custom op (issue 7): the user kernel gets each value's scale and zero
                                  point (lowering reads them from the values); in/out elem, z_x, z_y and
-                                 inputs[i].zero_point are filled for the report */
+                                 inputs[i].zero_point are filled for the report */,
+  QLLC_QK_LAYERNORM           /* issue 15: ln_g, ln_b, ln_eps_q (the kernel normalises exact int64 sums) */
 } qllc_qkind;
 
 typedef struct qllc_qinput {
@@ -273,6 +274,11 @@ typedef struct qllc_qnode {
   int32_t table_len;          /* 256 or 513 (TABLE); 256 or 513 (SOFTMAX exp table) */
   void *table;                /* TABLE: int8_t/uint8_t/int16_t[table_len]; SOFTMAX: int32_t[table_len] */
   int32_t softmax_recip;      /* SOFTMAX: R = 1 / s_y (the quantizer picks s_y = 1 / R) */
+  /* LAYERNORM (issue 15): g = gamma / s_y, b = beta / s_y + z_y over the normalised length, and
+     eps_q = epsilon / s_x^2; PRelu (TABLE) uses channels for its per-channel tables */
+  int64_t ln_len;
+  float *ln_g, *ln_b;
+  float ln_eps_q;
 } qllc_qnode;
 
 /* ==== 6. building records (qnode.c, tables.c) =================================================== */
@@ -296,7 +302,12 @@ qllc_status qllc_qnode_fused(qllc_arena *arena, const char *node, const qllc_qpa
                              qllc_qnode **out, qllc_diag *diag);
 
 /* Functions evaluated through tables. */
-typedef enum qllc_qfunc { QLLC_QF_SIGMOID = 0, QLLC_QF_TANH, QLLC_QF_LEAKY_RELU, QLLC_QF_EXP } qllc_qfunc;
+typedef enum qllc_qfunc {
+  QLLC_QF_SIGMOID = 0, QLLC_QF_TANH, QLLC_QF_LEAKY_RELU, QLLC_QF_EXP,
+  /* issue 15 (alpha: Pow's exponent, HardSigmoid's alpha; beta: HardSigmoid's beta) */
+  QLLC_QF_ERF, QLLC_QF_GELU, QLLC_QF_SQRT, QLLC_QF_NEG, QLLC_QF_RECIPROCAL, QLLC_QF_POW, QLLC_QF_HARD_SIGMOID,
+  QLLC_QF_HARD_SWISH
+} qllc_qfunc;
 
 /* The lut table of a unary op (in and out are the same kind, see kernels_q.h):
  *   8-bit: 256 entries of the output type, entry i for input q = qmin + i:
@@ -306,6 +317,9 @@ typedef enum qllc_qfunc { QLLC_QF_SIGMOID = 0, QLLC_QF_TANH, QLLC_QF_LEAKY_RELU,
  * `table` must have room for 513 int16 (the larger case); *len receives 256 or 513. alpha: LeakyRelu. */
 qllc_status qllc_quant_table(qllc_qfunc f, float alpha, const qllc_qparams *in, const qllc_qparams *out, void *table,
                              int32_t *len, qllc_diag *diag);
+/* The same with a second parameter (HardSigmoid's beta); qllc_quant_table is this with beta 0.5. */
+qllc_status qllc_quant_table2(qllc_qfunc f, float alpha, float beta, const qllc_qparams *in, const qllc_qparams *out,
+                              void *table, int32_t *len, qllc_diag *diag);
 /* The int16 interpolation the lut_i16 kernel performs (the reference for its tests). */
 int32_t qllc_lut16_eval(const int16_t *table, int32_t x);
 

@@ -208,6 +208,35 @@ static qllc_qkind classify(qllc_graph *g, const qllc_node *n, const char **why) 
            "integer kernel";
     break;
   case QLLC_OP_CUSTOM: k = QLLC_QK_CUSTOM; break; /* issue 7: custom_choice() asks for the user's kernel */
+  /* issue 15 */
+  case QLLC_OP_ERF: case QLLC_OP_SQRT: case QLLC_OP_EXP: case QLLC_OP_NEG: case QLLC_OP_RECIPROCAL: case QLLC_OP_POW:
+  case QLLC_OP_HARD_SIGMOID: case QLLC_OP_HARD_SWISH: case QLLC_OP_GELU:
+    k = QLLC_QK_TABLE;
+    break;
+  case QLLC_OP_PRELU: {
+    const qllc_value *x = n->in[0], *s = n->in[1];
+    int64_t cnt = qllc_value_numel(s);
+    int ok = is_const_f32(s) && (cnt == 1 || (x->rank >= 2 && cnt == x->dims[1] && s->rank <= x->rank - 1 &&
+                                               s->dims[0 + (s->rank - (x->rank - 1))] == x->dims[1]));
+    if (ok && cnt > 1) /* per channel: the slope's dims after the channel's are all 1 */
+      for (int i = s->rank - (x->rank - 1) + 1; i < s->rank; i++) ok &= i >= 0 && s->dims[i] == 1;
+    if (ok) k = QLLC_QK_TABLE;
+    else *why = "a PRelu whose slope is not a constant scalar or one value per channel (dim 1) has no integer kernel";
+    break;
+  }
+  case QLLC_OP_LAYER_NORM:
+    if (!is_const_f32(n->in[1]) || (n->n_in > 2 && n->in[2] && !is_const_f32(n->in[2])))
+      *why = "a LayerNormalization with run-time scale or bias has no integer kernel";
+    else k = QLLC_QK_LAYERNORM;
+    break;
+  case QLLC_OP_REDUCE_MEAN: case QLLC_OP_REDUCE_SUM: k = QLLC_QK_RESCALE; break;
+  case QLLC_OP_REDUCE_MAX: case QLLC_OP_SLICE: case QLLC_OP_EXPAND: case QLLC_OP_GATHER: case QLLC_OP_RESIZE:
+  case QLLC_OP_UPSAMPLE:
+    k = QLLC_QK_SAME;
+    break;
+  case QLLC_OP_SPLIT:
+    *why = "Split has several outputs (the transformer pass rewrites it as Slices before quantization)";
+    break;
   default: *why = qllc_arena_printf(g->arena, "%s has no quantized form", op); break;
   }
   if (k == QLLC_QK_NONE) {
@@ -483,6 +512,12 @@ static qllc_status quantize_node(qz *z, int idx) {
         if (!q->pool_m || !q->pool_n) return oom(z, n);
         st = qllc_quant_pool_multipliers(in[0].scale, y.scale, cnt, q->pool_m, q->pool_n, z->diag);
         if (st != QLLC_OK) return at_node(z, n, st);
+      } else if (n->op == QLLC_OP_REDUCE_MEAN || n->op == QLLC_OP_REDUCE_SUM) { /* issue 15 */
+        const qllc_value *x = n->in[0], *yo = n->out[0];
+        double len = (double)qllc_value_numel(x) / (double)qllc_value_numel(yo);
+        double M = (double)in[0].scale / ((double)y.scale * (n->op == QLLC_OP_REDUCE_MEAN ? len : 1.0));
+        if ((st = requant(z, n, M, &q->m[0], &q->n[0])) != QLLC_OK) return st;
+        q->inputs[0].m = q->m[0], q->inputs[0].n = q->n[0];
       } else { /* GLOBAL_AVGPOOL */
         const qllc_value *x = n->in[0];
         int64_t hw = 1;
@@ -493,6 +528,35 @@ static qllc_status quantize_node(qz *z, int idx) {
       }
       break;
     case QLLC_QK_TABLE: {
+      if (n->op == QLLC_OP_PRELU) { /* issue 15: one LeakyRelu table per slope channel */
+        const qllc_value *sv = n->in[1];
+        int64_t C = qllc_value_numel(sv), per = in[0].elem == QLLC_ELEM_I16 ? 513 : 256;
+        size_t es = in[0].elem == QLLC_ELEM_I16 ? 2 : 1;
+        unsigned char *t = qllc_arena_alloc(g->arena, (size_t)(C * 513) * 2);
+        if (!t) return oom(z, n);
+        for (int64_t c = 0; c < C; c++) {
+          int32_t len;
+          st = qllc_quant_table(QLLC_QF_LEAKY_RELU, ((const float *)sv->data)[c], &in[0], &y, t + (size_t)(c * per) * es, &len, z->diag);
+          if (st != QLLC_OK) return at_node(z, n, st);
+        }
+        q->table = t;
+        q->table_len = (int32_t)(C * per);
+        q->channels = C;
+        break;
+      }
+      if (n->op != QLLC_OP_SIGMOID && n->op != QLLC_OP_TANH && n->op != QLLC_OP_LEAKY_RELU) { /* issue 15 */
+        qllc_qfunc f = n->op == QLLC_OP_ERF ? QLLC_QF_ERF : n->op == QLLC_OP_GELU ? QLLC_QF_GELU
+                     : n->op == QLLC_OP_SQRT ? QLLC_QF_SQRT : n->op == QLLC_OP_EXP ? QLLC_QF_EXP
+                     : n->op == QLLC_OP_NEG ? QLLC_QF_NEG : n->op == QLLC_OP_RECIPROCAL ? QLLC_QF_RECIPROCAL
+                     : n->op == QLLC_OP_POW ? QLLC_QF_POW : n->op == QLLC_OP_HARD_SIGMOID ? QLLC_QF_HARD_SIGMOID
+                     : QLLC_QF_HARD_SWISH;
+        float a1 = n->op == QLLC_OP_POW ? qllc_attr_float(n, "exponent", 1.0f) : qllc_attr_float(n, "alpha", 0.2f);
+        q->table = qllc_arena_alloc(g->arena, 513 * sizeof(int16_t));
+        if (!q->table) return oom(z, n);
+        st = qllc_quant_table2(f, a1, qllc_attr_float(n, "beta", 0.5f), &in[0], &y, q->table, &q->table_len, z->diag);
+        if (st != QLLC_OK) return at_node(z, n, st);
+        break;
+      }
       qllc_qfunc f = n->op == QLLC_OP_SIGMOID ? QLLC_QF_SIGMOID : n->op == QLLC_OP_TANH ? QLLC_QF_TANH : QLLC_QF_LEAKY_RELU;
       q->table = qllc_arena_alloc(g->arena, 513 * sizeof(int16_t));
       if (!q->table) return oom(z, n);
@@ -507,6 +571,21 @@ static qllc_status quantize_node(qz *z, int idx) {
       if (st != QLLC_OK) return at_node(z, n, st);
       set_params(z, yv, &y);
       break;
+    case QLLC_QK_LAYERNORM: { /* issue 15 */
+      const qllc_value *x = n->in[0], *gv = n->in[1], *bv = n->n_in > 2 ? n->in[2] : NULL;
+      int64_t len = qllc_value_numel(gv);
+      q->ln_len = len;
+      q->ln_g = qllc_arena_alloc(g->arena, sizeof(float) * (size_t)len);
+      q->ln_b = qllc_arena_alloc(g->arena, sizeof(float) * (size_t)len);
+      if (!q->ln_g || !q->ln_b) return oom(z, n);
+      for (int64_t i = 0; i < len; i++) {
+        q->ln_g[i] = (float)((double)((const float *)gv->data)[i] / (double)y.scale);
+        q->ln_b[i] = (float)((bv ? (double)((const float *)bv->data)[i] : 0.0) / (double)y.scale + y.zero_point);
+      }
+      q->ln_eps_q = (float)((double)qllc_attr_float(n, "epsilon", 1e-5f) / ((double)in[0].scale * (double)in[0].scale));
+      (void)x;
+      break;
+    }
     case QLLC_QK_SAME:
       if (n->op == QLLC_OP_RELU) act_lo = 0.0f, act_hi = INFINITY;
       if (n->op == QLLC_OP_CLIP) act_lo = qllc_attr_float(n, "min", -INFINITY), act_hi = qllc_attr_float(n, "max", INFINITY);

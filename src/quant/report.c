@@ -53,6 +53,7 @@ static const char *kind_name(qllc_qkind k) {
   case QLLC_QK_SOFTMAX: return "softmax";
   case QLLC_QK_SAME: return "same";
   case QLLC_QK_CUSTOM: return "custom";
+  case QLLC_QK_LAYERNORM: return "layernorm";
   default: return "none";
   }
 }

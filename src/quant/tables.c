@@ -6,8 +6,18 @@
 
 #include "quant.h"
 
+static double eval_beta = 0.5; /* HardSigmoid's beta for the table being built (single-threaded) */
+
 static double eval(qllc_qfunc f, double alpha, double r) {
   switch (f) {
+  case QLLC_QF_ERF: return erf(r);
+  case QLLC_QF_GELU: return 0.5 * r * (1.0 + erf(r / sqrt(2.0)));
+  case QLLC_QF_SQRT: return sqrt(r);
+  case QLLC_QF_NEG: return -r;
+  case QLLC_QF_RECIPROCAL: return 1.0 / r;
+  case QLLC_QF_POW: return pow(r, alpha);
+  case QLLC_QF_HARD_SIGMOID: return fmax(0.0, fmin(1.0, alpha * r + eval_beta));
+  case QLLC_QF_HARD_SWISH: return r * fmax(0.0, fmin(1.0, r / 6.0 + 0.5));
   case QLLC_QF_SIGMOID: return 1.0 / (1.0 + exp(-r));
   case QLLC_QF_TANH: return tanh(r);
   case QLLC_QF_LEAKY_RELU: return r >= 0 ? r : alpha * r;
@@ -29,7 +39,7 @@ qllc_status qllc_quant_table(qllc_qfunc f, float alpha, const qllc_qparams *in, 
   if (qllc_quant_range(in->elem, 0, &imin, &imax) || qllc_quant_range(out->elem, 0, &omin, &omax) ||
       in->elem != out->elem)
     return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "a table maps i8, u8 or i16 to the same kind");
-  if ((int)f < 0 || f > QLLC_QF_EXP) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "unknown table function %d", (int)f);
+  if ((int)f < 0 || f > QLLC_QF_HARD_SWISH) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "unknown table function %d", (int)f);
   if (in->elem != QLLC_ELEM_I16) {
     for (int32_t i = 0; i < 256; i++) {
       double r = (double)in->scale * (double)(imin + i - in->zero_point);
@@ -46,6 +56,14 @@ qllc_status qllc_quant_table(qllc_qfunc f, float alpha, const qllc_qparams *in, 
     *len = 513;
   }
   return QLLC_OK;
+}
+
+qllc_status qllc_quant_table2(qllc_qfunc f, float alpha, float beta, const qllc_qparams *in, const qllc_qparams *out,
+                              void *table, int32_t *len, qllc_diag *diag) {
+  eval_beta = beta;
+  qllc_status st = qllc_quant_table(f, alpha, in, out, table, len, diag);
+  eval_beta = 0.5;
+  return st;
 }
 
 int32_t qllc_lut16_eval(const int16_t *t, int32_t x) {

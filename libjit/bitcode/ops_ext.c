@@ -1,0 +1,238 @@
+/* libjit/bitcode/ops_ext.c: float kernels of the transformer and mobile ops (issue 15): Erf, GELU,
+ * Sqrt, Exp, Neg, Reciprocal, Pow by a constant, HardSigmoid, HardSwish, LayerNormalization, the
+ * reductions over one block of axes, PRelu, and Resize (nearest and linear, from index tables the
+ * lowering computes). No libm: erf is evaluated in double by its Taylor series below 2 and by the
+ * continued fraction of erfc above; sqrt is the correctly rounded llvm.sqrt (the same bits on every
+ * target); kernels are built with -ffp-contract=off, so the results do not depend on the target. */
+#include "kernels_f32.h"
+#include "qllc_math.h"
+
+/* exp(x) in double for x <= 0 (0 below -745): x = n ln2 + r, |r| <= ln2/2, Taylor to degree 13
+ * (truncation < 1e-17), 2^n applied as two normal factors. */
+QLLC_INLINE double qk_exp_neg_d(double x) {
+  double xc = x < -745.0 ? -745.0 : x;
+  double t = xc * 1.4426950408889634;
+  int64_t n = (int64_t)(t - 0.5); /* round half away from zero, t <= 0 */
+  double nf = (double)n;
+  double r = (xc - nf * 0.6931471803691238) - nf * 1.9082149292705877e-10;
+  double p = 1.0 / 6227020800.0;
+  static const double inv[] = {1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0, 1.0 / 40320.0,
+                               1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0};
+  for (int k = 0; k < 13; k++) p = p * r + inv[k];
+  int64_t k1 = n / 2, k2 = n - k1; /* each in [-538, 0]: normal factors */
+  union { uint64_t u; double d; } s1 = {(uint64_t)(k1 + 1023) << 52}, s2 = {(uint64_t)(k2 + 1023) << 52};
+  double y = (p * s1.d) * s2.d;
+  return x < -745.0 ? 0.0 : y;
+}
+
+/* erf(a) by its Taylor series, 48 terms: |error| < 1e-15 for 0 <= a <= 2. */
+QLLC_INLINE double qk_erf_taylor(double a) {
+  double a2 = a * a, term = a, sum = a;
+  for (int n = 1; n < 48; n++) {
+    term = -term * a2 / n;
+    sum += term / (2 * n + 1);
+  }
+  return sum * 1.1283791670955126;
+}
+
+/* erfc(b) for b >= 2 by the continued fraction erfc(b) = exp(-b^2) / sqrt(pi) / (b + (1/2) / (b + 1 /
+ * (b + (3/2) / (b + ...)))), 60 terms: relative error < 1e-15 (against glibc, tests/libjit/ops_ext_test.c). */
+QLLC_INLINE double qk_erfc_cf(double b) {
+  double t = b;
+  for (int k = 60; k >= 1; k--) t = b + (0.5 * k) / t;
+  return qk_exp_neg_d(-b * b) / (1.7724538509055159 * t);
+}
+
+/* erfc(a) for a >= 0 */
+QLLC_INLINE double qk_erfc_d(double a) {
+  double s = 1.0 - qk_erf_taylor(a < 2.0 ? a : 2.0), b = qk_erfc_cf(a < 2.0 ? 2.0 : a);
+  return a < 2.0 ? s : b;
+}
+
+/* erf(x) in double: the series below 2 (no cancellation near 0), 1 - erfc above */
+QLLC_INLINE double qk_erf_d(double x) {
+  double a = x < 0 ? -x : x;
+  double s = qk_erf_taylor(a < 2.0 ? a : 2.0), b = 1.0 - qk_erfc_cf(a < 2.0 ? 2.0 : a);
+  double r = a < 2.0 ? s : b;
+  return x < 0 ? -r : r;
+}
+
+QLLC_KERNEL void qllc_k_erf_f32_f32(float *QLLC_RESTRICT y, const float *QLLC_RESTRICT x, int64_t n) {
+  for (int64_t i = 0; i < n; i++) y[i] = (float)qk_erf_d((double)x[i]);
+}
+
+/* GELU: x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)), in double (through erfc for x < 0). */
+QLLC_KERNEL void qllc_k_gelu_f32_f32(float *QLLC_RESTRICT y, const float *QLLC_RESTRICT x, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    double v = (double)x[i], c = qk_erfc_d((v < 0 ? -v : v) * 0.70710678118654752);
+    double phi = v < 0 ? 0.5 * c : 1.0 - 0.5 * c; /* Phi(x) = erfc(-x / sqrt 2) / 2: no cancellation below 0 */
+    y[i] = (float)(v * phi);
+  }
+}
+
+QLLC_KERNEL void qllc_k_sqrt_f32_f32(float *QLLC_RESTRICT y, const float *QLLC_RESTRICT x, int64_t n) {
+  for (int64_t i = 0; i < n; i++) y[i] = __builtin_sqrtf(x[i]);
+}
+
+QLLC_KERNEL void qllc_k_exp_f32_f32(float *QLLC_RESTRICT y, const float *QLLC_RESTRICT x, int64_t n) {
+  for (int64_t i = 0; i < n; i++) y[i] = qm_exp(x[i]);
+}
+
+QLLC_KERNEL void qllc_k_neg_f32_f32(float *QLLC_RESTRICT y, const float *QLLC_RESTRICT x, int64_t n) {
+  for (int64_t i = 0; i < n; i++) y[i] = -x[i];
+}
+
+QLLC_KERNEL void qllc_k_reciprocal_f32_f32(float *QLLC_RESTRICT y, const float *QLLC_RESTRICT x, int64_t n) {
+  for (int64_t i = 0; i < n; i++) y[i] = 1.0f / x[i];
+}
+
+/* x^e for a constant e the lowering accepted: an integer in [-16, 16], or +-0.5. The exponent is a
+ * constant argument, so specialisation folds the branches away. */
+QLLC_KERNEL void qllc_k_pow_f32_f32(float *QLLC_RESTRICT y, const float *QLLC_RESTRICT x, int64_t n, float e) {
+  if (e == 0.5f || e == -0.5f) {
+    for (int64_t i = 0; i < n; i++) y[i] = e > 0 ? __builtin_sqrtf(x[i]) : 1.0f / __builtin_sqrtf(x[i]);
+    return;
+  }
+  int32_t k = (int32_t)e, ak = k < 0 ? -k : k;
+  for (int64_t i = 0; i < n; i++) {
+    float p = 1.0f, b = x[i];
+    for (int32_t j = 0; j < ak; j++) p *= b;
+    y[i] = k < 0 ? 1.0f / p : p;
+  }
+}
+
+/* max(0, min(1, alpha x + beta)) */
+QLLC_KERNEL void qllc_k_hardsigmoid_f32_f32(float *QLLC_RESTRICT y, const float *QLLC_RESTRICT x, int64_t n,
+                                            float alpha, float beta) {
+  for (int64_t i = 0; i < n; i++) y[i] = qm_max(qm_min(x[i] * alpha + beta, 1.0f), 0.0f);
+}
+
+/* x * max(0, min(1, x / 6 + 1/2)) */
+QLLC_KERNEL void qllc_k_hardswish_f32_f32(float *QLLC_RESTRICT y, const float *QLLC_RESTRICT x, int64_t n) {
+  for (int64_t i = 0; i < n; i++) y[i] = x[i] * qm_max(qm_min(x[i] * (1.0f / 6.0f) + 0.5f, 1.0f), 0.0f);
+}
+
+/* LayerNormalization over the last axis block: x[outer][len], gamma[len], beta[len] or NULL;
+ * mean and variance in double (two passes), y = (x - mean) / sqrt(var + eps) * gamma + beta. */
+QLLC_KERNEL void qllc_k_layernorm_f32_f32(float *QLLC_RESTRICT y, const float *QLLC_RESTRICT x,
+                                          const float *QLLC_RESTRICT gamma, const float *QLLC_RESTRICT beta,
+                                          int64_t outer, int64_t len, float eps) {
+  for (int64_t o = 0; o < outer; o++) {
+    const float *X = x + o * len;
+    float *Y = y + o * len;
+    double s = 0;
+    for (int64_t i = 0; i < len; i++) s += X[i];
+    double mean = s / (double)len, v = 0;
+    for (int64_t i = 0; i < len; i++) v += ((double)X[i] - mean) * ((double)X[i] - mean);
+    float inv = (float)(1.0 / __builtin_sqrt(v / (double)len + (double)eps));
+    float m = (float)mean;
+    for (int64_t i = 0; i < len; i++) {
+      float t = (X[i] - m) * inv * gamma[i];
+      Y[i] = beta ? t + beta[i] : t;
+    }
+  }
+}
+
+/* LayerNormalization's optional outputs: mean[outer] and invstd[outer] = 1 / sqrt(var + eps), each may be
+ * NULL (computed as in layernorm). */
+QLLC_KERNEL void qllc_k_layernorm_stats_f32_f32(float *QLLC_RESTRICT mean, float *QLLC_RESTRICT invstd,
+                                                const float *QLLC_RESTRICT x, int64_t outer, int64_t len, float eps) {
+  for (int64_t o = 0; o < outer; o++) {
+    const float *X = x + o * len;
+    double s = 0;
+    for (int64_t i = 0; i < len; i++) s += X[i];
+    double m = s / (double)len, v = 0;
+    for (int64_t i = 0; i < len; i++) v += ((double)X[i] - m) * ((double)X[i] - m);
+    if (mean) mean[o] = (float)m;
+    if (invstd) invstd[o] = (float)(1.0 / __builtin_sqrt(v / (double)len + (double)eps));
+  }
+}
+
+/* Reductions along the middle axis of x[outer][len][inner] -> y[outer][inner]. */
+QLLC_KERNEL void qllc_k_reduce_sum_f32_f32(float *QLLC_RESTRICT y, const float *QLLC_RESTRICT x, int64_t outer,
+                                           int64_t len, int64_t inner) {
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < inner; i++) {
+      float s = 0.0f;
+      for (int64_t a = 0; a < len; a++) s += x[(o * len + a) * inner + i];
+      y[o * inner + i] = s;
+    }
+}
+
+QLLC_KERNEL void qllc_k_reduce_mean_f32_f32(float *QLLC_RESTRICT y, const float *QLLC_RESTRICT x, int64_t outer,
+                                            int64_t len, int64_t inner) {
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < inner; i++) {
+      float s = 0.0f;
+      for (int64_t a = 0; a < len; a++) s += x[(o * len + a) * inner + i];
+      y[o * inner + i] = s / (float)len;
+    }
+}
+
+QLLC_KERNEL void qllc_k_reduce_max_f32_f32(float *QLLC_RESTRICT y, const float *QLLC_RESTRICT x, int64_t outer,
+                                           int64_t len, int64_t inner) {
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < inner; i++) {
+      float m = x[o * len * inner + i];
+      for (int64_t a = 1; a < len; a++) {
+        float v = x[(o * len + a) * inner + i];
+        m = v > m ? v : m;
+      }
+      y[o * inner + i] = m;
+    }
+}
+
+/* PRelu: y = a < 0 ? a * b : a, b broadcast like the binary kernels (elementwise.c). */
+QLLC_KERNEL void qllc_k_prelu_f32_f32_f32(float *QLLC_RESTRICT y, const float *QLLC_RESTRICT a,
+                                          const float *QLLC_RESTRICT b, int64_t rank, const int64_t *dims,
+                                          const int64_t *as, const int64_t *bs) {
+  int64_t total = 1;
+  for (int64_t d = 0; d < rank; d++) total *= dims[d];
+  int64_t idx[8] = {0}, ao = 0, bo = 0;
+  for (int64_t i = 0; i < total; i++) {
+    float v = a[ao];
+    y[i] = v < 0.0f ? v * b[bo] : v;
+    for (int64_t d = rank - 1; d >= 0; d--) {
+      ao += as[d], bo += bs[d];
+      if (++idx[d] < dims[d]) break;
+      ao -= as[d] * dims[d], bo -= bs[d] * dims[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+/* Resize of x[NC][H][W] to y[NC][OH][OW].
+ * nearest: y[p][oy][ox] = x[p][iy[oy]][ix[ox]] (every element kind: it only moves data);
+ * linear:  iy[2 oy], iy[2 oy + 1] are the two source rows, wy[oy] the weight of the second (same
+ *          for columns); y = (1-wy)((1-wx) x00 + wx x01) + wy((1-wx) x10 + wx x11). */
+#define RESIZE_NEAREST(T, t)                                                                              \
+  QLLC_KERNEL void qllc_k_resize_nearest_##t##_##t(T *QLLC_RESTRICT y, const T *QLLC_RESTRICT x, int64_t NC, \
+                                                   int64_t H, int64_t W, int64_t OH, int64_t OW,            \
+                                                   const int64_t *iy, const int64_t *ix) {                  \
+    for (int64_t p = 0; p < NC; p++)                                                                      \
+      for (int64_t oy = 0; oy < OH; oy++) {                                                               \
+        const T *X = x + (p * H + iy[oy]) * W;                                                            \
+        T *Y = y + (p * OH + oy) * OW;                                                                    \
+        for (int64_t ox = 0; ox < OW; ox++) Y[ox] = X[ix[ox]];                                            \
+      }                                                                                                   \
+  }
+RESIZE_NEAREST(float, f32)
+RESIZE_NEAREST(int8_t, i8)
+RESIZE_NEAREST(uint8_t, u8)
+RESIZE_NEAREST(int16_t, i16)
+
+QLLC_KERNEL void qllc_k_resize_linear_f32_f32(float *QLLC_RESTRICT y, const float *QLLC_RESTRICT x, int64_t NC,
+                                              int64_t H, int64_t W, int64_t OH, int64_t OW, const int64_t *iy,
+                                              const int64_t *ix, const float *wy, const float *wx) {
+  for (int64_t p = 0; p < NC; p++)
+    for (int64_t oy = 0; oy < OH; oy++) {
+      const float *X0 = x + (p * H + iy[2 * oy]) * W, *X1 = x + (p * H + iy[2 * oy + 1]) * W;
+      float *Y = y + (p * OH + oy) * OW;
+      float b = wy[oy], a = 1.0f - b;
+      for (int64_t ox = 0; ox < OW; ox++) {
+        int64_t c0 = ix[2 * ox], c1 = ix[2 * ox + 1];
+        float d = wx[ox], cc = 1.0f - d;
+        Y[ox] = a * (cc * X0[c0] + d * X0[c1]) + b * (cc * X1[c0] + d * X1[c1]);
+      }
+    }
+}

@@ -1,0 +1,50 @@
+/* src/ir/const_eval_ext.c: compile-time evaluation of the elementwise float ops of issue 15 (Erf,
+ * Sqrt, Exp, Neg, Reciprocal, Pow by a constant, HardSigmoid, HardSwish, GELU) when their input is a
+ * constant; called by qllc_const_eval (const_eval.c) for the ops it does not fold itself. */
+#include <math.h>
+
+#include "ir/ir.h"
+
+qllc_status qllc_const_eval_ext(qllc_graph *g, qllc_node *n, int *folded, qllc_diag *diag);
+
+/* Issue 15: the elementwise float ops of the transformer and mobile list, on a constant f32 input (a
+ * constant subgraph an exporter left, e.g. Sqrt of a constant), computed in double. */
+qllc_status qllc_const_eval_ext(qllc_graph *g, qllc_node *n, int *folded, qllc_diag *diag) {
+  qllc_value *o = n->out[0], *x = n->n_in > 0 ? n->in[0] : NULL;
+  if (!x || !x->data || x->elem != QLLC_ELEM_F32 || o->elem != QLLC_ELEM_F32) return QLLC_OK;
+  switch (n->op) {
+  case QLLC_OP_ERF: case QLLC_OP_SQRT: case QLLC_OP_EXP: case QLLC_OP_NEG: case QLLC_OP_RECIPROCAL:
+  case QLLC_OP_POW: case QLLC_OP_HARD_SIGMOID: case QLLC_OP_HARD_SWISH: case QLLC_OP_GELU:
+    break;
+  default:
+    return QLLC_OK;
+  }
+  if (n->n_in > 1) return QLLC_OK; /* Pow's exponent not yet an attribute */
+  int64_t total = qllc_value_numel(o);
+  if ((double)total * 4 > (double)((int64_t)1 << 30)) return QLLC_OK;
+  float *out = qllc_arena_alloc(g->arena, (size_t)total * 4 + 4);
+  if (!out) return qllc_fail(diag, QLLC_ERR_NOMEM, n->name, "out of memory folding node '%s'", n->name);
+  const float *in = x->data;
+  double e = qllc_attr_float(n, "exponent", 1.0f), al = qllc_attr_float(n, "alpha", 0.2f), be = qllc_attr_float(n, "beta", 0.5f);
+  for (int64_t i = 0; i < total; i++) {
+    double v = in[i], r = v;
+    switch (n->op) {
+    case QLLC_OP_ERF: r = erf(v); break;
+    case QLLC_OP_SQRT: r = sqrt(v); break;
+    case QLLC_OP_EXP: r = exp(v); break;
+    case QLLC_OP_NEG: r = -v; break;
+    case QLLC_OP_RECIPROCAL: r = 1.0 / v; break;
+    case QLLC_OP_POW: r = pow(v, e); break;
+    case QLLC_OP_HARD_SIGMOID: r = fmax(0.0, fmin(1.0, al * v + be)); break;
+    case QLLC_OP_HARD_SWISH: r = v * fmax(0.0, fmin(1.0, v / 6.0 + 0.5)); break;
+    case QLLC_OP_GELU: r = 0.5 * v * (1.0 + erf(v / sqrt(2.0))); break;
+    default: break;
+    }
+    out[i] = (float)r;
+  }
+  o->data = out;
+  o->producer = NULL;
+  n->dead = 1;
+  *folded = 1;
+  return QLLC_OK;
+}
