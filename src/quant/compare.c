@@ -55,6 +55,22 @@ static int find_float(const qllc_probe *fp, const char *name) {
   return -1;
 }
 
+/* The quantizer fused the Relu that is v's only consumer into v's producer (an Add or Sub whose output
+ * grid is the Relu's, quantize.c): v holds the Relu's values, so it is compared with the float value
+ * clamped at 0. */
+static int relu_fused(const qllc_graph *g, const qllc_value *v) {
+  const qllc_node *p = v->producer, *user = NULL;
+  if (!p || !p->quant || (p->op != QLLC_OP_ADD && p->op != QLLC_OP_SUB) || v->elem == QLLC_ELEM_F32) return 0;
+  int users = 0;
+  for (int i = 0; i < g->n_nodes; i++)
+    for (int k = 0; k < g->nodes[i]->n_in; k++)
+      if (g->nodes[i]->in[k] == v) users++, user = g->nodes[i];
+  if (users != 1 || user->op != QLLC_OP_RELU || !user->quant) return 0;
+  const qllc_value *y = user->out[0];
+  return y->elem == v->elem && y->scale == v->scale && y->zero_point == v->zero_point &&
+         ((const qllc_qnode *)p->quant)->act_lo == v->zero_point;
+}
+
 static int row_cmp(const void *a, const void *b) {
   const qllc_compare_row *x = a, *y = b;
   if (x->is_output != y->is_output) return y->is_output - x->is_output;
@@ -94,6 +110,7 @@ qllc_status qllc_quant_compare(qllc_graph *fg, qllc_graph *qg, qllc_dataset *d, 
   const qllc_graph *qouts = qg;
   qllc_probe *fp = NULL, *qp = NULL;
   int *match = NULL, nq = 0;
+  char *fused = NULL;
   acc *a = NULL;
   qllc_compare_result *r = NULL;
   int n_graph_outputs = qouts->n_outputs;
@@ -141,6 +158,12 @@ qllc_status qllc_quant_compare(qllc_graph *fg, qllc_graph *qg, qllc_dataset *d, 
     match[i] = fi;
   }
 
+  fused = calloc((size_t)nq + 1, 1);
+  if (!fused) {
+    st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+    goto done;
+  }
+  for (int i = 0; i < nq; i++) fused[i] = (char)relu_fused(qg, qllc_probe_value(qp, i));
   int64_t samples = qllc_dataset_samples(d);
   for (int64_t s = 0; s < samples && st == QLLC_OK; s++) {
     if ((st = qllc_probe_run(fp, d, s, diag)) != QLLC_OK) break;
@@ -156,16 +179,19 @@ qllc_status qllc_quant_compare(qllc_graph *fg, qllc_graph *qg, qllc_dataset *d, 
         continue;
       }
       double sc = v->elem == QLLC_ELEM_F32 ? 1.0 : (double)v->scale, z = v->elem == QLLC_ELEM_F32 ? 0 : v->zero_point;
-      double lo = -INFINITY, hi = INFINITY;
+      double lo = -INFINITY, hi = INFINITY, clo = -INFINITY, chi = INFINITY;
       if (v->elem != QLLC_ELEM_F32) {
         int32_t qmin, qmax;
         qllc_quant_range(v->elem, 0, &qmin, &qmax);
         lo = sc * (qmin - z) - 0.5 * sc;
         hi = sc * (qmax - z) + 0.5 * sc;
+        /* a clamp the quantizer fused into the producer (a Relu after an Add): the float value is
+           compared clamped the same way (the row's types say "+ clamp") */
+        if (fused[i]) clo = 0;
       }
       acc *x = &a[i];
       for (int64_t k = 0; k < n; k++) {
-        double fv = f[k], qv = v->elem == QLLC_ELEM_F32 ? load(q, v->elem, k) : sc * (load(q, v->elem, k) - z);
+        double fv = fmin(fmax((double)f[k], clo), chi), qv = v->elem == QLLC_ELEM_F32 ? load(q, v->elem, k) : sc * (load(q, v->elem, k) - z);
         double e = qv - fv;
         x->sig += fv * fv;
         x->noise += e * e;
@@ -198,6 +224,7 @@ qllc_status qllc_quant_compare(qllc_graph *fg, qllc_graph *qg, qllc_dataset *d, 
     }
     if (!strncmp(row->op, "qllc.", 5)) memmove((char *)row->op, row->op + 5, strlen(row->op + 5) + 1);
     qllc_quant_node_types(p, row->types, sizeof row->types);
+    if (fused[i]) snprintf(row->types + strlen(row->types), sizeof row->types - strlen(row->types), " + Relu");
     row->elem = (qllc_elem_kind)v->elem;
     row->scale = v->elem == QLLC_ELEM_F32 ? 1.0f : v->scale;
     row->zero_point = v->elem == QLLC_ELEM_F32 ? 0 : v->zero_point;
@@ -214,6 +241,7 @@ done:
   for (int i = 0; i < n_graph_outputs; i++) free(out_names[i]);
   free(out_names);
   free(match);
+  free(fused);
   free(a);
   qllc_probe_free(fp);
   qllc_probe_free(qp);

@@ -452,8 +452,26 @@ static qllc_status quantize_node(qz *z, int idx) {
   float act_lo = -INFINITY, act_hi = INFINITY; /* the clamp in real values */
   if (n->act != QLLC_ACT_NONE) act_lo = n->act_lo, act_hi = n->act_hi;
 
+  /* An Add/Sub whose only consumer is a Relu: the Relu is fused into the rescale's clamp and the output
+     grid covers the Relu's range (issue 13: half of the grid was spent on negatives the Relu drops, as
+     PyTorch's add_relu avoids). The Relu then passes the values on unchanged. */
+  const qllc_node *relu = NULL;
+  if (kind == QLLC_QK_RESCALE && (n->op == QLLC_OP_ADD || n->op == QLLC_OP_SUB) && !yv->is_output && yv->id < z->n0) {
+    int users = 0;
+    for (int j = 0; j < z->nn; j++)
+      for (int k = 0; k < z->nodes[j]->n_in; k++)
+        if (z->nodes[j]->in[k] == yv) users++, relu = z->nodes[j];
+    if (users != 1 || relu->op != QLLC_OP_RELU || relu->out[0]->id >= z->n0 || z->kind[z->prod[relu->out[0]->id]] != QLLC_QK_SAME ||
+        kind_for(z, relu->out[0]) != kind_for(z, yv))
+      relu = NULL;
+  }
+
   /* the output's parameters */
-  if (kind == QLLC_QK_SAME) {
+  if (relu) {
+    if ((st = params(z, relu->out[0], &y)) != QLLC_OK) return for_node(z, n, st);
+    set_params(z, yv, &y);
+    act_lo = 0.0f, act_hi = INFINITY;
+  } else if (kind == QLLC_QK_SAME) {
     y = in[0];
     set_params(z, yv, &y);
   } else if (kind == QLLC_QK_RESCALE && n->op == QLLC_OP_CONCAT) {

@@ -554,6 +554,35 @@ static void test_bounded_ranges(void **state) {
   expect_params(sm->out[0], QLLC_ELEM_I8, (float)(1.0 / 2090), -128);
 }
 
+/* An Add whose only consumer is a Relu (issue 13): the Add's output grid is the Relu's range ([0, 3],
+ * not [-4, 3]) and its clamp starts at the zero point (real 0); the Relu passes the values on. An Add
+ * with a second consumer keeps its own range. */
+static void test_add_relu_fused(void **state) {
+  (void)state;
+  qllc_value *x = val("x", 1, 2), *b = val("b", 1, 2), *y = val("y", 1, 2), *r = val("r", 1, 2);
+  qllc_value *y2 = val("y2", 1, 2), *r2 = val("r2", 1, 2);
+  qllc_graph_add_input(G, x);
+  qllc_graph_add_input(G, b);
+  qllc_node *add = node(QLLC_OP_ADD, "add", x, b, NULL, y);
+  qllc_node *relu = node(QLLC_OP_RELU, "relu", y, NULL, NULL, r);
+  qllc_node *add2 = node(QLLC_OP_ADD, "add2", x, b, NULL, y2);
+  node(QLLC_OP_RELU, "relu2", y2, NULL, NULL, r2);
+  qllc_graph_add_output(G, r);
+  qllc_graph_add_output(G, r2);
+  qllc_graph_add_output(G, y2);
+  range("x", -2, 2), range("b", -2, 1), range("y", -4, 3), range("r", 0, 3), range("y2", -4, 3), range("r2", 0, 3);
+  seal();
+  qllc_quant_opts o = opts(QLLC_ELEM_I8, QLLC_ELEM_I8);
+  assert_int_equal(qllc_quantize_graph(G, P, &o, &D), QLLC_OK);
+  verify();
+  float s = (float)(3.0 / 255);
+  expect_params(add->out[0], QLLC_ELEM_I8, s, -128);
+  expect_params(relu->out[0], QLLC_ELEM_I8, s, -128);
+  assert_int_equal(((const qllc_qnode *)add->quant)->act_lo, -128);
+  float s2 = (float)(7.0 / 255);
+  expect_params(add2->out[0], QLLC_ELEM_I8, s2, (int32_t)qllc_round_half_even(-128.0 + 4.0 / (double)s2));
+}
+
 /* symmetric_uint8: a non-negative class is uint8 with z = 0, a signed one symmetric int8. */
 static void test_symmetric_uint8(void **state) {
   (void)state;
@@ -870,6 +899,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_same_overrides_profile, setup, teardown),
       cmocka_unit_test_setup_teardown(test_softmax_and_table, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bounded_ranges, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_add_relu_fused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_symmetric_uint8, setup, teardown),
       cmocka_unit_test_setup_teardown(test_channel_affine, setup, teardown),
       cmocka_unit_test_setup_teardown(test_concat, setup, teardown),

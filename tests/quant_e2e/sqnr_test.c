@@ -25,7 +25,7 @@ static const expect models[] = {
     /*                      float  int8  int16  16x8     measured (dB): float int8 int16 16x8 */
     {"mlp", 120, 35, 80, 40},                /* 134.2  39.8  86.8  44.0 */
     {"cnn_bn_pool", 120, 35, 80, 40},        /* 134.1  40.5  88.5  48.4 */
-    {"residual", 120, 30, 75, 40},           /* 142.3  35.0  83.1  49.4 */
+    {"residual", 120, 30, 75, 40},           /* 142.3  35.9  83.9  49.4 (Add+Relu fused: 35.0 83.1 before) */
     {"depthwise_separable", 120, 25, 70, 35}, /* 138.6  31.3  79.4  41.0 */
     {"test_cnn", 120, 35, 85, 50},           /* 145.6  42.5  90.6  58.1 */
 };
