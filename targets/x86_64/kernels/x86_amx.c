@@ -10,8 +10,9 @@
  *  - Conv: weights QLLC_LAYOUT_ROWS_K4 are A tiles (16 output channels x 64 bytes, stride Kp4); the
  *    activation panel, packed in the scratch as [Kp4/4][64 pixels][4] u8 (the avx512vnni panel), gives
  *    B tiles of 16 k4 rows x 16 pixels (stride 256). C = 16 channels x 16 pixels, written as NCHW rows.
- * TDPBUSD is u8 x s8 with int32 accumulation modulo 2^32, exactly vpdpbusd: bias_c already holds the
- * -128 * sum_k w term for i8 inputs (layouts.h). A reduction of K = 64 q + 4 t bytes runs q full
+ *    The signed operand is A here: TDPBSUD (s8 x u8), where FC's is TDPBUSD (u8 x s8).
+ * Both are u8 x s8 products of 4 with int32 accumulation modulo 2^32, exactly vpdpbusd: bias_c already
+ * holds the -128 * sum_k w term for i8 inputs (layouts.h). A reduction of K = 64 q + 4 t bytes runs q full
  * A/B tiles and one tail pair (A: 4 t bytes a row, B: t rows), each shape a tile register of its own,
  * so one tile configuration (LDTILECFG) serves the whole call. Rows / channels that do not fill 16:
  * when there are at least 16, the last tile starts 16 before the end (overlapping rows are computed
@@ -61,8 +62,14 @@ QM_INL void qm_config(int R, int t) {
 }
 
 /* C0 (and C1 when two) += A[a .. a + K) x B0 (B1): A rows of pitch lda bytes from a, B tiles of 16 k4
-   rows from b0 (b1) with row stride ldb; nk4 = Kp4 / 4 groups of 4 reductions. */
-QM_INL void qm_dot(int two, const uint8_t *a, int64_t lda, const uint8_t *b0, const uint8_t *b1, int64_t ldb,
+   rows from b0 (b1) with row stride ldb; nk4 = Kp4 / 4 groups of 4 reductions. FC: A unsigned (the
+   activations), B signed (TDPBUSD); conv (sa): A signed (the weights), B unsigned (TDPBSUD). */
+#define QM_DP(sa, c, a, b)                                                                           \
+  do {                                                                                               \
+    if (sa) _tile_dpbsud(c, a, b);                                                                   \
+    else _tile_dpbusd(c, a, b);                                                                      \
+  } while (0)
+QM_INL void qm_dot(int two, int sa, const uint8_t *a, int64_t lda, const uint8_t *b0, const uint8_t *b1, int64_t ldb,
                    int64_t nk4) {
   _tile_zero(T_C0);
   if (two) _tile_zero(T_C1);
@@ -70,19 +77,19 @@ QM_INL void qm_dot(int two, const uint8_t *a, int64_t lda, const uint8_t *b0, co
   for (; k4 + 16 <= nk4; k4 += 16) {
     _tile_loadd(T_A, a + k4 * 4, lda);
     _tile_loadd(T_B0, b0 + k4 * ldb, ldb);
-    _tile_dpbusd(T_C0, T_A, T_B0);
+    QM_DP(sa, T_C0, T_A, T_B0);
     if (two) {
       _tile_loadd(T_B1, b1 + k4 * ldb, ldb);
-      _tile_dpbusd(T_C1, T_A, T_B1);
+      QM_DP(sa, T_C1, T_A, T_B1);
     }
   }
   if (k4 < nk4) {
     _tile_loadd(T_AT, a + k4 * 4, lda);
     _tile_loadd(T_BT0, b0 + k4 * ldb, ldb);
-    _tile_dpbusd(T_C0, T_AT, T_BT0);
+    QM_DP(sa, T_C0, T_AT, T_BT0);
     if (two) {
       _tile_loadd(T_BT1, b1 + k4 * ldb, ldb);
-      _tile_dpbusd(T_C1, T_AT, T_BT1);
+      QM_DP(sa, T_C1, T_AT, T_BT1);
     }
   }
 }
@@ -128,7 +135,7 @@ QM_INL void qm_fc(uint8_t *y, const uint8_t *x, const int8_t *wp, const int32_t 
       for (int64_t nb = 0; nb < nbt; nb += 2) {
         const int two = nb + 1 < nbt;
         const uint8_t *b0 = (const uint8_t *)wp + nb * nk4 * 64;
-        qm_dot(two, scratch + ti * Kp4, Kp4, b0, b0 + nk4 * 64, 64, nk4);
+        qm_dot(two, 0, scratch + ti * Kp4, Kp4, b0, b0 + nk4 * 64, 64, nk4);
         _tile_stored(T_C0, cbuf[0], 64);
         if (two) _tile_stored(T_C1, cbuf[1], 64);
         for (int j = 0; j < 1 + two; j++) {
@@ -205,7 +212,7 @@ QM_INL void qm_convk(uint8_t *y, const uint8_t *x, const int8_t *wp, const int32
           const int64_t oc = c0 + R <= Mg ? c0 : Mg - R, o = g * Mg + oc;
           for (int64_t pv = 0; pv < np; pv += 32) {
             const int two = pv + 16 < np;
-            qm_dot(two, (const uint8_t *)wp + o * Kp4, Kp4, scratch + pv * 4, scratch + (pv + 16) * 4, PB * 4, nk4);
+            qm_dot(two, 1, (const uint8_t *)wp + o * Kp4, Kp4, scratch + pv * 4, scratch + (pv + 16) * 4, PB * 4, nk4);
             _tile_stored(T_C0, cbuf[0], 64);
             if (two) _tile_stored(T_C1, cbuf[1], 64);
             for (int64_t r = 0; r < R; r++) {
