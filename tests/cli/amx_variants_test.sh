@@ -9,6 +9,8 @@
 #      u8 activations x s8 weights), tdpbsud (conv: s8 weight rows x u8 panel), ldtilecfg and tilerelease, needs no symbol beyond memcpy/memset, and its header says what the host
 #      must do first (arch_prctl); a znver5 bundle has no tile instruction and no such note.
 #   3. Bits: on an AMX host, the JIT (native: __amx) writes the bytes of the reference (--cpu x86-64);
+#      without AMX, the JIT told --cpu sapphirerapids falls back (Linux refuses the tile data) and writes
+#      the reference's bytes instead of faulting;
 #      elsewhere SKIPPED (this needs AMX hardware: qemu does not emulate it; Intel SDE would).
 #      tests/libjit/q_amx_emu_test.c runs the kernels' tiling on any AVX-512 host with the tile
 #      instructions emulated in C; tests/libjit/q_amx_test.c runs them on AMX hardware.
@@ -89,6 +91,16 @@ if grep -qw amx_int8 /proc/cpuinfo && grep -qw amx_tile /proc/cpuinfo; then
   done
 else
   skip "bits: this CPU has no AMX-INT8 (the kernels cannot run here; no emulator in this setup)"
+  # the JIT told it runs on a sapphirerapids: Linux refuses the tile data here, so the JIT must fall back
+  # (report: "Linux refused the AMX tile data") rather than run a tile instruction (SIGILL)
+  n=cnn_bn_pool
+  for c in sapphirerapids x86-64; do
+    "$QLLC" run "$D/$n/model.onnx" --profile "$tmp/$n.yaml" --precision int8 --cpu $c -i "$D/$n/input_0.npy" \
+      --output-dir "$tmp/out-$c" >"$tmp/run.log" 2>&1 || fail "JIT --cpu $c: $(tail -3 "$tmp/run.log")"
+  done
+  cmp -s "$tmp/out-sapphirerapids/output.npy" "$tmp/out-x86-64/output.npy" &&
+    ok "JIT --cpu sapphirerapids without AMX: falls back, the reference's bytes" ||
+    fail "JIT --cpu sapphirerapids without AMX: no fallback or other bytes"
 fi
 echo "amx_variants_test: $oks passed, $fails failed, $skips skipped"
 [ $fails -eq 0 ]
