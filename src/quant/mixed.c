@@ -10,7 +10,9 @@
  *  3. candidates are ordered by gain per cost, and the shortest prefix that reaches the target is found
  *     by bisection (a measurement each step); if raising every candidate to 16x8 is not enough, the
  *     fused layers of that order are raised further to int16, again the shortest prefix;
- *  4. if even every layer at int16 misses the target, the search fails naming the layers that cost most.
+ *  4. if even every layer at int16 misses the target, the search fails naming the layers that cost most;
+ *  5. the prefix raises whole layers and may overshoot: each raised layer, costliest first, is lowered a
+ *     step (int16 -> 16x8 -> int8) while the target still holds (two passes, a measurement each).
  * Each measurement quantizes a copy of the float graph with the map, JIT-compiles it and runs the
  * samples; the float outputs are computed once.
  *
@@ -236,6 +238,12 @@ static qllc_prec_map *make_map(const cand *c, const int *order, int n, int k168,
   return m;
 }
 
+static int c_fused(const cand *c, int nc, const char *node) {
+  for (int k = 0; k < nc; k++)
+    if (!strcmp(c[k].node, node)) return c[k].fused;
+  return 0;
+}
+
 static const cand *sort_c;
 static int by_value(const void *a, const void *b) {
   const cand *x = &sort_c[*(const int *)a], *y = &sort_c[*(const int *)b];
@@ -414,17 +422,68 @@ qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, 
     st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
     goto done;
   }
-  double wide = 0;
+  /* 5. pruning: the prefix raises whole layers and may overshoot; each raised layer, costliest first,
+     is lowered one step (int16 -> 16x8 -> int8) as long as the target still holds (two passes) */
+  {
+    char *tried = calloc((size_t)best->n + 1, 1);
+    if (!tried) {
+      st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+      goto done;
+    }
+    qllc_nprec *pr = (qllc_nprec *)best->prec;
+    for (int pass = 0; pass < 2 && st == QLLC_OK; pass++) {
+      memset(tried, 0, (size_t)best->n);
+      for (;;) {
+        int at = -1; /* the costliest raised layer not tried in this pass */
+        double most = -1;
+        for (int i = 0; i < best->n; i++) {
+          double macs = 0;
+          for (int k = 0; k < nc; k++)
+            if (!strcmp(c[k].node, best->nodes[i])) macs = c[k].macs;
+          if (tried[i] || pr[i] == QLLC_NP_INT8 || macs <= most) continue;
+          most = macs, at = i;
+        }
+        if (at < 0) break;
+        tried[at] = 1;
+        qllc_nprec was = pr[at];
+        pr[at] = was == QLLC_NP_INT16 && c_fused(c, nc, best->nodes[at]) ? QLLC_NP_16X8 : QLLC_NP_INT8;
+        double db;
+        if ((st = measure(&s, best, &db, diag)) != QLLC_OK) break;
+        if (db >= target_db) got = db; /* keep it lower */
+        else pr[at] = was;
+      }
+    }
+    free(tried);
+    if (st != QLLC_OK) goto done;
+    int w = 0; /* drop the layers lowered back to int8 */
+    for (int i = 0; i < best->n; i++) {
+      if (pr[i] == QLLC_NP_INT8) {
+        free((char *)best->nodes[i]);
+        continue;
+      }
+      ((const char **)best->nodes)[w] = best->nodes[i];
+      pr[w++] = pr[i];
+    }
+    best->n = w;
+  }
+  double wide = 0, w16 = 0;
   for (int i = 0; i < best->n; i++)
     for (int k = 0; k < nc; k++)
-      if (!strcmp(c[k].node, best->nodes[i])) wide += c[k].macs;
-  char w1[32], w2[32];
+      if (!strcmp(c[k].node, best->nodes[i])) {
+        wide += c[k].macs;
+        if (best->prec[i] == QLLC_NP_INT16 && c[k].fused) w16 += c[k].macs;
+      }
+  char w1[32], w2[32], w3[32], w4[32];
   macs_str(wide, w1, sizeof w1);
   macs_str(total_macs, w2, sizeof w2);
+  macs_str(w16, w3, sizeof w3);
+  macs_str(wide - w16, w4, sizeof w4);
   if (best->n == 0) fprintf(t, "every layer stays int8\n");
   for (int i = 0; i < best->n; i++) fprintf(t, "  %-40s %s\n", best->nodes[i], qllc_nprec_name(best->prec[i]));
-  fprintf(t, "outputs: %.1f dB (target %.1f); %d of %d layers wider than int8, %s of %s MACs (%.1f%%)", got, target_db,
-          best->n, nc, w1, w2, total_macs > 0 ? 100.0 * wide / total_macs : 0.0);
+  fprintf(t, "outputs: %.1f dB (target %.1f); %d of %d layers wider than int8; %s of %s MACs wide (%.1f%%): %s with int16 "
+          "weights (%.1f%%), %s with int8 weights or in rescales",
+          got, target_db, best->n, nc, w1, w2, total_macs > 0 ? 100.0 * wide / total_macs : 0.0, w3,
+          total_macs > 0 ? 100.0 * w16 / total_macs : 0.0, w4);
   if (all16_db > -INFINITY) fprintf(t, "; every layer at int16: %.1f dB", all16_db);
   fprintf(t, "; %d measurements\n", s.evals);
   (void)fused_macs;
