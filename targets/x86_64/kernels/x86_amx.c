@@ -153,39 +153,66 @@ QM_INL void qm_fc(uint8_t *y, const uint8_t *x, const int8_t *wp, const int32_t 
 }
 
 /* ---- Conv ------------------------------------------------------------------------------------------ */
-/* The panel [Kp4/4][64][4] of output pixels p0 .. p0+np-1 of one image and group (u8, padding zu). */
+/* 4 rows of 64 bytes -> 64 groups of 4 (pixel j: r0[j] r1[j] r2[j] r3[j]), 256 bytes at d: bytes, then
+   16-bit pairs interleaved within each 128-bit lane, then the lanes put in pixel order. */
+QM_INL void qm_tr4(uint8_t *d, const uint8_t *r0, const uint8_t *r1, const uint8_t *r2, const uint8_t *r3) {
+  const __m512i a = _mm512_loadu_si512(r0), b = _mm512_loadu_si512(r1);
+  const __m512i c = _mm512_loadu_si512(r2), e = _mm512_loadu_si512(r3);
+  const __m512i abl = _mm512_unpacklo_epi8(a, b), abh = _mm512_unpackhi_epi8(a, b);
+  const __m512i cel = _mm512_unpacklo_epi8(c, e), ceh = _mm512_unpackhi_epi8(c, e);
+  /* lane L of q0 .. q3: pixels 16 L + 0..3, 4..7, 8..11, 12..15 */
+  const __m512i q0 = _mm512_unpacklo_epi16(abl, cel), q1 = _mm512_unpackhi_epi16(abl, cel);
+  const __m512i q2 = _mm512_unpacklo_epi16(abh, ceh), q3 = _mm512_unpackhi_epi16(abh, ceh);
+  const __m512i t0 = _mm512_shuffle_i32x4(q0, q1, 0x44), t1 = _mm512_shuffle_i32x4(q2, q3, 0x44);
+  const __m512i t2 = _mm512_shuffle_i32x4(q0, q1, 0xEE), t3 = _mm512_shuffle_i32x4(q2, q3, 0xEE);
+  _mm512_storeu_si512(d, _mm512_shuffle_i32x4(t0, t1, 0x88));
+  _mm512_storeu_si512(d + 64, _mm512_shuffle_i32x4(t0, t1, 0xDD));
+  _mm512_storeu_si512(d + 128, _mm512_shuffle_i32x4(t2, t3, 0x88));
+  _mm512_storeu_si512(d + 192, _mm512_shuffle_i32x4(t2, t3, 0xDD));
+}
+
+/* The panel [Kp4/4][64][4] of output pixels p0 .. p0+np-1 of one image and group (u8, padding zu): each
+   tap's 64 pixels as a contiguous row (a plain copy for stride 1, which the compiler vectorizes), four
+   taps interleaved at a time (qm_tr4). Pixels past np hold zeros, never stored. */
 QM_INL void qm_pack(uint8_t *panel, const uint8_t *xg, int64_t Cg, int64_t H, int64_t W, int64_t OW, int64_t KH,
                     int64_t KW, int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t dh, int64_t dw, int64_t p0,
                     int64_t np, int64_t Kp4, uint8_t zu, uint8_t flip) {
+  uint8_t rows[4][QLLC_CONV_PB] __attribute__((aligned(64)));
+  __builtin_memset(rows, 0, sizeof rows);
   int64_t k = 0;
   for (int64_t c = 0; c < Cg; c++)
     for (int64_t kh = 0; kh < KH; kh++)
       for (int64_t kw = 0; kw < KW; kw++, k++) {
-        uint8_t *d = panel + (k / 4) * QLLC_CONV_PB * 4 + k % 4;
+        uint8_t *d = rows[k % 4];
         const int64_t off = kw * dw - pl;
         for (int64_t j = 0, p = p0; j < np;) {
           const int64_t oh = p / OW, ow = p % OW, seg = np - j < OW - ow ? np - j : OW - ow;
           const int64_t ih = oh * sh - pt + kh * dh;
-          uint8_t *dj = d + j * 4;
+          uint8_t *dj = d + j;
           if (ih < 0 || ih >= H) {
-            for (int64_t t = 0; t < seg; t++) dj[t * 4] = zu;
+            for (int64_t t = 0; t < seg; t++) dj[t] = zu;
           } else {
             const uint8_t *row = xg + (c * H + ih) * W + off;
             int64_t lo = qk_first_inside(off, sw) - ow, hi = qk_end_inside(off, sw, W, OW) - ow;
             lo = lo < 0 ? 0 : lo > seg ? seg : lo;
             hi = hi < lo ? lo : hi > seg ? seg : hi;
             int64_t t = 0;
-            for (; t < lo; t++) dj[t * 4] = zu;
-            for (; t < hi; t++) dj[t * 4] = row[(ow + t) * sw] ^ flip;
-            for (; t < seg; t++) dj[t * 4] = zu;
+            for (; t < lo; t++) dj[t] = zu;
+            if (sw == 1)
+              for (const uint8_t *src = row + ow; t < hi; t++) dj[t] = src[t] ^ flip;
+            else
+              for (; t < hi; t++) dj[t] = row[(ow + t) * sw] ^ flip;
+            for (; t < seg; t++) dj[t] = zu;
           }
           j += seg, p += seg;
         }
+        if (k % 4 == 3) qm_tr4(panel + (k / 4) * QLLC_CONV_PB * 4, rows[0], rows[1], rows[2], rows[3]);
       }
-  for (; k < Kp4; k++) {
-    uint8_t *d = panel + (k / 4) * QLLC_CONV_PB * 4 + k % 4;
-    for (int64_t j = 0; j < QLLC_CONV_PB; j++) d[j * 4] = 0;
+  if (k % 4) { /* the taps past K read 0 against zero weights */
+    for (int64_t r = k % 4; r < 4; r++) __builtin_memset(rows[r], 0, QLLC_CONV_PB);
+    qm_tr4(panel + (k / 4) * QLLC_CONV_PB * 4, rows[0], rows[1], rows[2], rows[3]);
   }
+  (void)Kp4;
 }
 
 typedef struct qm_conv {
