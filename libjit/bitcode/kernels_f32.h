@@ -126,6 +126,12 @@ void qllc_k_layernorm_stats_f32_f32(float *mean, float *invstd, const float *x, 
 void qllc_k_reduce_sum_f32_f32(float *y, const float *x, int64_t outer, int64_t len, int64_t inner);
 void qllc_k_reduce_mean_f32_f32(float *y, const float *x, int64_t outer, int64_t len, int64_t inner);
 void qllc_k_reduce_max_f32_f32(float *y, const float *x, int64_t outer, int64_t len, int64_t inner);
+#define QLLC_MINMAX_F32(op)                                                                              \
+  void qllc_k_##op##_f32_f32_f32(float *y, const float *a, const float *b, int64_t rank, const int64_t *dims,     \
+                                 const int64_t *a_strides, const int64_t *b_strides);
+QLLC_MINMAX_F32(max)
+QLLC_MINMAX_F32(min)
+#undef QLLC_MINMAX_F32
 void qllc_k_prelu_f32_f32_f32(float *y, const float *a, const float *b, int64_t rank, const int64_t *dims,
                               const int64_t *a_strides, const int64_t *b_strides);
 #define QLLC_RESIZE_NEAREST(T, t)                                                                        \

@@ -206,6 +206,8 @@ QLLC_QDQ(int16_t, i16)
  * reduce_sum:   y[o][i] = clamp(REQUANT(sum_a (x[o][a][i] - z_x), m, n) + z_y, lo, hi) (ReduceSum
  *               M = s_x / s_y, ReduceMean M = s_x / (s_y len)); int64 sum.
  * reduce_max:   max along the axis (same parameters in and out).
+ * max, min:     two inputs (broadcast as add): t_a = ((a - z_a) m_a + 2^(n-1)) >> n, likewise t_b, with the
+ *               shared shift n of add; y = clamp(max(t_a, t_b) + z_y, lo, hi) (min likewise).
  * lut_channel:  y[b][c][i] = table_c[x] for x[N][C][inner], one lut table per channel (PRelu's slope):
  *               table[C][256] at 8 bits, table[C][513] interpolated as lut_i16 at 16 bits.
  * resize_linear: as the float kernel with weights in Q14 (int32), the four products summed in int64,
@@ -217,6 +219,14 @@ QLLC_QDQ(int16_t, i16)
   void qllc_k_reduce_sum_##t##_##t(T *y, const T *x, int64_t outer, int64_t len, int64_t inner, int32_t z_x,   \
                                    int32_t m, int32_t n, int32_t z_y, int32_t act_lo, int32_t act_hi);        \
   void qllc_k_reduce_max_##t##_##t(T *y, const T *x, int64_t outer, int64_t len, int64_t inner);               \
+  void qllc_k_max_##t##_##t##_##t(T *y, const T *a, const T *b, int64_t rank, const int64_t *dims,              \
+                                  const int64_t *a_strides, const int64_t *b_strides, int32_t z_a, int32_t m_a, \
+                                  int32_t z_b, int32_t m_b, int32_t n, int32_t z_y, int32_t act_lo,             \
+                                  int32_t act_hi);                                                              \
+  void qllc_k_min_##t##_##t##_##t(T *y, const T *a, const T *b, int64_t rank, const int64_t *dims,              \
+                                  const int64_t *a_strides, const int64_t *b_strides, int32_t z_a, int32_t m_a, \
+                                  int32_t z_b, int32_t m_b, int32_t n, int32_t z_y, int32_t act_lo,             \
+                                  int32_t act_hi);                                                              \
   void qllc_k_lut_channel_##t##_##t(T *y, const T *x, const T *table, int64_t N, int64_t C, int64_t inner);    \
   void qllc_k_resize_linear_##t##_##t(T *y, const T *x, int64_t NC, int64_t H, int64_t W, int64_t OH,          \
                                       int64_t OW, const int64_t *iy, const int64_t *ix, const int32_t *wy,     \

@@ -201,6 +201,29 @@ QLLC_KERNEL void qllc_k_prelu_f32_f32_f32(float *QLLC_RESTRICT y, const float *Q
   }
 }
 
+/* Max / Min with broadcasting (the binary kernels' arguments); NaN propagates as in ONNX's reference
+ * (numpy maximum/minimum). */
+#define MINMAX(op, CMP)                                                                                   \
+  QLLC_KERNEL void qllc_k_##op##_f32_f32_f32(float *QLLC_RESTRICT y, const float *QLLC_RESTRICT a,           \
+                                             const float *QLLC_RESTRICT b, int64_t rank, const int64_t *dims, \
+                                             const int64_t *as, const int64_t *bs) {                       \
+    int64_t total = 1;                                                                                    \
+    for (int64_t d = 0; d < rank; d++) total *= dims[d];                                                  \
+    int64_t idx[8] = {0}, ao = 0, bo = 0;                                                                 \
+    for (int64_t i = 0; i < total; i++) {                                                                 \
+      float u = a[ao], v = b[bo];                                                                         \
+      y[i] = u != u ? u : v != v ? v : (u CMP v ? u : v);                                                 \
+      for (int64_t d = rank - 1; d >= 0; d--) {                                                           \
+        ao += as[d], bo += bs[d];                                                                         \
+        if (++idx[d] < dims[d]) break;                                                                    \
+        ao -= as[d] * dims[d], bo -= bs[d] * dims[d];                                                     \
+        idx[d] = 0;                                                                                       \
+      }                                                                                                   \
+    }                                                                                                     \
+  }
+MINMAX(max, >=)
+MINMAX(min, <=)
+
 /* Resize of x[NC][H][W] to y[NC][OH][OW].
  * nearest: y[p][oy][ox] = x[p][iy[oy]][ix[ox]] (every element kind: it only moves data);
  * linear:  iy[2 oy], iy[2 oy + 1] are the two source rows, wy[oy] the weight of the second (same

@@ -12,6 +12,30 @@ QLLC_INLINE int32_t qk_rne(float v) {
   return (int32_t)r;
 }
 
+#define QMINMAX(T, t)                                                                                          \
+  QLLC_INLINE void qk_minmax_##t(T *QLLC_RESTRICT y, const T *a, const T *b, int64_t rank, const int64_t *dims,    \
+                                 const int64_t *as, const int64_t *bs, int32_t z_a, int32_t m_a, int32_t z_b,    \
+                                 int32_t m_b, int32_t n, int32_t z_y, int32_t act_lo, int32_t act_hi, int is_max) { \
+    const int64_t half = n > 0 ? (int64_t)1 << (n - 1) : 0;                                                    \
+    int64_t total = 1;                                                                                         \
+    for (int64_t d = 0; d < rank; d++) total *= dims[d];                                                       \
+    int64_t idx[8] = {0}, ao = 0, bo = 0;                                                                      \
+    for (int64_t i = 0; i < total; i++) {                                                                      \
+      int64_t u = ((int64_t)((int32_t)a[ao] - z_a) * m_a + half) >> n;                                          \
+      int64_t v = ((int64_t)((int32_t)b[bo] - z_b) * m_b + half) >> n;                                          \
+      y[i] = (T)qk_out(is_max ? (u > v ? u : v) : (u < v ? u : v), z_y, act_lo, act_hi);                       \
+      for (int64_t d = rank - 1; d >= 0; d--) {                                                                \
+        ao += as[d], bo += bs[d];                                                                              \
+        if (++idx[d] < dims[d]) break;                                                                         \
+        ao -= as[d] * dims[d], bo -= bs[d] * dims[d];                                                          \
+        idx[d] = 0;                                                                                            \
+      }                                                                                                        \
+    }                                                                                                          \
+  }
+QMINMAX(int8_t, i8)
+QMINMAX(uint8_t, u8)
+QMINMAX(int16_t, i16)
+
 #define QEXT(T, t, QMIN, WIDE)                                                                                 \
   /* sum over the middle axis of x[outer][len][inner], requantized (ReduceSum: M = s_x / s_y; ReduceMean:     \
      M = s_x / (s_y len)) */                                                                                 \
@@ -36,6 +60,19 @@ QLLC_INLINE int32_t qk_rne(float v) {
         }                                                                                                      \
         y[o * inner + i] = mx;                                                                                 \
       }                                                                                                        \
+  }                                                                                                            \
+  /* Max / Min of two inputs each rescaled to the output: t = ((x - z) m + 2^(n-1)) >> n, as add's terms */ \
+  QLLC_KERNEL void qllc_k_max_##t##_##t##_##t(T *QLLC_RESTRICT y, const T *a, const T *b, int64_t rank,            \
+                                              const int64_t *dims, const int64_t *as, const int64_t *bs,       \
+                                              int32_t z_a, int32_t m_a, int32_t z_b, int32_t m_b, int32_t n,   \
+                                              int32_t z_y, int32_t act_lo, int32_t act_hi) {                   \
+    qk_minmax_##t(y, a, b, rank, dims, as, bs, z_a, m_a, z_b, m_b, n, z_y, act_lo, act_hi, 1);                 \
+  }                                                                                                            \
+  QLLC_KERNEL void qllc_k_min_##t##_##t##_##t(T *QLLC_RESTRICT y, const T *a, const T *b, int64_t rank,            \
+                                              const int64_t *dims, const int64_t *as, const int64_t *bs,       \
+                                              int32_t z_a, int32_t m_a, int32_t z_b, int32_t m_b, int32_t n,   \
+                                              int32_t z_y, int32_t act_lo, int32_t act_hi) {                   \
+    qk_minmax_##t(y, a, b, rank, dims, as, bs, z_a, m_a, z_b, m_b, n, z_y, act_lo, act_hi, 0);                 \
   }                                                                                                            \
   /* a table per channel: x[N][C][inner], table[C][256] (8-bit) or [C][513] (int16, interpolated) */         \
   QLLC_KERNEL void qllc_k_lut_channel_##t##_##t(T *QLLC_RESTRICT y, const T *QLLC_RESTRICT x, const T *table,    \

@@ -298,7 +298,9 @@ static qllc_status norm_axes(qllc_graph *g, qllc_node *n, int rank, int *count, 
  *   Upsample     were given), "mode" nearest or linear, "coord" the coordinate transformation,
  *                "nearest_mode"; the operand inputs are dropped. Rank 4 with N and C unchanged only;
  *                cubic and tf_crop_and_resize are unsupported. Upsample and Resize-10: asymmetric
- *                coordinates, nearest rounds down (floor). */
+ *                coordinates, nearest rounds down (floor).
+ *   PRelu        opset < 7: a constant slope of shape [C] (C = dims[1]) is reshaped to [C, 1, ...] (it
+ *                applied along axis 1 then). */
 static int is_ext_unary(qllc_op op) {
   switch (op) {
   case QLLC_OP_ERF: case QLLC_OP_SQRT: case QLLC_OP_EXP: case QLLC_OP_NEG: case QLLC_OP_RECIPROCAL:
@@ -454,6 +456,19 @@ static qllc_status norm_ext(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
   case QLLC_OP_RESIZE:
   case QLLC_OP_UPSAMPLE:
     return norm_resize(g, n, diag);
+  case QLLC_OP_PRELU: {
+    /* opset < 7: a slope of shape [C] applies along axis 1 (no numpy broadcasting yet) */
+    const qllc_value *s = n->in[1];
+    if (g->opset >= 7 || !s || s->rank != 1 || x->rank < 3 || s->dims[0] != x->dims[1])
+      return QLLC_OK;
+    if (!s->data) return FAIL(QLLC_ERR_UNSUPPORTED, "a per-channel slope computed at run time (opset < 7) is not supported");
+    int64_t d[QLLC_MAX_RANK];
+    for (int i = 0; i < x->rank - 1; i++) d[i] = i ? 1 : s->dims[0];
+    qllc_value *r = qllc_const_new(g, qllc_arena_printf(g->arena, "%s.channel", s->name), s->elem, x->rank - 1, d, s->data);
+    if (!r) return FAIL(QLLC_ERR_NOMEM, "out of memory");
+    n->in[1] = r;
+    return QLLC_OK;
+  }
   default:
     return QLLC_OK;
   }
@@ -529,6 +544,21 @@ static qllc_status infer_ext(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
     set_out(n, 0, x->elem, cnt, s);
     return QLLC_OK;
   }
+  case QLLC_OP_MAX:
+  case QLLC_OP_MIN:
+  case QLLC_OP_MEAN: {
+    int r = x->rank;
+    memcpy(dims, x->dims, sizeof dims);
+    for (int k = 1; k < n->n_in; k++) {
+      int64_t t[QLLC_MAX_RANK];
+      if (!n->in[k]) return FAIL(QLLC_ERR_INVALID, "input %d is missing", k);
+      r = qllc_broadcast_shape(r, dims, n->in[k]->rank, n->in[k]->dims, t);
+      if (r < 0) return FAIL(QLLC_ERR_INVALID, "input %d %s does not broadcast", k, qllc_type_str(n->in[k], t1, sizeof t1));
+      memcpy(dims, t, sizeof t);
+    }
+    set_out(n, 0, x->elem, r, dims);
+    return QLLC_OK;
+  }
   case QLLC_OP_RESIZE:
   case QLLC_OP_UPSAMPLE: {
     const int64_t *s;
@@ -547,7 +577,7 @@ qllc_status qllc_normalize_node(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
   switch (n->op) {
   case QLLC_OP_HARD_SIGMOID: case QLLC_OP_POW: case QLLC_OP_LAYER_NORM: case QLLC_OP_REDUCE_MEAN:
   case QLLC_OP_REDUCE_SUM: case QLLC_OP_REDUCE_MAX: case QLLC_OP_SPLIT: case QLLC_OP_EXPAND: case QLLC_OP_RESIZE:
-  case QLLC_OP_UPSAMPLE:
+  case QLLC_OP_UPSAMPLE: case QLLC_OP_PRELU:
     return norm_ext(g, n, diag); /* issue 15 */
   case QLLC_OP_CONV:
   case QLLC_OP_CONV_INTEGER:
@@ -1318,7 +1348,8 @@ static qllc_status infer_node(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
   case QLLC_OP_ERF: case QLLC_OP_SQRT: case QLLC_OP_EXP: case QLLC_OP_NEG: case QLLC_OP_RECIPROCAL:
   case QLLC_OP_POW: case QLLC_OP_HARD_SIGMOID: case QLLC_OP_HARD_SWISH: case QLLC_OP_GELU: case QLLC_OP_LAYER_NORM:
   case QLLC_OP_REDUCE_MEAN: case QLLC_OP_REDUCE_SUM: case QLLC_OP_REDUCE_MAX: case QLLC_OP_PRELU: case QLLC_OP_SPLIT:
-  case QLLC_OP_EXPAND: case QLLC_OP_RESIZE: case QLLC_OP_UPSAMPLE:
+  case QLLC_OP_EXPAND: case QLLC_OP_RESIZE: case QLLC_OP_UPSAMPLE: case QLLC_OP_MAX: case QLLC_OP_MIN:
+  case QLLC_OP_MEAN:
     return infer_ext(g, n, diag); /* issue 15 */
   case QLLC_OP_CUSTOM: /* typed by the importer from the model's value_info; nothing to infer */
     return QLLC_OK;

@@ -842,6 +842,9 @@ static const lowerer lowerers[QLLC_OP_COUNT] = {
     [QLLC_OP_GATHER] = {qllc_lower_ext_f32, qllc_lower_ext_q},
     [QLLC_OP_RESIZE] = {qllc_lower_ext_f32, qllc_lower_ext_q},
     [QLLC_OP_UPSAMPLE] = {qllc_lower_ext_f32, qllc_lower_ext_q},
+    [QLLC_OP_MAX] = {qllc_lower_ext_f32, qllc_lower_ext_q},
+    [QLLC_OP_MIN] = {qllc_lower_ext_f32, qllc_lower_ext_q},
+    [QLLC_OP_MEAN] = {qllc_lower_ext_f32, qllc_lower_ext_q},
 };
 
 static qllc_status lower_node(ctx *c, const qllc_node *n) {

@@ -14,6 +14,7 @@
  *       strides x_stride * step; Expand: transpose with stride 0 on the broadcast dims; Split: copy2d per
  *       output; Gather with constant indices: copy2d per index (at most 1024 indices). These move data
  *       only: quantized, the input and output parameters must be equal (the quantizer's SAME kind).
+ *   Max / Min / Mean: see minmax_f32 / minmax_q below.
  *   Resize / Upsample (rank 4, along H and W): index tables (and weights for linear) computed here in
  *       double from the normalised attributes (src/ir/infer.c): nearest for every kind; linear with float
  *       weights, or Q14 integer weights when quantized (same parameters in and out).
@@ -396,6 +397,96 @@ static qllc_status resize(ctx *c, const qllc_node *n, int quant) {
   return st;
 }
 
+/* ---- Max / Min / Mean ---------------------------------------------------------------------------------------------
+ * float: a chain of binary kernels (max, min; add for Mean, then mul by the constant 1/n) through
+ * activation buffers; quantized (two inputs, the quantizer's RESCALE record, as Add): the max/min kernels,
+ * or add for Mean (its multipliers s_i / (2 s_y)). */
+
+static qllc_status bcast_call(ctx *c, const qllc_node *n, const char *stem, qllc_elem e, qllc_buffer *yb,
+                              const qllc_value *y, qllc_buffer *ab, const qllc_value *a, qllc_buffer *bb,
+                              const qllc_value *b, roles *extra) {
+  int64_t dims[QLLC_MAX_RANK], as[QLLC_MAX_RANK], bs[QLLC_MAX_RANK];
+  int r = a->rank > y->rank || b->rank > y->rank ? 0 : qllc_lower_broadcast(y, a, b, dims, as, bs);
+  if (r == 0) return qllc_lower_invalid(c, n, "operands do not broadcast to the output shape");
+  roles rv = extra ? *extra : (roles){.set = {0}};
+  qllc_role_buf(&rv, QLLC_ROLE_Y, yb, 0);
+  qllc_role_buf(&rv, QLLC_ROLE_A, ab, 0);
+  qllc_role_buf(&rv, QLLC_ROLE_B, bb, 0);
+  qllc_role_int(&rv, QLLC_ROLE_RANK, r);
+  qllc_role_buf(&rv, QLLC_ROLE_DIMS, qllc_lower_const_i64(c, n, "dims", r, dims), 0);
+  qllc_role_buf(&rv, QLLC_ROLE_A_STRIDES, qllc_lower_const_i64(c, n, "a_strides", r, as), 0);
+  qllc_role_buf(&rv, QLLC_ROLE_B_STRIDES, qllc_lower_const_i64(c, n, "b_strides", r, bs), 0);
+  qllc_elem el[3] = {e, e, e};
+  return qllc_lower_call(c, n, qllc_lower_kname(c, stem, 3, el), &rv);
+}
+
+static qllc_status minmax_f32(ctx *c, const qllc_node *n) {
+  qllc_value *y = n->out[0];
+  int mean = n->op == QLLC_OP_MEAN;
+  const char *stem = n->op == QLLC_OP_MAX ? "max" : n->op == QLLC_OP_MIN ? "min" : "add";
+  if (n->n_in == 1 && !mean) {
+    int64_t od[QLLC_MAX_RANK], is[QLLC_MAX_RANK], s = 1;
+    for (int d = y->rank - 1; d >= 0; d--) od[d] = y->dims[d], is[d] = s, s *= y->dims[d];
+    if (y->rank == 0) return qllc_lower_unsupported(c, n, "a scalar");
+    return strided(c, n, n->in[0], y, y->rank, od, is, 0);
+  }
+  qllc_value part = *n->in[0]; /* the running result's shape */
+  qllc_buffer *pb = qllc_lower_buf_of(c, n->in[0]);
+  for (int k = 1; k < n->n_in || (mean && k == n->n_in); k++) {
+    int last = mean ? k == n->n_in : k == n->n_in - 1;
+    qllc_value nxt;
+    qllc_value *b = k < n->n_in ? n->in[k] : NULL;
+    qllc_buffer *bb;
+    float inv = 1.0f / (float)n->n_in;
+    memset(&nxt, 0, sizeof nxt);
+    nxt.elem = QLLC_ELEM_F32;
+    if (b) {
+      nxt.rank = qllc_broadcast_shape(part.rank, part.dims, b->rank, b->dims, nxt.dims);
+      bb = qllc_lower_buf_of(c, b);
+    } else { /* Mean's scale: a constant scalar */
+      nxt.rank = part.rank;
+      memcpy(nxt.dims, part.dims, sizeof nxt.dims);
+      bb = const_bytes(c, n, "inv_n", QLLC_ELEM_F32, 1, &inv);
+    }
+    if (nxt.rank < 0) return qllc_lower_invalid(c, n, "inputs do not broadcast");
+    qllc_buffer *ob = last ? qllc_lower_buf_of(c, y) : NULL;
+    if (!ob) {
+      char *nm = qllc_arena_printf(c->p->arena, "%s.part%d", n->name, k);
+      ob = nm ? qllc_lower_buffer_new(c, nm, QLLC_REGION_ACT, QLLC_ELEM_F32, (uint64_t)qllc_value_numel(&nxt) * 4) : NULL;
+      if (!ob) return qllc_lower_oom(c);
+    }
+    qllc_value bv;
+    memset(&bv, 0, sizeof bv);
+    bv.rank = 0;
+    const qllc_value *bshape = b ? b : &bv;
+    qllc_status st = bcast_call(c, n, b ? stem : "mul", QLLC_ELEM_F32, ob, &nxt, pb, &part, bb, bshape, NULL);
+    if (st) return st;
+    part = nxt, pb = ob;
+  }
+  return QLLC_OK;
+}
+
+static qllc_status minmax_q(ctx *c, const qllc_node *n) {
+  qllc_value *a = n->in[0], *b = n->n_in > 1 ? n->in[1] : NULL, *y = n->out[0];
+  const qllc_qnode *q = n->quant;
+  if (!b || n->n_in != 2 || !q || q->kind != QLLC_QK_RESCALE || !q->inputs || q->n_inputs < 2)
+    return qllc_lower_invalid(c, n, "no two-input rescale record");
+  if (q->inputs[0].zero_point != a->zero_point || q->inputs[1].zero_point != b->zero_point || q->z_y != y->zero_point)
+    return qllc_lower_invalid(c, n, "record zero points differ from the values'");
+  roles r = {.set = {0}};
+  qllc_role_int(&r, QLLC_ROLE_Z_A, a->zero_point);
+  qllc_role_int(&r, QLLC_ROLE_M_A, q->inputs[0].m);
+  qllc_role_int(&r, QLLC_ROLE_Z_B, b->zero_point);
+  qllc_role_int(&r, QLLC_ROLE_M_B, q->inputs[1].m);
+  qllc_role_int(&r, QLLC_ROLE_SHIFT, q->shared_n);
+  qllc_role_int(&r, QLLC_ROLE_Z_Y, y->zero_point);
+  qllc_role_int(&r, QLLC_ROLE_ACT_LO, q->act_lo);
+  qllc_role_int(&r, QLLC_ROLE_ACT_HI, q->act_hi);
+  const char *stem = n->op == QLLC_OP_MAX ? "max" : n->op == QLLC_OP_MIN ? "min" : "add";
+  return bcast_call(c, n, stem, y->elem, qllc_lower_buf_of(c, y), y, qllc_lower_buf_of(c, a), a,
+                    qllc_lower_buf_of(c, b), b, &r);
+}
+
 /* ---- dispatch (lower.c's table) ------------------------------------------------------------------------------- */
 
 qllc_status qllc_lower_ext_f32(ctx *c, const qllc_node *n) {
@@ -408,6 +499,7 @@ qllc_status qllc_lower_ext_f32(ctx *c, const qllc_node *n) {
   case QLLC_OP_SPLIT: return split(c, n);
   case QLLC_OP_GATHER: return gather(c, n);
   case QLLC_OP_RESIZE: case QLLC_OP_UPSAMPLE: return resize(c, n, 0);
+  case QLLC_OP_MAX: case QLLC_OP_MIN: case QLLC_OP_MEAN: return minmax_f32(c, n);
   default: return unary_f32(c, n);
   }
 }
@@ -424,6 +516,7 @@ qllc_status qllc_lower_ext_q(ctx *c, const qllc_node *n) {
   case QLLC_OP_SPLIT: return split(c, n);
   case QLLC_OP_GATHER: return gather(c, n);
   case QLLC_OP_RESIZE: case QLLC_OP_UPSAMPLE: return resize(c, n, 1);
+  case QLLC_OP_MAX: case QLLC_OP_MIN: case QLLC_OP_MEAN: return minmax_q(c, n);
   default: return qllc_lower_q_table(c, n);
   }
 }

@@ -153,6 +153,7 @@ static int data_inputs(const qllc_node *n, qllc_qkind k) {
   if (k == QLLC_QK_FUSED) return 1;
   switch (n->op) {
   case QLLC_OP_MATMUL: case QLLC_OP_ADD: case QLLC_OP_SUB: case QLLC_OP_MUL: return 2;
+  case QLLC_OP_MAX: case QLLC_OP_MIN: case QLLC_OP_MEAN: return n->n_in; /* issue 15 */
   case QLLC_OP_CONCAT: case QLLC_OP_CUSTOM: return n->n_in;
   default: return 1;
   }
@@ -230,6 +231,10 @@ static qllc_qkind classify(qllc_graph *g, const qllc_node *n, const char **why) 
     else k = QLLC_QK_LAYERNORM;
     break;
   case QLLC_OP_REDUCE_MEAN: case QLLC_OP_REDUCE_SUM: k = QLLC_QK_RESCALE; break;
+  case QLLC_OP_MAX: case QLLC_OP_MIN: case QLLC_OP_MEAN:
+    if (n->n_in == 2) k = QLLC_QK_RESCALE;
+    else *why = qllc_arena_printf(g->arena, "%s of %d inputs has no integer kernel (two inputs have)", op, n->n_in);
+    break;
   case QLLC_OP_REDUCE_MAX: case QLLC_OP_SLICE: case QLLC_OP_EXPAND: case QLLC_OP_GATHER: case QLLC_OP_RESIZE:
   case QLLC_OP_UPSAMPLE:
     k = QLLC_QK_SAME;
@@ -508,8 +513,10 @@ static qllc_status quantize_node(qz *z, int idx) {
       if ((st = requant(z, n, (double)in[0].scale * in[1].scale / y.scale, &q->m[0], &q->n[0])) != QLLC_OK) return st;
       break;
     case QLLC_QK_RESCALE:
-      if (n->op == QLLC_OP_ADD || n->op == QLLC_OP_SUB) {
-        double M[2] = {(double)in[0].scale / y.scale, (double)in[1].scale / y.scale};
+      if (n->op == QLLC_OP_ADD || n->op == QLLC_OP_SUB || n->op == QLLC_OP_MAX || n->op == QLLC_OP_MIN ||
+          n->op == QLLC_OP_MEAN) { /* issue 15: Max/Min rescale both inputs as Add; Mean is Add halved */
+        double half = n->op == QLLC_OP_MEAN ? 0.5 : 1.0;
+        double M[2] = {half * in[0].scale / y.scale, half * in[1].scale / y.scale};
         int32_t ms[2];
         st = qllc_requant_make_shared(M, 2, ms, &q->shared_n, z->diag);
         if (st != QLLC_OK) return at_node(z, n, st);

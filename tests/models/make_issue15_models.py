@@ -1,0 +1,127 @@
+#!/usr/bin/python3
+"""Makes the committed models and data of issue 15 (transformer and mobile blocks exported by torch).
+
+Run from the repository root:  /usr/bin/python3 tests/models/make_issue15_models.py
+Only needed to regenerate; the tests (C and shell, run by ctest) need no python. Deterministic: fixed
+seeds, one thread. Writes, for each model NAME:
+  tests/models/data/NAME/{model.onnx, input_0.npy, output_0.npy}   (float: tests/models/e2e_test.sh and
+      tests/cross/cross_test.sh run every model there: JIT within 1e-4 of torch, x86_64 and aarch64 bundles)
+  tests/quant_e2e/data/NAME/{model.onnx, calib.npy, eval_x.npy, eval_y.npy}   (int8 / int16 SQNR against
+      torch's float outputs: tests/quant_e2e/issue15_sqnr_test.c)
+Models:
+  transformer_block14  nn.TransformerEncoderLayer (d_model 32, 4 heads, FFN 64, GELU, batch_first),
+                       exported at opset 14: LayerNorm decomposed (ReduceMean, Sub, Pow, Sqrt, Div, ...),
+                       GELU as Div/Erf/Add/Mul, attention as batched MatMul of two activations + Softmax
+  transformer_block17  the same layer (other seed) at opset 17: LayerNormalization
+  mobilenetv3_block    inverted residual: 1x1 expand + BN + HardSwish, depthwise 3x3 + BN + HardSwish,
+                       squeeze-excite (global average pool, 1x1, ReLU, 1x1, HardSigmoid, per-channel Mul),
+                       1x1 project + BN, residual Add, PRelu per channel, nearest Upsample x2 and a
+                       bilinear Upsample x2 (align_corners False)
+"""
+import os
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..")
+torch.set_num_threads(1)
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, dropout=0.0,
+                                                activation="gelu", batch_first=True)
+
+    def forward(self, x):
+        return self.layer(x)
+
+
+class SqueezeExcite(nn.Module):
+    def __init__(self, c, r):
+        super().__init__()
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc1 = nn.Conv2d(c, r, 1)
+        self.relu = nn.ReLU()
+        self.fc2 = nn.Conv2d(r, c, 1)
+        self.gate = nn.Hardsigmoid()
+
+    def forward(self, x):
+        s = self.gate(self.fc2(self.relu(self.fc1(self.pool(x)))))
+        return x * s
+
+
+class MobileV3(nn.Module):
+    def __init__(self, c=16, e=48):
+        super().__init__()
+        self.expand = nn.Sequential(nn.Conv2d(c, e, 1, bias=False), nn.BatchNorm2d(e), nn.Hardswish())
+        self.dw = nn.Sequential(nn.Conv2d(e, e, 3, padding=1, groups=e, bias=False), nn.BatchNorm2d(e), nn.Hardswish())
+        self.se = SqueezeExcite(e, 12)
+        self.project = nn.Sequential(nn.Conv2d(e, c, 1, bias=False), nn.BatchNorm2d(c))
+        self.prelu = nn.PReLU(c)
+        self.up1 = nn.Upsample(scale_factor=2, mode="nearest")
+        self.up2 = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)
+
+    def forward(self, x):
+        y = self.project(self.se(self.dw(self.expand(x))))
+        y = self.prelu(x + y)
+        return self.up2(self.up1(y))
+
+
+def randomize(m, gen):
+    """Non-trivial BatchNorm statistics and PRelu slopes (the defaults are identities)."""
+    with torch.no_grad():
+        for mod in m.modules():
+            if isinstance(mod, nn.BatchNorm2d):
+                mod.running_mean.copy_(torch.randn(mod.num_features, generator=gen) * 0.1)
+                mod.running_var.copy_(torch.rand(mod.num_features, generator=gen) * 0.5 + 0.75)
+                mod.weight.copy_(torch.rand(mod.num_features, generator=gen) * 0.5 + 0.75)
+                mod.bias.copy_(torch.randn(mod.num_features, generator=gen) * 0.1)
+            if isinstance(mod, nn.PReLU):
+                mod.weight.copy_(torch.rand(mod.num_parameters, generator=gen) * 0.4)
+            if isinstance(mod, nn.LayerNorm):
+                mod.weight.copy_(1.0 + torch.randn(mod.normalized_shape, generator=gen) * 0.1)
+                mod.bias.copy_(torch.randn(mod.normalized_shape, generator=gen) * 0.1)
+
+
+def export(model, x, path, opset):
+    torch.onnx.export(model, x, path, opset_version=opset, input_names=["input"], output_names=["output"],
+                      do_constant_folding=True)
+
+
+def write(name, model, shape, opset, seed, n_eval=16):
+    gen = torch.Generator().manual_seed(seed)
+    randomize(model, gen)
+    model.eval()
+    fdir = os.path.join(ROOT, "tests", "models", "data", name)
+    qdir = os.path.join(ROOT, "tests", "quant_e2e", "data", name)
+    os.makedirs(fdir, exist_ok=True)
+    os.makedirs(qdir, exist_ok=True)
+    x = torch.randn(*shape, generator=gen)
+    # exported with autograd on: torch 1.13's fused inference path of TransformerEncoderLayer
+    # (aten::_transformer_encoder_layer_fwd, no ONNX form) is only taken under no_grad
+    export(model, x, os.path.join(fdir, "model.onnx"), opset)
+    export(model, x, os.path.join(qdir, "model.onnx"), opset)
+    with torch.no_grad():
+        np.save(os.path.join(fdir, "input_0.npy"), x.numpy().astype(np.float32))
+        np.save(os.path.join(fdir, "output_0.npy"), model(x).numpy().astype(np.float32))
+        calib = torch.randn(32, *shape[1:], generator=gen)
+        ev = torch.randn(n_eval, *shape[1:], generator=gen)
+        ey = torch.cat([model(ev[i:i + 1]) for i in range(ev.shape[0])])
+        np.save(os.path.join(qdir, "calib.npy"), torch.cat([calib, ev]).numpy().astype(np.float32))
+        np.save(os.path.join(qdir, "eval_x.npy"), ev.numpy().astype(np.float32))
+        np.save(os.path.join(qdir, "eval_y.npy"), ey.numpy().astype(np.float32))
+    print(name, "written")
+
+
+def main():
+    torch.manual_seed(15)
+    write("transformer_block14", Encoder(), (1, 8, 32), 14, 1501)
+    write("transformer_block17", Encoder(), (1, 8, 32), 17, 1502)
+    write("mobilenetv3_block", MobileV3(), (1, 16, 6, 6), 13, 1503, n_eval=8)
+
+
+if __name__ == "__main__":
+    main()
