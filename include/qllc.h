@@ -226,6 +226,9 @@ typedef struct qllc_compare_row {
   double max_abs_err;     /* max |q - f| */
   double saturated;       /* share of elements whose float value lies outside the integer range (clipped) */
   double signal_rms;      /* sqrt(mean f^2) */
+  double grid_sqnr_db;    /* the SQNR of the float value rounded to this value's own grid (its scale, zero
+                             point and range): the best any computation ending on this grid can do; a
+                             row within ~1 dB of it is limited by its grid, not by the layers before */
 } qllc_compare_row;
 
 typedef struct qllc_compare_result {

@@ -8,6 +8,8 @@
  * over every element of every sample, with f the float value and q the quantized one:
  *   SQNR       10 log10(sum f^2 / sum (q - f)^2) dB (+inf when q == f everywhere)
  *   max error  max |q - f|
+ *   grid SQNR  the SQNR of f rounded to the value's own grid (scale, zero point, type range): what no
+ *              computation ending on that grid can beat
  *   saturated  the share of elements whose float value lies outside the integer grid's range
  *              [s (qmin - z), s (qmax - z)] by more than half a step (those the type clipped)
  * Rows: the model's outputs first, then every other value, each group worst (lowest SQNR) first.
@@ -20,7 +22,7 @@
 #include "instrument.h"
 
 typedef struct acc {
-  double sig, noise, maxabs;
+  double sig, noise, maxabs, grid;
   int64_t count, sat;
 } acc;
 
@@ -30,6 +32,10 @@ static const char *ename(qllc_elem e) { return qllc_elem_name((qllc_elem_kind)e)
  * and matmuls, "i8 -> i8" for the others, "f32" for a node kept in float. */
 void qllc_quant_node_types(const qllc_node *n, char *buf, size_t size) {
   const qllc_qnode *q = n ? n->quant : NULL;
+  if (!q && n && (n->op == QLLC_OP_QUANTIZE || n->op == QLLC_OP_DEQUANTIZE)) {
+    snprintf(buf, size, "%s -> %s", ename(n->in[0]->elem), ename(n->out[0]->elem));
+    return;
+  }
   if (!q) {
     snprintf(buf, size, "f32");
     return;
@@ -193,6 +199,10 @@ qllc_status qllc_quant_compare(qllc_graph *fg, qllc_graph *qg, qllc_dataset *d, 
       for (int64_t k = 0; k < n; k++) {
         double fv = fmin(fmax((double)f[k], clo), chi), qv = v->elem == QLLC_ELEM_F32 ? load(q, v->elem, k) : sc * (load(q, v->elem, k) - z);
         double e = qv - fv;
+        if (v->elem != QLLC_ELEM_F32) { /* the float value on this grid, as QuantizeLinear would put it */
+          double r = fmin(fmax(nearbyint(fv / sc) + z, lo / sc + z + 0.5), hi / sc + z - 0.5);
+          x->grid += (sc * (r - z) - fv) * (sc * (r - z) - fv);
+        }
         x->sig += fv * fv;
         x->noise += e * e;
         if (fabs(e) > x->maxabs) x->maxabs = fabs(e);
@@ -234,6 +244,7 @@ qllc_status qllc_quant_compare(qllc_graph *fg, qllc_graph *qg, qllc_dataset *d, 
     row->max_abs_err = a[i].maxabs;
     row->saturated = a[i].count ? (double)a[i].sat / (double)a[i].count : 0;
     row->signal_rms = a[i].count ? sqrt(a[i].sig / (double)a[i].count) : 0;
+    row->grid_sqnr_db = v->elem == QLLC_ELEM_F32 ? INFINITY : qllc_sqnr_db(a[i].sig, a[i].grid);
   }
   qsort(r->rows, (size_t)r->n_rows, sizeof *r->rows, row_cmp);
 

@@ -23,7 +23,7 @@ sed -n 3p "$tmp/out" | grep -Eq '^15\.[0-9] +[0-9.e-]+ +0\.000 +output +/fc3/Gem
   || fail "output row: $(sed -n 3p "$tmp/out")"
 sed -n 5p "$tmp/out" | grep -Eq '^15\.[0-9] .* /Relu_1_output_0 +/fc2/Gemm ' || fail "worst value row: $(sed -n 5p "$tmp/out")"
 [ "$(wc -l <"$tmp/t.csv")" = 4 ] || fail "csv rows: $(cat "$tmp/t.csv")"
-head -1 "$tmp/t.csv" | grep -q '^value,node,op,types,elem,scale,zero_point,is_output,sqnr_db,max_abs_err,saturated,signal_rms,count$' \
+head -1 "$tmp/t.csv" | grep -q '^value,node,op,types,elem,scale,zero_point,is_output,sqnr_db,max_abs_err,saturated,signal_rms,count,grid_sqnr_db$' \
   || fail "csv header: $(head -1 "$tmp/t.csv")"
 grep -q '^"output","/fc3/Gemm",FullyConnected,i8 x i8 -> i8,i8,[0-9.e-]*,-\?[0-9]*,1,15\.[0-9]*,' "$tmp/t.csv" || fail "csv output row: $(cat "$tmp/t.csv")"
 grep -q "^wrote $tmp/t.csv (3 rows)\$" "$tmp/out" || fail "csv line"

@@ -6,7 +6,8 @@
  * agree within 0.1 dB (the simulation and the kernels differ only in the fixed-point multiplier's
  * rounding), and with one weight scale per tensor fc2's output must come out the worst value, far below
  * the others. Also: compare with samples drawn from the profile, saturation counted when the profile
- * was made on fewer samples than the comparison runs, and a float precision refused.
+ * was made on fewer samples than the comparison runs, a float precision refused; and data/softmax12: a
+ * softmax output on its calibrated grid, whose grid figure matches numpy's.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -142,6 +143,48 @@ static void test_drawn_samples_and_saturation(void **state) {
   unlink(small);
 }
 
+/* data/softmax12 (issue 13's bounded-op case): 12 probabilities within about 0.04-0.17. The output grid
+ * is now the calibrated [0, max] (numpy: rounding to it alone gives calibrated_grid dB, to the old fixed
+ * 1/256 grid fixed_grid dB): compare's grid figure equals numpy's, and the output beats the old cap by
+ * far. */
+static void test_softmax_grid(void **state) {
+  char mp[512], ev[512], ex[512], prof[256], line[256];
+  qe2e_path(mp, sizeof mp, "softmax12", "model.onnx");
+  qe2e_path(ev, sizeof ev, "softmax12", "eval_x.npy");
+  qe2e_path(ex, sizeof ex, "softmax12", "expected.txt");
+  double fixed = NAN, calibrated = NAN, v;
+  FILE *f = fopen(ex, "r");
+  assert_non_null(f);
+  while (fgets(line, sizeof line, f)) {
+    if (sscanf(line, "fixed_grid %lf", &v) == 1) fixed = v;
+    if (sscanf(line, "calibrated_grid %lf", &v) == 1) calibrated = v;
+  }
+  fclose(f);
+  qllc_model *m = NULL;
+  qllc_diag d;
+  memset(&d, 0, sizeof d);
+  assert_int_equal(qllc_model_load(mp, &m, &d), QLLC_OK);
+  assert_int_equal(qe2e_profile(m, "softmax12", prof, &d), QLLC_OK);
+  qllc_options o;
+  qllc_options_init(&o);
+  o.precision = QLLC_PREC_INT8;
+  o.profile_path = prof;
+  const char *specs[1] = {ev};
+  qllc_compare_result *r = NULL;
+  assert_int_equal(qllc_compare(m, &o, specs, 1, 0, &r, &d), QLLC_OK);
+  const qllc_compare_row *w = row(r, "output");
+  assert_non_null(w);
+  printf("softmax12: output %.2f dB, its grid %.3f dB (numpy %.3f); the fixed 1/256 grid allowed %.2f dB\n",
+         w->sqnr_db, w->grid_sqnr_db, calibrated, fixed);
+  assert_string_equal(w->types, "i8 -> i8");
+  assert_true(fabs(w->grid_sqnr_db - calibrated) < 0.05);
+  assert_true(w->sqnr_db > fixed + 10);
+  assert_true(w->sqnr_db <= w->grid_sqnr_db + 0.5);
+  qllc_compare_result_free(r);
+  qllc_model_free(m);
+  unlink(prof);
+}
+
 static void test_errors(void **state) {
   qllc_options o;
   qllc_options_init(&o);
@@ -161,6 +204,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_agrees_with_numpy),
       cmocka_unit_test(test_drawn_samples_and_saturation),
+      cmocka_unit_test(test_softmax_grid),
       cmocka_unit_test(test_errors),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Makes the committed data of `qllc compare`'s tests (issue 13): tests/quant_e2e/data/outlier/.
+"""Makes the committed data of `qllc compare`'s tests (issue 13): tests/quant_e2e/data/outlier/ and softmax12/.
 
 Run from the repository root:  /usr/bin/python3 tests/quant_e2e/make_compare_data.py
 Only needed to regenerate the data; the tests (tests/quant_e2e/compare_test.c, tests/cli/compare_test.sh)
@@ -15,6 +15,12 @@ need no python. Deterministic (fixed seeds). Writes
                  here with numpy by simulating the integer arithmetic of docs/quantization.md ("The
                  arithmetic") from the float model's weights, against numpy's float computation, over the
                  32 eval samples
+softmax12/ (issue 13's bounded-op case): x[1, 16] -> FC 16->12 with small weights -> Softmax, so the 12
+probabilities stay within about 0.04-0.13:
+  model.onnx, calib.npy [128, 1, 16], eval_x.npy [32, 1, 16] (the first 32 calibration samples)
+  expected.txt   "fixed_grid DB": the SQNR of the float probabilities rounded to the old fixed int8 softmax
+                 grid (s = 1/256, z = -128); "calibrated_grid DB": rounded to the grid qllc now chooses from
+                 the calibrated range [0, max] (s = 1 / floor(255 / max), z = -128); over the 32 eval samples
 """
 import os
 
@@ -128,5 +134,36 @@ def main():
     print("\n".join(lines))
 
 
+def softmax12():
+    gen = torch.Generator().manual_seed(12)
+    fc = nn.Linear(16, 12)
+    with torch.no_grad():
+        fc.weight.copy_(torch.randn(12, 16, generator=gen) * 0.05)
+        fc.bias.copy_(torch.randn(12, generator=gen) * 0.2)
+    m = nn.Sequential(fc, nn.Softmax(dim=1)).eval()
+    calib = (torch.randn(128, 1, 16, generator=gen)).numpy().astype(np.float32)
+    ev = calib[:32]
+    out = os.path.join(HERE, "data", "softmax12")
+    os.makedirs(out, exist_ok=True)
+    np.save(os.path.join(out, "calib.npy"), calib)
+    np.save(os.path.join(out, "eval_x.npy"), ev)
+    torch.onnx.export(m, torch.zeros(1, 16), os.path.join(out, "model.onnx"), input_names=["x"],
+                      output_names=["output"], opset_version=13)
+    with torch.no_grad():
+        pc = m(torch.from_numpy(calib.reshape(128, 16))).numpy().astype(np.float64)
+        pe = m(torch.from_numpy(ev.reshape(32, 16))).numpy().astype(np.float64)
+    fixed = (np.clip(np.round(pe * 256) - 128, -128, 127) + 128) / 256
+    s = np.float32(pc.max() / 255.0)          # asymmetric int8 on [0, max]: s = max / 255, z = -128
+    R = np.floor(1.0 / np.float64(s) * (1 + 1e-6))
+    cal = (np.clip(np.round(pe * R) - 128, -128, 127) + 128) / R
+    lines = ["fixed_grid %.3f" % sqnr(pe, fixed), "calibrated_grid %.3f" % sqnr(pe, cal)]
+    with open(os.path.join(out, "expected.txt"), "w") as f:
+        f.write("# made by tests/quant_e2e/make_compare_data.py (numpy); probabilities in [%.4f, %.4f], R = %d\n"
+                % (pc.min(), pc.max(), R))
+        f.write("\n".join(lines) + "\n")
+    print("softmax12", pc.min(), pc.max(), R, lines)
+
+
 if __name__ == "__main__":
+    softmax12()
     main()

@@ -17,12 +17,13 @@ static void db(char *buf, size_t size, double v) {
 static int write_csv(const char *path, const qllc_compare_result *r) {
   FILE *f = fopen(path, "w");
   if (!f) return cli_error(path, "cannot write the table");
-  fprintf(f, "value,node,op,types,elem,scale,zero_point,is_output,sqnr_db,max_abs_err,saturated,signal_rms,count\n");
+  fprintf(f, "value,node,op,types,elem,scale,zero_point,is_output,sqnr_db,max_abs_err,saturated,signal_rms,count,"
+             "grid_sqnr_db\n");
   for (int i = 0; i < r->n_rows; i++) {
     const qllc_compare_row *w = &r->rows[i];
-    fprintf(f, "\"%s\",\"%s\",%s,%s,%s,%.9g,%d,%d,%.6f,%.9g,%.9g,%.9g,%lld\n", w->value, w->node, w->op, w->types,
+    fprintf(f, "\"%s\",\"%s\",%s,%s,%s,%.9g,%d,%d,%.6f,%.9g,%.9g,%.9g,%lld,%.6f\n", w->value, w->node, w->op, w->types,
             qllc_elem_name(w->elem), (double)w->scale, (int)w->zero_point, w->is_output, w->sqnr_db, w->max_abs_err,
-            w->saturated, w->signal_rms, (long long)w->count);
+            w->saturated, w->signal_rms, (long long)w->count, w->grid_sqnr_db);
   }
   if (fclose(f) != 0) return cli_error(path, "cannot write the table");
   return 0;
@@ -59,6 +60,13 @@ int cmd_compare(cli_args *a) {
   for (int i = 0; i < r->n_rows; i++) hidden += !r->rows[i].is_output;
   hidden -= shown;
   if (hidden > 0) printf("  ... %d more (--top 0 shows all, --csv FILE writes all)\n", hidden);
+  for (int i = 0; i < r->n_rows; i++) { /* outputs that their own grid limits */
+    const qllc_compare_row *w = &r->rows[i];
+    if (!w->is_output || isinf(w->grid_sqnr_db) || w->sqnr_db < w->grid_sqnr_db - 1.0) continue;
+    printf("note: output '%s' is limited by its own grid (%s, s=%.6g z=%d): rounding the float output to it alone "
+           "gives %.1f dB; a wider type for it (--min-sqnr) or a narrower range helps, earlier layers do not\n",
+           w->value, qllc_elem_name(w->elem), (double)w->scale, (int)w->zero_point, w->grid_sqnr_db);
+  }
   if (a->csv) {
     rc = write_csv(a->csv, r);
     if (!rc) printf("wrote %s (%d rows)\n", a->csv, r->n_rows);
