@@ -19,7 +19,8 @@
  * it needs no scratch. Conv is an implicit GEMM per image and group over a panel of up to 64 output
  * pixels packed in the scratch buffer (qllc_scratch_conv(K, 1) bytes): [Kp4/4][64][4] u8 (dotprod) or
  * [Kp8/8][P][8] (i8mm, P = qllc_arm_mm_panel(K) pixels), taps in the weights' order (c, kh, kw),
- * padding reads z_x (shifted like the input), taps past K read 0.
+ * padding reads z_x (shifted like the input), taps past K read 0: each tap's pixels copied as a row,
+ * then 4 (ST4) or 8 (ZIP + ST4) rows interleaved at a time.
  *
  * Requantization in vectors, exactly REQUANT: int64 products (smull), + (1 << n) >> 1, arithmetic
  * shift by n (sshl by -n), saturating narrow to int32, saturating + z_y, clamp: the saturations cannot
@@ -69,41 +70,73 @@ QA_INL void qa_store16(uint8_t *d, int32x4_t a, int32x4_t b, int32x4_t c, int32x
   for (int64_t i = 0; i < cnt; i++) d[i] = t[i];
 }
 
+/* Interleaves G (4 or 8) tap rows of PP pixels (PP a multiple of 16) into the panel block at d:
+   pixel j's G bytes at d + j * G, tap t's byte at + t. G = 4: ST4 of bytes; G = 8: pairs of taps zipped
+   into 16-bit elements, then ST4 of those. */
+QA_INL void qa_interleave(uint8_t *d, uint8_t (*rows)[QLLC_CONV_PB], const int64_t G, int64_t PP) {
+  for (int64_t v = 0; v < PP; v += 16) {
+    if (G == 4) {
+      uint8x16x4_t q = {{vld1q_u8(rows[0] + v), vld1q_u8(rows[1] + v), vld1q_u8(rows[2] + v), vld1q_u8(rows[3] + v)}};
+      vst4q_u8(d + v * 4, q);
+    } else {
+      uint8x16_t r[8];
+      QA_UNROLL for (int t = 0; t < 8; t++) r[t] = vld1q_u8(rows[t] + v);
+      uint16x8x4_t lo, hi;
+      QA_UNROLL for (int t = 0; t < 4; t++) {
+        lo.val[t] = vreinterpretq_u16_u8(vzip1q_u8(r[2 * t], r[2 * t + 1])); /* pixels v .. v+7 */
+        hi.val[t] = vreinterpretq_u16_u8(vzip2q_u8(r[2 * t], r[2 * t + 1])); /* pixels v+8 .. v+15 */
+      }
+      vst4q_u16((uint16_t *)(d + v * 8), lo);
+      vst4q_u16((uint16_t *)(d + v * 8 + 64), hi);
+    }
+  }
+}
+
 /* The activation panel of output pixels p0 .. p0+np-1 (flattened oh * OW + ow) of one image and group:
    tap k of pixel j at ((k / G) * PP + j) * G + k % G, k in the weights' order (c, kh, kw); padding reads
-   zu (z_x as shifted), taps K .. Kp-1 read 0. Pixels np .. PP-1 are left as they are (never stored). */
+   zu (z_x as shifted), taps K .. Kp-1 read 0. Each tap's pixels are built as a contiguous row (a plain
+   copy for stride 1, which the compiler vectorizes), G rows at a time interleaved (qa_interleave).
+   Pixels np .. PP-1 hold whatever the rows held (never stored). */
 QA_INL void qa_pack(uint8_t *panel, const uint8_t *xg, int64_t Cg, int64_t H, int64_t W, int64_t OW, int64_t KH,
                     int64_t KW, int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t dh, int64_t dw, int64_t p0,
                     int64_t np, const int64_t G, int64_t PP, int64_t Kp, uint8_t zu, uint8_t flip) {
+  uint8_t rows[8][QLLC_CONV_PB] __attribute__((aligned(16)));
+  __builtin_memset(rows, 0, sizeof rows);
   int64_t k = 0;
   for (int64_t c = 0; c < Cg; c++)
     for (int64_t kh = 0; kh < KH; kh++)
       for (int64_t kw = 0; kw < KW; kw++, k++) {
-        uint8_t *d = panel + (k / G) * PP * G + k % G;
+        uint8_t *d = rows[k % G];
         const int64_t off = kw * dw - pl;
         for (int64_t j = 0, p = p0; j < np;) {
           const int64_t oh = p / OW, ow = p % OW, seg = np - j < OW - ow ? np - j : OW - ow;
           const int64_t ih = oh * sh - pt + kh * dh;
-          uint8_t *dj = d + j * G;
+          uint8_t *dj = d + j;
           if (ih < 0 || ih >= H) {
-            for (int64_t t = 0; t < seg; t++) dj[t * G] = zu;
+            for (int64_t t = 0; t < seg; t++) dj[t] = zu;
           } else {
             const uint8_t *row = xg + (c * H + ih) * W + off;
             int64_t lo = qk_first_inside(off, sw) - ow, hi = qk_end_inside(off, sw, W, OW) - ow;
             lo = lo < 0 ? 0 : lo > seg ? seg : lo;
             hi = hi < lo ? lo : hi > seg ? seg : hi;
             int64_t t = 0;
-            for (; t < lo; t++) dj[t * G] = zu;
-            for (; t < hi; t++) dj[t * G] = row[(ow + t) * sw] ^ flip;
-            for (; t < seg; t++) dj[t * G] = zu;
+            for (; t < lo; t++) dj[t] = zu;
+            if (sw == 1)
+              for (const uint8_t *src = row + ow; t < hi; t++) dj[t] = src[t] ^ flip;
+            else
+              for (; t < hi; t++) dj[t] = row[(ow + t) * sw] ^ flip;
+            for (; t < seg; t++) dj[t] = zu;
           }
           j += seg, p += seg;
         }
+        if (k % G == G - 1) qa_interleave(panel + (k / G) * PP * G, rows, G, PP);
       }
-  for (; k < Kp; k++) {
-    uint8_t *d = panel + (k / G) * PP * G + k % G;
-    for (int64_t j = 0; j < np; j++) d[j * G] = 0;
+  if (k % G) { /* taps K .. Kp-1: zero rows */
+    for (int64_t r = k % G; r < G; r++) __builtin_memset(rows[r], 0, QLLC_CONV_PB);
+    qa_interleave(panel + (k / G) * PP * G, rows, G, PP);
+    k += G - k % G;
   }
+  (void)Kp;
 }
 
 /* ---- FC, dotprod ---------------------------------------------------------------------------------- */
