@@ -12,12 +12,19 @@
  *     Transpose.
  * The node must have been normalised and inferred (qllc_infer_node) first: the evaluator reads the
  * normalised attributes and the output shapes. Arithmetic is done in double for f32 and in int64 for
- * integer kinds (integer Div truncates toward zero, as onnxruntime does).
+ * integer kinds (integer Div truncates toward zero, as onnxruntime does; integer Add/Sub/Mul wrap
+ * modulo 2^64 as two's complement, and INT64_MIN / -1 is INT64_MIN, instead of undefined behaviour).
+ *
+ * Sizes are checked: the output's byte size goes through qllc_shape_bytes, and a folded constant larger
+ * than QLLC_MAX_FOLD_BYTES (1 GiB) is an error naming the node rather than a huge allocation (real
+ * exporters fold shape tensors of a few bytes; a ConstantOfShape of [2^40] would otherwise zero 4 TiB).
  */
 #include <math.h>
 #include <string.h>
 
 #include "ir/ir.h"
+
+#define QLLC_MAX_FOLD_BYTES ((int64_t)1 << 30)
 
 static double load_f(const qllc_value *v, int64_t i) {
   switch (v->elem) {
@@ -31,10 +38,18 @@ static double load_f(const qllc_value *v, int64_t i) {
   }
 }
 
+/* double -> int64 saturating (NaN -> 0): a plain cast of an out-of-range value is undefined. */
+static int64_t f2i(double f) {
+  if (f != f) return 0;
+  if (f >= 9223372036854775807.0) return INT64_MAX; /* the constant rounds to 2^63 */
+  if (f <= -9223372036854775807.0 - 1.0) return INT64_MIN;
+  return (int64_t)f;
+}
+
 static int64_t load_i(const qllc_value *v, int64_t i) {
-  if (v->elem == QLLC_ELEM_F32) return (int64_t)((const float *)v->data)[i];
+  if (v->elem == QLLC_ELEM_F32) return f2i(((const float *)v->data)[i]);
   if (v->elem == QLLC_ELEM_I64) return ((const int64_t *)v->data)[i];
-  return (int64_t)load_f(v, i);
+  return f2i(load_f(v, i));
 }
 
 static void store(qllc_elem e, void *data, int64_t i, double f, int64_t k) {
@@ -94,9 +109,16 @@ qllc_status qllc_const_eval(qllc_graph *g, qllc_node *n, int *folded, qllc_diag 
   if (o->elem != QLLC_ELEM_F32 && o->elem != QLLC_ELEM_I8 && o->elem != QLLC_ELEM_U8 && o->elem != QLLC_ELEM_I16 &&
       o->elem != QLLC_ELEM_I32 && o->elem != QLLC_ELEM_I64)
     return QLLC_OK;
-  int64_t total = qllc_value_numel(o);
+  int64_t total = qllc_value_numel(o), obytes;
   size_t esz = qllc_elem_size((qllc_elem_kind)o->elem);
-  unsigned char *out = qllc_arena_alloc(g->arena, (size_t)total * esz);
+  if (qllc_shape_bytes(o->elem, o->rank, o->dims, &obytes))
+    return qllc_fail(diag, QLLC_ERR_INVALID, n->name, "node '%s' (%s): output '%s' is larger than %lld bytes (the largest tensor qllc takes)",
+                     n->name, qllc_op_name(n->op), o->name, (long long)QLLC_MAX_TENSOR_BYTES);
+  if (obytes > QLLC_MAX_FOLD_BYTES)
+    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, n->name,
+                     "node '%s' (%s): folding it makes a constant '%s' of %lld bytes, over the %lld qllc folds at compile time",
+                     n->name, qllc_op_name(n->op), o->name, (long long)obytes, (long long)QLLC_MAX_FOLD_BYTES);
+  unsigned char *out = qllc_arena_alloc(g->arena, (size_t)obytes);
   if (!out) return qllc_fail(diag, QLLC_ERR_NOMEM, n->name, "out of memory folding node '%s'", n->name);
   const qllc_value *x = n->n_in > 0 ? n->in[0] : NULL;
   int64_t c[QLLC_MAX_RANK] = {0};
@@ -129,7 +151,7 @@ qllc_status qllc_const_eval(qllc_graph *g, qllc_node *n, int *folded, qllc_diag 
     int to_bool = qllc_attr_int(n, "to", 1) == 9;
     for (int64_t i = 0; i < total; i++) {
       double f = load_f(x, i);
-      int64_t k = x->elem == QLLC_ELEM_F32 ? (int64_t)f : load_i(x, i);
+      int64_t k = x->elem == QLLC_ELEM_F32 ? f2i(f) : load_i(x, i);
       if (to_bool) k = f != 0, f = k;
       store(o->elem, out, i, f, k);
     }
@@ -159,13 +181,13 @@ qllc_status qllc_const_eval(qllc_graph *g, qllc_node *n, int *folded, qllc_diag 
         store(o->elem, out, i, r, 0);
       } else {
         int64_t p = load_i(x, ia), q = load_i(b, ib), r;
-        switch (n->op) {
-        case QLLC_OP_ADD: r = p + q; break;
-        case QLLC_OP_SUB: r = p - q; break;
-        case QLLC_OP_MUL: r = p * q; break;
+        switch (n->op) { /* two's complement wrap, computed in uint64_t (no signed overflow) */
+        case QLLC_OP_ADD: r = (int64_t)((uint64_t)p + (uint64_t)q); break;
+        case QLLC_OP_SUB: r = (int64_t)((uint64_t)p - (uint64_t)q); break;
+        case QLLC_OP_MUL: r = (int64_t)((uint64_t)p * (uint64_t)q); break;
         default:
           if (q == 0) return qllc_fail(diag, QLLC_ERR_INVALID, n->name, "node '%s' (Div): integer division by zero", n->name);
-          r = p / q;
+          r = q == -1 ? (int64_t)(0 - (uint64_t)p) : p / q;
           break;
         }
         store(o->elem, out, i, (double)r, r);
@@ -241,3 +263,4 @@ qllc_status qllc_const_eval(qllc_graph *g, qllc_node *n, int *folded, qllc_diag 
   *folded = 1;
   return QLLC_OK;
 }
+

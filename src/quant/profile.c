@@ -17,7 +17,8 @@
  * Reading first bounds the input: at most 256 MiB and 16 levels of nesting (the format uses 4), no
  * aliases; an event-level pre-pass checks this before libyaml's document tree is built, since its
  * loader is quadratic in depth. Then it checks the structure and reports the first problem with the
- * file and line. The hash is
+ * file and line; values x bins (the histogram counters) is at most 2^27 (1 GiB), checked before any
+ * histogram is allocated. Names are found through a hash index, not a scan. The hash is
  * compared separately (qllc_profile_check) so a tool can show both the file and the model.
  */
 #include <errno.h>
@@ -91,19 +92,51 @@ void qllc_profile_free(qllc_profile *p) {
     qllc_hist_free(&p->entries[i].hist);
   }
   free(p->entries);
+  free(p->index);
   free(p->path);
   free(p);
 }
 
+/* The name index: open addressing with linear probing over p->index (slots hold entry indices, -1 when
+ * empty), kept at most half full, so a lookup is O(1) on average instead of a scan of every entry (a
+ * 10,000-value profile made reading and quantizing quadratic). */
+static uint64_t name_hash(const char *s) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+  return h;
+}
+
+/* The slot holding `name`, or the empty slot where it would go. p->index_cap > 0. */
+static int index_slot(const qllc_profile *p, const char *name) {
+  unsigned mask = (unsigned)p->index_cap - 1, i = (unsigned)name_hash(name) & mask;
+  while (p->index[i] >= 0 && strcmp(p->entries[p->index[i]].name, name) != 0) i = (i + 1) & mask;
+  return (int)i;
+}
+
+/* Makes room for one more entry in the index (rebuilt at twice the size when half full). 0, or -1 on OOM. */
+static int index_reserve(qllc_profile *p) {
+  if (p->index_cap && 2 * (p->n + 1) <= p->index_cap) return 0;
+  if (p->index_cap > (1 << 29)) return -1;
+  int cap = p->index_cap ? 2 * p->index_cap : 64;
+  int *idx = malloc((size_t)cap * sizeof *idx);
+  if (!idx) return -1;
+  for (int i = 0; i < cap; i++) idx[i] = -1;
+  free(p->index);
+  p->index = idx, p->index_cap = cap;
+  for (int k = 0; k < p->n; k++) p->index[index_slot(p, p->entries[k].name)] = k;
+  return 0;
+}
+
 const qllc_hist *qllc_profile_find(const qllc_profile *p, const char *name) {
-  for (int i = 0; i < p->n; i++)
-    if (strcmp(p->entries[i].name, name) == 0) return &p->entries[i].hist;
-  return NULL;
+  if (!p->index_cap) return NULL; /* no entry yet */
+  int k = p->index[index_slot(p, name)];
+  return k >= 0 ? &p->entries[k].hist : NULL;
 }
 
 qllc_hist *qllc_profile_add(qllc_profile *p, const char *name) {
   qllc_hist *h = (qllc_hist *)qllc_profile_find(p, name);
   if (h) return h;
+  if (index_reserve(p)) return NULL;
   if (p->n == p->cap) {
     int cap = p->cap ? 2 * p->cap : 16;
     qllc_profile_entry *e = realloc(p->entries, (size_t)cap * sizeof *e);
@@ -117,6 +150,7 @@ qllc_hist *qllc_profile_add(qllc_profile *p, const char *name) {
     free(e->name);
     return NULL;
   }
+  p->index[index_slot(p, name)] = p->n;
   p->n++;
   return &e->hist;
 }
@@ -366,6 +400,10 @@ static qllc_status read_value(rd *r, qllc_profile *p, yaml_node_t *m) {
  * mapping, 'values', an entry, its 'counts') and uses no anchors or aliases. */
 #define PROFILE_MAX_DEPTH 16
 #define PROFILE_MAX_BYTES ((long long)256 << 20) /* 256 MiB */
+/* values x bins, the histogram counters (8 bytes each) a profile may make: 2^27 = 1 GiB, e.g. 65536
+ * values of the default 2048 bins. n_values <= 2^28 (each takes bytes in a 256 MiB file) and bins <=
+ * 2^24, so the product cannot overflow. */
+#define PROFILE_MAX_COUNTERS ((uint64_t)1 << 27)
 
 static qllc_status yaml_error(const char *path, const yaml_parser_t *parser, qllc_diag *diag) {
   qllc_status st = qllc_fail(diag, QLLC_ERR_PARSE, NULL, "%s:%lu:%lu: malformed YAML: %s%s%s", path,
@@ -530,6 +568,16 @@ qllc_status qllc_profile_read(const char *path, qllc_profile **out, qllc_diag *d
   }
   if (!nvalues || nvalues->type != YAML_SEQUENCE_NODE) {
     st = bad(&r, nvalues ? nvalues : root, "%s", "'values' must be a sequence");
+    goto done;
+  }
+  /* Every value gets bins counters of 8 bytes: the total is bounded before any is allocated. */
+  uint64_t n_values = (uint64_t)(nvalues->data.sequence.items.top - nvalues->data.sequence.items.start);
+  if (n_values * bins > PROFILE_MAX_COUNTERS) {
+    char what[200];
+    snprintf(what, sizeof what, "%llu values of %llu bins need %llu histogram counters, over the limit of %llu (1 GiB)",
+             (unsigned long long)n_values, (unsigned long long)bins, (unsigned long long)(n_values * bins),
+             (unsigned long long)PROFILE_MAX_COUNTERS);
+    st = bad(&r, nvalues, "%s", what);
     goto done;
   }
   p = qllc_profile_new(strtoull(hash, NULL, 16), (int32_t)bins);

@@ -200,6 +200,8 @@ typedef struct qllc_profile {
   int32_t bins;
   int n, cap;
   qllc_profile_entry *entries;
+  int *index;                 /* open-addressing hash of entry indices by name (-1: empty slot), */
+  int index_cap;              /* index_cap slots, a power of 2 (profile.c); NULL/0 until the first add */
 } qllc_profile;
 
 /* Creates an empty profile. Dispose with qllc_profile_free. NULL on OOM. */

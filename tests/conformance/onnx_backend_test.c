@@ -19,6 +19,16 @@
 #define _GNU_SOURCE
 /* Paths and messages here are built with bounded snprintf; a truncated diagnostic line is acceptable. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
+#if defined(__SANITIZE_ADDRESS__)
+#define QLLC_CONFORMANCE_LSAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define QLLC_CONFORMANCE_LSAN 1
+#endif
+#endif
+#if QLLC_CONFORMANCE_LSAN
+#include <sanitizer/lsan_interface.h>
+#endif
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -118,6 +128,12 @@ static void diag_msg(char *msg, size_t msz, const char *what, const qllc_diag *d
   snprintf(msg, msz, "%s%s%s%s%s", what, d->node[0] ? "node '" : "", d->node, d->node[0] ? "': " : "", d->message);
 }
 
+/* Frees the tensors of a binding list and the list. */
+static void free_bound(qllc_tensor *b, int n) {
+  for (int i = 0; i < n; i++) qllc_tensor_free(&b[i]);
+  free(b);
+}
+
 /* Writes a one-line reason into msg; returns R_*. Runs in the child.
  * qllc compiles for constant shapes, so every input whose test data is not float32 (int64 shapes, axes,
  * pads, bool conditions ...) is bound to its data as a compile-time constant (qllc_model_load_bound);
@@ -181,14 +197,16 @@ static int run_one(const char *dir, char *msg, size_t msz) {
         in[nin_given++].name = NULL; /* match by position: the .pb names are the ONNX input names anyway */
       }
     }
+    int adopted = 0; /* cur_bound took this set's bound tensors */
     if (result == R_PASS && (n_cur_bound < 0 || !same_bound(cur_bound, n_cur_bound, bound, nbound))) {
       qllc_jit_free(j);
       qllc_model_free(m);
       j = NULL, m = NULL;
-      free(cur_bound);
+      free_bound(cur_bound, n_cur_bound);
       cur_bound = malloc(sizeof *bound * (nbound + 1));
       memcpy(cur_bound, bound, sizeof *bound * nbound);
       n_cur_bound = nbound;
+      adopted = 1;
       qllc_status st = qllc_model_load_bound(model_path, bound, nbound, &m, &diag);
       if (st != QLLC_OK) {
         diag_msg(msg, msz, "", &diag);
@@ -234,10 +252,10 @@ static int run_one(const char *dir, char *msg, size_t msz) {
         if (isfinite(err) && err > worst) worst = err;
       }
     }
-    /* the set's tensors: cur_bound keeps shallow copies of the bound ones, so those live until the
-       model is reloaded or the test ends (a leak per reload in a short-lived child) */
+    /* the set's tensors: when the model was (re)loaded for this set, cur_bound owns the bound ones
+       (freed at the next reload or at the end); every other tensor is freed here */
     for (int i = 0; i < nall; i++)
-      if (all[i].elem == QLLC_F32 || !bind_set) qllc_tensor_free(&all[i]);
+      if (!(adopted && bind_set && all[i].elem != QLLC_F32)) qllc_tensor_free(&all[i]);
     for (int o = 0; o < nout; o++) {
       qllc_tensor_free(&want[o]);
       qllc_tensor_free(&got[o]);
@@ -255,7 +273,7 @@ static int run_one(const char *dir, char *msg, size_t msz) {
   if (result == R_PASS) snprintf(msg, msz, "max abs error %.3g", worst);
   for (int s = 0; s < nsets; s++) free(sets[s]);
   free(sets);
-  free(cur_bound);
+  free_bound(cur_bound, n_cur_bound);
   qllc_jit_free(j);
   qllc_model_free(m);
   return result;
@@ -275,6 +293,14 @@ static int run_isolated(const char *dir, char *msg, size_t msz) {
     alarm(TIMEOUT_S);
     char m[1024] = "";
     int r = run_one(dir, m, sizeof m);
+#if QLLC_CONFORMANCE_LSAN
+    /* under ASan (scripts/test --sanitize) the child checks for leaks before _exit, which skips the
+       exit-time check: what one test leaked makes it fail */
+    if (__lsan_do_recoverable_leak_check()) {
+      snprintf(m, sizeof m, "memory leaked (LeakSanitizer's report is on stderr)");
+      r = R_FAIL;
+    }
+#endif
     dprintf(fd[1], "%d %s", r, m);
     _exit(0);
   }
@@ -376,5 +402,9 @@ int main(int argc, char **argv) {
   }
   OUT("\n%d passed, %d failed, %d skipped\n", pass, fail, skip);
   if (report) fclose(report);
+  for (int k = 0; k < nreasons; k++) free(reasons[k].reason), free(reasons[k].example);
+  free(reasons);
+  for (int i = 0; i < fail; i++) free(failures[i]);
+  free(failures);
   return fail ? 1 : 0;
 }
