@@ -244,12 +244,20 @@ static int c_fused(const cand *c, int nc, const char *node) {
   return 0;
 }
 
-static const cand *sort_c;
-static int by_value(const void *a, const void *b) {
-  const cand *x = &sort_c[*(const int *)a], *y = &sort_c[*(const int *)b];
-  double vx = x->gain / fmax(x->macs, 1), vy = y->gain / fmax(y->macs, 1);
-  if (vx != vy) return vx > vy ? -1 : 1;
-  return strcmp(x->node, y->node);
+/* Is candidate a before b: more gain per MAC, then by name (a total order: the same map every run). */
+static int before(const cand *a, const cand *b) {
+  double va = a->gain / fmax(a->macs, 1), vb = b->gain / fmax(b->macs, 1);
+  if (va != vb) return va > vb;
+  return strcmp(a->node, b->node) < 0;
+}
+
+/* Insertion sort of the candidate indices (no global state: searches may run in several threads). */
+static void sort_order(const cand *c, int *order, int n) {
+  for (int i = 1; i < n; i++) {
+    int v = order[i], j = i;
+    while (j > 0 && before(&c[v], &c[order[j - 1]])) order[j] = order[j - 1], j--;
+    order[j] = v;
+  }
 }
 
 static void macs_str(double v, char *buf, size_t size) {
@@ -362,8 +370,7 @@ qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, 
       c[i].gain = st == QLLC_OK ? fmax(db - base_db, 0) + 1e-6 : 0;
     }
     if (st != QLLC_OK) goto done;
-    sort_c = c;
-    qsort(order, (size_t)nc, sizeof *order, by_value);
+    sort_order(c, order, nc);
     /* every candidate at 16x8, then at int16 */
     qllc_prec_map *m = make_map(c, order, nc, nc, 0);
     if (!m || (st = measure(&s, m, &all168_db, diag)) != QLLC_OK) {
