@@ -132,6 +132,14 @@ void qllc_k_reduce_max_f32_f32(float *y, const float *x, int64_t outer, int64_t 
 QLLC_MINMAX_F32(max)
 QLLC_MINMAX_F32(min)
 #undef QLLC_MINMAX_F32
+/* Where with a constant condition: y = mask[i] ? a : b, mask the condition broadcast to y (contiguous). */
+void qllc_k_where_f32_f32_f32(float *y, const uint8_t *mask, const float *a, const float *b, int64_t rank,
+                              const int64_t *dims, const int64_t *a_strides, const int64_t *b_strides);
+/* ConvTranspose 2-D: x[N][C][H][W], w[C][M/group][KH][KW], b[M] (may be NULL) -> y[N][M][OH][OW]. */
+void qllc_k_conv_transpose2d_f32_f32_f32(float *y, const float *x, const float *w, const float *b, int64_t N,
+                                         int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH, int64_t OW,
+                                         int64_t KH, int64_t KW, int64_t stride_h, int64_t stride_w, int64_t pad_top,
+                                         int64_t pad_left, int64_t dil_h, int64_t dil_w, int64_t group);
 void qllc_k_prelu_f32_f32_f32(float *y, const float *a, const float *b, int64_t rank, const int64_t *dims,
                               const int64_t *a_strides, const int64_t *b_strides);
 #define QLLC_RESIZE_NEAREST(T, t)                                                                        \

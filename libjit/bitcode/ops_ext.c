@@ -224,6 +224,60 @@ QLLC_KERNEL void qllc_k_prelu_f32_f32_f32(float *QLLC_RESTRICT y, const float *Q
 MINMAX(max, >=)
 MINMAX(min, <=)
 
+/* Where with a constant condition: mask (the condition broadcast to y's shape, contiguous, made at compile
+ * time) picks a or b, both broadcast as the binary kernels' operands. */
+QLLC_KERNEL void qllc_k_where_f32_f32_f32(float *QLLC_RESTRICT y, const uint8_t *QLLC_RESTRICT mask,
+                                          const float *QLLC_RESTRICT a, const float *QLLC_RESTRICT b, int64_t rank,
+                                          const int64_t *dims, const int64_t *as, const int64_t *bs) {
+  int64_t total = 1;
+  for (int64_t d = 0; d < rank; d++) total *= dims[d];
+  int64_t idx[8] = {0}, ao = 0, bo = 0;
+  for (int64_t i = 0; i < total; i++) {
+    y[i] = mask[i] ? a[ao] : b[bo];
+    for (int64_t d = rank - 1; d >= 0; d--) {
+      ao += as[d], bo += bs[d];
+      if (++idx[d] < dims[d]) break;
+      ao -= as[d] * dims[d], bo -= bs[d] * dims[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+/* ConvTranspose 2-D: x[N][C][H][W], w[C][M/group][KH][KW], b[M] (may be NULL) -> y[N][M][OH][OW]; each
+ * output sums the inputs whose scattered position oh = ih * sh - pt + kh * dh lands on it (gathered:
+ * ih = (oh + pt - kh * dh) / sh when that divides exactly and is inside the input). */
+QLLC_KERNEL void qllc_k_conv_transpose2d_f32_f32_f32(float *QLLC_RESTRICT y, const float *QLLC_RESTRICT x,
+                                                     const float *QLLC_RESTRICT w, const float *QLLC_RESTRICT b,
+                                                     int64_t N, int64_t C, int64_t H, int64_t W, int64_t M,
+                                                     int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
+                                                     int64_t sw, int64_t pt, int64_t pl, int64_t dh, int64_t dw,
+                                                     int64_t group) {
+  const int64_t cg = C / group, mg = M / group;
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t m = 0; m < M; m++) {
+      const int64_t gi = m / mg, ml = m % mg;
+      for (int64_t oh = 0; oh < OH; oh++)
+        for (int64_t ow = 0; ow < OW; ow++) {
+          float acc = b ? b[m] : 0.0f;
+          for (int64_t c = gi * cg; c < (gi + 1) * cg; c++)
+            for (int64_t kh = 0; kh < KH; kh++) {
+              int64_t th = oh + pt - kh * dh;
+              if (th < 0 || th % sh) continue;
+              int64_t ih = th / sh;
+              if (ih >= H) continue;
+              for (int64_t kw = 0; kw < KW; kw++) {
+                int64_t tw = ow + pl - kw * dw;
+                if (tw < 0 || tw % sw) continue;
+                int64_t iw = tw / sw;
+                if (iw >= W) continue;
+                acc += x[((n * C + c) * H + ih) * W + iw] * w[((c * mg + ml) * KH + kh) * KW + kw];
+              }
+            }
+          y[((n * M + m) * OH + oh) * OW + ow] = acc;
+        }
+    }
+}
+
 /* Resize of x[NC][H][W] to y[NC][OH][OW].
  * nearest: y[p][oy][ox] = x[p][iy[oy]][ix[ox]] (every element kind: it only moves data);
  * linear:  iy[2 oy], iy[2 oy + 1] are the two source rows, wy[oy] the weight of the second (same

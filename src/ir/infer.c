@@ -372,6 +372,76 @@ static qllc_status norm_resize(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
   return QLLC_OK;
 }
 
+/* ConvTranspose: "kernel_shape", "strides", "dilations" [2], "pads" [top, left, bottom, right],
+ * "output_padding" [2], "group" explicit; output_shape and auto_pad resolved into pads (ONNX's rules); 1-D
+ * (rank 3) gets H = 1 as Conv does. "out_hw" records the output's spatial size. */
+static qllc_status norm_conv_transpose(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
+  const qllc_value *x = n->in[0], *w = n->in[1];
+  if (qllc_node_attr(n, "out_hw")) return QLLC_OK;
+  if (x->rank == 5) return FAIL(QLLC_ERR_UNSUPPORTED, "3-D ConvTranspose is not supported");
+  if ((x->rank != 3 && x->rank != 4) || w->rank != x->rank)
+    return FAIL(QLLC_ERR_INVALID, "input and weight must both have rank 3 or 4");
+  int sp = x->rank - 2;
+  int64_t k[2] = {1, 1}, s[2] = {1, 1}, d[2] = {1, 1}, p[4] = {0, 0, 0, 0}, op[2] = {0, 0}, in[2] = {1, 1}, out[2];
+  for (int i = 0; i < sp; i++) k[2 - sp + i] = w->dims[2 + i], in[2 - sp + i] = x->dims[2 + i];
+  const int64_t *a;
+  int cnt;
+#define CT_ATTR(name, arr, mult)                                                                          \
+  if ((cnt = qllc_attr_ints(n, name, &a)) != 0) {                                                         \
+    if (cnt != (mult) * sp) return FAIL(QLLC_ERR_INVALID, "%s has %d entries for %d spatial dims", name, cnt, sp); \
+    for (int m = 0; m < (mult); m++)                                                                      \
+      for (int i = 0; i < sp; i++) arr[m * 2 + 2 - sp + i] = a[m * sp + i];                               \
+  }
+  CT_ATTR("kernel_shape", k, 1)
+  CT_ATTR("strides", s, 1)
+  CT_ATTR("dilations", d, 1)
+  CT_ATTR("pads", p, 2)
+  CT_ATTR("output_padding", op, 1)
+#undef CT_ATTR
+  for (int i = 0; i < 2; i++)
+    if (k[i] <= 0 || s[i] <= 0 || d[i] <= 0 || op[i] < 0) return FAIL(QLLC_ERR_INVALID, "bad kernel_shape, strides, dilations or output_padding");
+  if (k[0] != (sp == 2 ? w->dims[2] : 1) || k[1] != w->dims[x->rank - 1])
+    return FAIL(QLLC_ERR_INVALID, "kernel_shape does not match the weight");
+  int64_t group = qllc_attr_int(n, "group", 1);
+  if (group <= 0 || x->dims[1] != w->dims[0] || w->dims[0] % group)
+    return FAIL(QLLC_ERR_INVALID, "input channels %lld do not match the weight's %lld (group %lld)", (long long)x->dims[1],
+                (long long)w->dims[0], (long long)group);
+  const char *ap = qllc_attr_string(n, "auto_pad", "NOTSET");
+  int64_t os[2] = {-1, -1};
+  cnt = qllc_attr_ints(n, "output_shape", &a);
+  if (cnt == sp || cnt == x->rank)
+    for (int i = 0; i < sp; i++) os[2 - sp + i] = a[cnt - sp + i];
+  else if (cnt) return FAIL(QLLC_ERR_INVALID, "output_shape has %d entries", cnt);
+  if (!cnt && (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")))
+    for (int i = 0; i < 2; i++) os[i] = in[i] * s[i];
+  else if (strcmp(ap, "NOTSET") && strcmp(ap, "VALID") && strcmp(ap, "SAME_UPPER") && strcmp(ap, "SAME_LOWER") && ap[0])
+    return FAIL(QLLC_ERR_INVALID, "unknown auto_pad '%s'", ap);
+  if (sp == 1) os[0] = os[1] >= 0 ? 1 : -1;
+  for (int i = 0; i < 2; i++) {
+    if (os[i] >= 0) {
+      int64_t total = s[i] * (in[i] - 1) + op[i] + (k[i] - 1) * d[i] + 1 - os[i];
+      if (total < 0) { /* larger than the full output: the extra rows/columns at the end get the bias only */
+        op[i] += -total;
+        p[i] = p[i + 2] = 0;
+      } else if (!strcmp(ap, "SAME_UPPER")) p[i] = total / 2, p[i + 2] = total - total / 2;
+      else p[i] = total - total / 2, p[i + 2] = total / 2;
+    }
+    out[i] = s[i] * (in[i] - 1) + op[i] + (k[i] - 1) * d[i] + 1 - p[i] - p[i + 2];
+    if (out[i] <= 0) return FAIL(QLLC_ERR_INVALID, "empty output");
+    if (p[i] < 0 || p[i + 2] < 0) return FAIL(QLLC_ERR_UNSUPPORTED, "negative pads are not supported");
+  }
+  qllc_node_remove_attr(n, "auto_pad");
+  qllc_node_remove_attr(n, "output_shape");
+  qllc_node_set_attr_ints(g, n, "kernel_shape", 2, k);
+  qllc_node_set_attr_ints(g, n, "strides", 2, s);
+  qllc_node_set_attr_ints(g, n, "dilations", 2, d);
+  qllc_node_set_attr_ints(g, n, "pads", 4, p);
+  qllc_node_set_attr_ints(g, n, "output_padding", 2, op);
+  qllc_node_set_attr_int(g, n, "group", group);
+  qllc_node_set_attr_ints(g, n, "out_hw", 2, out);
+  return QLLC_OK;
+}
+
 static qllc_status norm_ext(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
   qllc_status st;
   const qllc_value *x = n->in[0];
@@ -456,6 +526,8 @@ static qllc_status norm_ext(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
   case QLLC_OP_RESIZE:
   case QLLC_OP_UPSAMPLE:
     return norm_resize(g, n, diag);
+  case QLLC_OP_CONV_TRANSPOSE:
+    return norm_conv_transpose(g, n, diag);
   case QLLC_OP_PRELU: {
     /* opset < 7: a slope of shape [C] applies along axis 1 (no numpy broadcasting yet) */
     const qllc_value *s = n->in[1];
@@ -544,6 +616,33 @@ static qllc_status infer_ext(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
     set_out(n, 0, x->elem, cnt, s);
     return QLLC_OK;
   }
+  case QLLC_OP_WHERE: {
+    const qllc_value *c = n->in[0], *a = n->in[1], *b = n->in[2];
+    int64_t t[QLLC_MAX_RANK];
+    if (!a || !b) return FAIL(QLLC_ERR_INVALID, "X and Y are required");
+    int r = qllc_broadcast_shape(c->rank, c->dims, a->rank, a->dims, t);
+    if (r >= 0) r = qllc_broadcast_shape(r, t, b->rank, b->dims, dims);
+    if (r < 0) return FAIL(QLLC_ERR_INVALID, "condition, X and Y do not broadcast");
+    if (a->elem != b->elem) return FAIL(QLLC_ERR_INVALID, "X and Y differ in element kind");
+    if (!c->data && a->elem == QLLC_ELEM_F32)
+      return FAIL(QLLC_ERR_UNSUPPORTED, "a condition computed at run time ('%s') is not supported", c->name);
+    set_out(n, 0, a->elem, r, dims);
+    return QLLC_OK;
+  }
+  case QLLC_OP_CONV_TRANSPOSE: {
+    const int64_t *hw;
+    const qllc_value *w = n->in[1];
+    int64_t group = qllc_attr_int(n, "group", 1);
+    qllc_attr_ints(n, "out_hw", &hw);
+    if (n->n_in > 2 && n->in[2] && qllc_value_numel(n->in[2]) != w->dims[1] * group)
+      return FAIL(QLLC_ERR_INVALID, "bias has %lld elements for %lld output channels", (long long)qllc_value_numel(n->in[2]),
+                  (long long)(w->dims[1] * group));
+    dims[0] = x->dims[0], dims[1] = w->dims[1] * group;
+    if (x->rank == 4) dims[2] = hw[0], dims[3] = hw[1];
+    else dims[2] = hw[1];
+    set_out(n, 0, x->elem, x->rank, dims);
+    return QLLC_OK;
+  }
   case QLLC_OP_MAX:
   case QLLC_OP_MIN:
   case QLLC_OP_MEAN: {
@@ -577,7 +676,7 @@ qllc_status qllc_normalize_node(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
   switch (n->op) {
   case QLLC_OP_HARD_SIGMOID: case QLLC_OP_POW: case QLLC_OP_LAYER_NORM: case QLLC_OP_REDUCE_MEAN:
   case QLLC_OP_REDUCE_SUM: case QLLC_OP_REDUCE_MAX: case QLLC_OP_SPLIT: case QLLC_OP_EXPAND: case QLLC_OP_RESIZE:
-  case QLLC_OP_UPSAMPLE: case QLLC_OP_PRELU:
+  case QLLC_OP_UPSAMPLE: case QLLC_OP_PRELU: case QLLC_OP_CONV_TRANSPOSE:
     return norm_ext(g, n, diag); /* issue 15 */
   case QLLC_OP_CONV:
   case QLLC_OP_CONV_INTEGER:
@@ -1349,7 +1448,7 @@ static qllc_status infer_node(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
   case QLLC_OP_POW: case QLLC_OP_HARD_SIGMOID: case QLLC_OP_HARD_SWISH: case QLLC_OP_GELU: case QLLC_OP_LAYER_NORM:
   case QLLC_OP_REDUCE_MEAN: case QLLC_OP_REDUCE_SUM: case QLLC_OP_REDUCE_MAX: case QLLC_OP_PRELU: case QLLC_OP_SPLIT:
   case QLLC_OP_EXPAND: case QLLC_OP_RESIZE: case QLLC_OP_UPSAMPLE: case QLLC_OP_MAX: case QLLC_OP_MIN:
-  case QLLC_OP_MEAN:
+  case QLLC_OP_MEAN: case QLLC_OP_CONV_TRANSPOSE: case QLLC_OP_WHERE:
     return infer_ext(g, n, diag); /* issue 15 */
   case QLLC_OP_CUSTOM: /* typed by the importer from the model's value_info; nothing to infer */
     return QLLC_OK;

@@ -845,6 +845,8 @@ static const lowerer lowerers[QLLC_OP_COUNT] = {
     [QLLC_OP_MAX] = {qllc_lower_ext_f32, qllc_lower_ext_q},
     [QLLC_OP_MIN] = {qllc_lower_ext_f32, qllc_lower_ext_q},
     [QLLC_OP_MEAN] = {qllc_lower_ext_f32, qllc_lower_ext_q},
+    [QLLC_OP_CONV_TRANSPOSE] = {qllc_lower_ext_f32, NULL},
+    [QLLC_OP_WHERE] = {qllc_lower_ext_f32, qllc_lower_ext_f32}, /* its condition is u8: float either way */
 };
 
 static qllc_status lower_node(ctx *c, const qllc_node *n) {

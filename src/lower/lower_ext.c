@@ -15,6 +15,8 @@
  *       output; Gather with constant indices: copy2d per index (at most 1024 indices). These move data
  *       only: quantized, the input and output parameters must be equal (the quantizer's SAME kind).
  *   Max / Min / Mean: see minmax_f32 / minmax_q below.
+ *   ConvTranspose (1-D and 2-D), Where (constant condition): float only (the quantizer keeps them float,
+ *       saying so).
  *   Resize / Upsample (rank 4, along H and W): index tables (and weights for linear) computed here in
  *       double from the normalised attributes (src/ir/infer.c): nearest for every kind; linear with float
  *       weights, or Q14 integer weights when quantized (same parameters in and out).
@@ -487,6 +489,65 @@ static qllc_status minmax_q(ctx *c, const qllc_node *n) {
                     qllc_lower_buf_of(c, b), b, &r);
 }
 
+/* ---- ConvTranspose (float) ---------------------------------------------------------------------------------------- */
+
+static qllc_status conv_transpose(ctx *c, const qllc_node *n) {
+  qllc_value *x = n->in[0], *w = n->in[1], *b = n->n_in > 2 ? n->in[2] : NULL, *y = n->out[0];
+  const int64_t *k, *s, *d, *p;
+  if (qllc_attr_ints(n, "kernel_shape", &k) != 2 || qllc_attr_ints(n, "strides", &s) != 2 ||
+      qllc_attr_ints(n, "dilations", &d) != 2 || qllc_attr_ints(n, "pads", &p) != 4)
+    return qllc_lower_invalid(c, n, "ConvTranspose attributes not normalised");
+  int one_d = x->rank == 3;
+  roles r = {.set = {0}};
+  qllc_lower_roles_yx(&r, c, x, y);
+  qllc_role_buf(&r, QLLC_ROLE_W, qllc_lower_buf_of(c, w), 0);
+  if (b) qllc_role_buf(&r, QLLC_ROLE_BIAS, qllc_lower_buf_of(c, b), 0);
+  else qllc_role_null(&r, QLLC_ROLE_BIAS);
+  int64_t v[] = {x->dims[0], x->dims[1], one_d ? 1 : x->dims[2], x->dims[x->rank - 1], y->dims[1], one_d ? 1 : y->dims[2],
+                 y->dims[y->rank - 1], k[0], k[1], s[0], s[1], p[0], p[1], d[0], d[1], qllc_attr_int(n, "group", 1)};
+  static const qllc_role rk[] = {QLLC_ROLE_DIM_N, QLLC_ROLE_DIM_C, QLLC_ROLE_DIM_H, QLLC_ROLE_DIM_W, QLLC_ROLE_DIM_M,
+                                 QLLC_ROLE_OH, QLLC_ROLE_OW, QLLC_ROLE_KH, QLLC_ROLE_KW, QLLC_ROLE_STRIDE_H,
+                                 QLLC_ROLE_STRIDE_W, QLLC_ROLE_PAD_TOP, QLLC_ROLE_PAD_LEFT, QLLC_ROLE_DIL_H,
+                                 QLLC_ROLE_DIL_W, QLLC_ROLE_GROUP};
+  for (size_t i = 0; i < sizeof rk / sizeof *rk; i++) qllc_role_int(&r, rk[i], v[i]);
+  qllc_elem e[3] = {x->elem, w->elem, y->elem};
+  return qllc_lower_call(c, n, qllc_lower_kname(c, "conv_transpose2d", 3, e), &r);
+}
+
+/* ---- Where (float, constant condition) ---------------------------------------------------------------------------- */
+
+static qllc_status where(ctx *c, const qllc_node *n) {
+  qllc_value *cv = n->in[0], *a = n->in[1], *b = n->in[2], *y = n->out[0];
+  if (!cv->data) return qllc_lower_unsupported(c, n, "the condition must be a constant");
+  if (a->elem != QLLC_ELEM_F32 || b->elem != QLLC_ELEM_F32 || y->elem != QLLC_ELEM_F32)
+    return qllc_lower_unsupported(c, n, "Where of integer values (it runs in float)");
+  int64_t total = qllc_value_numel(y);
+  uint8_t *mask = malloc((size_t)(total ? total : 1));
+  if (!mask) return qllc_lower_oom(c);
+  int64_t cs[QLLC_MAX_RANK], s = 1;
+  for (int d = cv->rank - 1; d >= 0; d--) cs[d] = cv->dims[d] == 1 ? 0 : s, s *= cv->dims[d];
+  size_t es = qllc_elem_size((qllc_elem_kind)cv->elem);
+  for (int64_t i = 0; i < total; i++) {
+    int64_t rem = i, off = 0;
+    for (int d = y->rank - 1; d >= 0; d--) {
+      int64_t idx = rem % y->dims[d];
+      rem /= y->dims[d];
+      int cd = d - (y->rank - cv->rank);
+      if (cd >= 0) off += idx * cs[cd];
+    }
+    const uint8_t *p = (const uint8_t *)cv->data + (size_t)off * es;
+    uint8_t nz = 0;
+    for (size_t k = 0; k < es; k++) nz |= p[k];
+    mask[i] = nz != 0;
+  }
+  qllc_buffer *mb = const_bytes(c, n, "mask", QLLC_ELEM_U8, total, mask);
+  free(mask);
+  roles r = {.set = {0}};
+  qllc_role_buf(&r, QLLC_ROLE_C, mb, 0);
+  return bcast_call(c, n, "where", y->elem, qllc_lower_buf_of(c, y), y, qllc_lower_buf_of(c, a), a,
+                    qllc_lower_buf_of(c, b), b, &r);
+}
+
 /* ---- dispatch (lower.c's table) ------------------------------------------------------------------------------- */
 
 qllc_status qllc_lower_ext_f32(ctx *c, const qllc_node *n) {
@@ -500,6 +561,8 @@ qllc_status qllc_lower_ext_f32(ctx *c, const qllc_node *n) {
   case QLLC_OP_GATHER: return gather(c, n);
   case QLLC_OP_RESIZE: case QLLC_OP_UPSAMPLE: return resize(c, n, 0);
   case QLLC_OP_MAX: case QLLC_OP_MIN: case QLLC_OP_MEAN: return minmax_f32(c, n);
+  case QLLC_OP_CONV_TRANSPOSE: return conv_transpose(c, n);
+  case QLLC_OP_WHERE: return where(c, n);
   default: return unary_f32(c, n);
   }
 }

@@ -239,6 +239,12 @@ static qllc_qkind classify(qllc_graph *g, const qllc_node *n, const char **why) 
   case QLLC_OP_UPSAMPLE:
     k = QLLC_QK_SAME;
     break;
+  case QLLC_OP_CONV_TRANSPOSE:
+    *why = "ConvTranspose has no integer kernel yet (it runs in float; docs/ops_notes.md)";
+    break;
+  case QLLC_OP_WHERE:
+    *why = "Where has no integer kernel (its operands are inputs 1 and 2; it runs in float; docs/ops_notes.md)";
+    break;
   case QLLC_OP_SPLIT:
     *why = "Split has several outputs (the transformer pass rewrites it as Slices before quantization)";
     break;

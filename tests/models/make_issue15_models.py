@@ -17,6 +17,8 @@ Models:
                        squeeze-excite (global average pool, 1x1, ReLU, 1x1, HardSigmoid, per-channel Mul),
                        1x1 project + BN, residual Add, PRelu per channel, nearest Upsample x2 and a
                        bilinear Upsample x2 (align_corners False)
+  convtranspose_where  Conv + Relu, ConvTranspose2d (stride 2, output_padding 1), Where with a constant
+                       mask: the ops that stay float in integer mode (the precision report says why)
 """
 import os
 
@@ -70,6 +72,20 @@ class MobileV3(nn.Module):
         return self.up2(self.up1(y))
 
 
+class UpWhere(nn.Module):
+    """The ops that stay float in integer mode: ConvTranspose2d (stride 2) and Where with a constant mask."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 8, 3, padding=1)
+        self.up = nn.ConvTranspose2d(8, 4, 3, stride=2, padding=1, output_padding=1)
+        self.register_buffer("mask", torch.arange(64).reshape(1, 1, 8, 8) % 3 == 0)
+
+    def forward(self, x):
+        y = self.up(torch.relu(self.conv(x)))
+        return torch.where(self.mask, y, -y)
+
+
 def randomize(m, gen):
     """Non-trivial BatchNorm statistics and PRelu slopes (the defaults are identities)."""
     with torch.no_grad():
@@ -121,6 +137,7 @@ def main():
     write("transformer_block14", Encoder(), (1, 8, 32), 14, 1501)
     write("transformer_block17", Encoder(), (1, 8, 32), 17, 1502)
     write("mobilenetv3_block", MobileV3(), (1, 16, 6, 6), 13, 1503, n_eval=8)
+    write("convtranspose_where", UpWhere(), (1, 4, 4, 4), 13, 1504, n_eval=8)
 
 
 if __name__ == "__main__":

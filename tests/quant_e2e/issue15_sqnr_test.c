@@ -8,6 +8,8 @@
  * integer kernel: no node left in float) at int8 and int16, run on eval_x.npy and compared with torch's
  * eval_y.npy by SQNR (qe2e.h). Checks: float (the harness) >= 100 dB; int8 >= the measured value less
  * ~5 dB (docs/quantization.md has the figures); int16 at least 30 dB above int8 (issue 15).
+ * convtranspose_where (ConvTranspose and Where, which stay float): compiles without --strict, close to
+ * torch, and --strict refuses it naming the node.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -64,9 +66,42 @@ static void test_blocks(void **state) {
   }
 }
 
+/* convtranspose_where: ConvTranspose and Where stay float in integer mode; the precision report says
+ * so (non-strict: the rest is integer, the output still close to torch) and --strict refuses it. */
+static void test_float_ops(void **state) {
+  (void)state;
+  const char *model = "convtranspose_where";
+  char path[512], prof[256];
+  qe2e_path(path, sizeof path, model, "model.onnx");
+  qllc_diag d;
+  memset(&d, 0, sizeof d);
+  qllc_model *m = NULL;
+  assert_int_equal(qllc_model_load(path, &m, &d), QLLC_OK);
+  assert_int_equal(qe2e_profile(m, model, prof, &d), QLLC_OK);
+  qllc_options o;
+  qllc_options_init(&o);
+  o.precision = QLLC_PREC_INT8;
+  o.profile_path = prof;
+  double i8 = qe2e_model_sqnr(m, model, &o);
+  o.precision = QLLC_PREC_INT16;
+  double i16 = qe2e_model_sqnr(m, model, &o);
+  printf("%-20s SQNR int8 %5.1f dB  int16 %5.1f dB (ConvTranspose and Where in float)\n", model, i8, i16);
+  assert_true(i8 >= 25.0);
+  assert_true(i16 - i8 >= 30.0);
+  o.precision = QLLC_PREC_INT8;
+  o.strict = 1;
+  qllc_jit *j = NULL;
+  assert_int_equal(qllc_jit_compile(m, &o, &j, &d), QLLC_ERR_STRICT);
+  assert_non_null(strstr(d.message, "ConvTranspose"));
+  qllc_jit_free(j);
+  unlink(prof);
+  qllc_model_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_blocks),
+      cmocka_unit_test(test_float_ops),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
