@@ -385,6 +385,49 @@ static void test_lut_pool_softmax(void **state) {
   }
 }
 
+/* Mixed precision (issue 13): requantize between 8 and 16 bits, against qllc_requant_apply on (x - z_x),
+ * for multipliers from real scale ratios both ways (i8 -> i16: M ~ 100-300; i16 -> i8: M ~ 1/300), every
+ * input value of the 8-bit kinds and random and extreme int16 ones, with strides. */
+static void test_requantize_between_kinds(void **state) {
+  (void)state;
+  for (int trial = 0; trial < 20; trial++) {
+    double ratio = 100.0 + 200.0 * (trial / 19.0);
+    qllc_requant up, down;
+    assert_int_equal(qllc_requant_make(ratio, &up, NULL), QLLC_OK);
+    assert_int_equal(qllc_requant_make(1.0 / ratio, &down, NULL), QLLC_OK);
+    int32_t zx8 = irand(-128, 127), zu8 = irand(0, 255), z16 = trial % 3 ? 0 : irand(-1000, 1000), z8 = irand(-128, 127);
+    int8_t x8[256 * 2];
+    uint8_t xu[256 * 2];
+    int16_t y16[256 * 3], x16[300 * 2];
+    int8_t y8[300 * 3];
+    uint8_t yu[300 * 3];
+    for (int i = 0; i < 256; i++) x8[2 * i] = (int8_t)(i - 128), xu[2 * i] = (uint8_t)i;
+    /* i8 -> i16 and u8 -> i16: 2 rows of 128, row strides 256 (input) and 384 (output) */
+    qllc_k_requantize_i8_i16(y16, x8, 2, 128, 384, 256, zx8, up.m, up.n, z16, -32768, 32767);
+    for (int r = 0; r < 2; r++)
+      for (int c = 0; c < 128; c++) {
+        int32_t want = clampi((int64_t)qllc_requant_apply(x8[r * 256 + c] - zx8, up.m, up.n) + z16, -32768, 32767);
+        assert_int_equal(y16[r * 384 + c], want);
+      }
+    qllc_k_requantize_u8_i16(y16, xu, 2, 128, 384, 256, zu8, up.m, up.n, z16, -32768, 32767);
+    for (int r = 0; r < 2; r++)
+      for (int c = 0; c < 128; c++) {
+        int32_t want = clampi((int64_t)qllc_requant_apply(xu[r * 256 + c] - zu8, up.m, up.n) + z16, -32768, 32767);
+        assert_int_equal(y16[r * 384 + c], want);
+      }
+    /* i16 -> i8 and i16 -> u8, with the extremes */
+    for (int i = 0; i < 600; i++) x16[i] = (int16_t)irand(-32768, 32767);
+    x16[0] = -32768, x16[1] = 32767, x16[2] = 0, x16[3] = (int16_t)z16;
+    qllc_k_requantize_i16_i8(y8, x16, 1, 600, 600, 600, z16, down.m, down.n, z8, -128, 127);
+    qllc_k_requantize_i16_u8(yu, x16, 1, 600, 600, 600, z16, down.m, down.n, zu8, 0, 255);
+    for (int i = 0; i < 600; i++) {
+      int32_t r = qllc_requant_apply(x16[i] - z16, down.m, down.n);
+      assert_int_equal(y8[i], clampi((int64_t)r + z8, -128, 127));
+      assert_int_equal(yu[i], clampi((int64_t)r + zu8, 0, 255));
+    }
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fc_i8),        cmocka_unit_test(test_ties),
@@ -392,6 +435,7 @@ int main(void) {
       cmocka_unit_test(test_conv),         cmocka_unit_test(test_fused_bias_beats_glow),
       cmocka_unit_test(test_add_mul_i8),   cmocka_unit_test(test_quantize_dequantize),
       cmocka_unit_test(test_lut_pool_softmax),
+      cmocka_unit_test(test_requantize_between_kinds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
