@@ -1,7 +1,7 @@
 #!/bin/bash
 # tests/cli/min_sqnr_test.sh: automatic mixed precision (--min-sqnr, --precision-map-out, --precision-map;
 # issue 13) on tests/quant_e2e/data/outlier and cnn_bn_pool.
-#  - for targets int8 + 3, 10, 20, 30 dB (cnn_bn_pool: + 3) the search reports outputs at or above the target, and `qllc
+#  - for targets int8 + 3, 10, 30 dB (cnn_bn_pool: + 3) the search reports outputs at or above the target, and `qllc
 #    compare` with the written map measures at least the target on the same samples; at int8 + 3 dB fewer
 #    MACs are wide than with every layer at int16 (< 100%), and the bundle's precision report shows both
 #    kinds with requantize nodes between them (i8 -> i16 / i16 -> i8, never a float round trip); at
@@ -19,7 +19,7 @@ for m in outlier cnn_bn_pool; do
   M=$D/$m/model.onnx; E=$D/$m/eval_x.npy
   "$QLLC" profile "$M" --dataset "$D/$m/calib.npy" -o "$tmp/$m.yaml" >/dev/null 2>&1 || fail "profile $m"
   base=$("$QLLC" compare "$M" --profile "$tmp/$m.yaml" --precision int8 -d "$E" | sed -n 3p | awk '{print $1}')
-  pluses="3 10 20 30"; [ $m = cnn_bn_pool ] && pluses="3" # (time)
+  pluses="3 10 30"; [ $m = cnn_bn_pool ] && pluses="3" # (time)
   for plus in $pluses; do
     t=$(awk -v b="$base" -v p="$plus" 'BEGIN { printf "%.1f", b + p }')
     "$QLLC" compile "$M" --profile "$tmp/$m.yaml" --precision int8 --min-sqnr "$t" --search-dataset "$E" \
