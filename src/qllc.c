@@ -43,6 +43,11 @@ struct qllc_model {
   qllc_tensor *bound; /* graph inputs bound to constants (qllc_model_load_bound): copies, applied on
                          every reload so all graphs of the model agree */
   int n_bound;
+  /* the last precision search (--min-sqnr), so describe then compile with the same options (compile
+     --verbose) search once: its key (search_key below), the map and the map file's comment; under lock */
+  char *search_key;
+  qllc_prec_map *search_map;
+  char *search_comment;
 };
 
 struct qllc_jit {
@@ -233,6 +238,22 @@ static qllc_status search_samples(qllc_model *m, const qllc_options *o, const ch
                                   int64_t max_samples, qllc_dataset **ds, int *drawn, qllc_diag *diag);
 static qllc_status model_graph(qllc_model *m, qllc_graph **out, qllc_diag *diag);
 
+/* What a precision search depends on, as one string (NULL on OOM): two calls with the same key get the
+ * same map. */
+static char *search_key(const qllc_options *o) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) return NULL;
+  fprintf(f, "%.17g|%d|%d|%d|%d|%d|%s", o->min_sqnr_db, (int)o->precision, (int)o->weight_precision, (int)o->schema,
+          (int)o->calibration, o->per_tensor, o->profile_path ? o->profile_path : "");
+  for (int i = 0; i < o->n_keep_float; i++) fprintf(f, "|k:%s", o->keep_float[i]);
+  for (int i = 0; i < o->n_kernel_files; i++) fprintf(f, "|u:%s", o->kernel_files[i]);
+  for (int i = 0; i < o->n_search_dataset; i++) fprintf(f, "|d:%s", o->search_dataset[i]);
+  fclose(f);
+  return buf;
+}
+
 /* The precision map a quantized compile uses: replayed from opts->precision_map, or searched for
  * opts->min_sqnr_db (then written to opts->precision_map_out with the search's summary as comments);
  * NULL when neither is asked. g: the clean graph (hashed). */
@@ -253,9 +274,28 @@ static qllc_status precision_map(qllc_model *m, const qllc_graph *g, const qllc_
   so.dump_after = NULL;
   qllc_graph *fg = NULL, *base = NULL;
   qllc_dataset *ds = NULL;
-  char *summary = NULL;
+  char *summary = NULL, *key = search_key(o), *comment = NULL;
   int drawn = 0;
-  qllc_status st = model_graph(m, &fg, diag);
+  qllc_status st = QLLC_OK;
+  pthread_mutex_lock(&m->lock); /* the same search as the last one: its answer */
+  if (key && m->search_key && !strcmp(key, m->search_key) && m->search_map) {
+    *map = qllc_prec_map_copy(m->search_map);
+    comment = m->search_comment ? xstrdup(m->search_comment) : NULL;
+    if (!*map) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+  }
+  pthread_mutex_unlock(&m->lock);
+  if (*map || st != QLLC_OK) {
+    if (st == QLLC_OK && o->precision_map_out && *o->precision_map_out)
+      st = qllc_prec_map_write(o->precision_map_out, *map, qllc_graph_hash(g), comment, diag);
+    free(comment);
+    free(key);
+    if (st != QLLC_OK) {
+      qllc_prec_map_free(*map);
+      *map = NULL;
+    }
+    return st;
+  }
+  st = model_graph(m, &fg, diag);
   if (st == QLLC_OK) st = qllc_quant_graph_copy(fg, &base, diag);
   if (st == QLLC_OK) st = quantize_map(base, &so, NULL, diag);
   if (st == QLLC_OK) st = search_samples(m, &so, o->search_dataset, o->n_search_dataset, 0, &ds, &drawn, diag);
@@ -263,17 +303,30 @@ static qllc_status precision_map(qllc_model *m, const qllc_graph *g, const qllc_
     qllc_probe_hooks h = {instr_lower, &so, &so};
     st = qllc_precision_search(fg, base, ds, o->min_sqnr_db, quantize_cb, &so, &h, map, &summary, diag);
   }
-  if (st == QLLC_OK && o->precision_map_out && *o->precision_map_out) {
-    size_t n = (summary ? strlen(summary) : 0) + 256;
-    char *c = malloc(n);
-    if (!c) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
-    else {
-      snprintf(c, n, "qllc precision map for %s (replay: --precision-map FILE)\n%s%s", m->path, summary ? summary : "",
-               drawn ? "(samples drawn from the profile's input histograms)\n" : "");
-      st = qllc_prec_map_write(o->precision_map_out, *map, qllc_graph_hash(g), c, diag);
-      free(c);
+  if (st == QLLC_OK) {
+    size_t n = (summary ? strlen(summary) : 0) + strlen(m->path) + 256;
+    comment = malloc(n);
+    if (!comment) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+    else
+      snprintf(comment, n, "qllc precision map for %s (replay: --precision-map FILE)\n%s%s", m->path,
+               summary ? summary : "", drawn ? "(samples drawn from the profile's input histograms)\n" : "");
+  }
+  if (st == QLLC_OK && o->precision_map_out && *o->precision_map_out)
+    st = qllc_prec_map_write(o->precision_map_out, *map, qllc_graph_hash(g), comment, diag);
+  if (st == QLLC_OK && key) { /* remember it */
+    qllc_prec_map *copy = qllc_prec_map_copy(*map);
+    if (copy) {
+      pthread_mutex_lock(&m->lock);
+      free(m->search_key);
+      free(m->search_comment);
+      qllc_prec_map_free(m->search_map);
+      m->search_key = key, m->search_map = copy, m->search_comment = comment;
+      key = comment = NULL;
+      pthread_mutex_unlock(&m->lock);
     }
   }
+  free(key);
+  free(comment);
   free(summary);
   qllc_dataset_free(ds);
   if (base) qllc_graph_free(base);
@@ -555,6 +608,9 @@ qllc_status qllc_model_load_bound(const char *path, const qllc_tensor *bound, in
 }
 
 static void model_release(qllc_model *m) {
+  free(m->search_key);
+  free(m->search_comment);
+  qllc_prec_map_free(m->search_map);
   pthread_mutex_destroy(&m->lock);
   qllc_graph_free(m->graph);
   free_bound(m->bound, m->n_bound);

@@ -103,6 +103,7 @@ double qllc_sqnr_db(double signal, double noise);
 typedef qllc_status (*qllc_quantize_fn)(void *ctx, qllc_graph *g, const qllc_prec_map *map, qllc_diag *diag);
 
 void qllc_prec_map_free(qllc_prec_map *m);
+qllc_prec_map *qllc_prec_map_copy(const qllc_prec_map *m); /* NULL on OOM */
 const char *qllc_nprec_name(qllc_nprec p); /* "int8", "16x8", "int16" */
 /* The map file (format at the top of mixed.c). read: MISMATCH when made for a graph of another hash. */
 qllc_status qllc_prec_map_write(const char *path, const qllc_prec_map *m, uint64_t graph_hash, const char *comment,

@@ -65,6 +65,16 @@ static int map_add(qllc_prec_map *m, const char *node, qllc_nprec p) {
   return 0;
 }
 
+qllc_prec_map *qllc_prec_map_copy(const qllc_prec_map *src) {
+  qllc_prec_map *m = map_new(src->n);
+  for (int i = 0; m && i < src->n; i++)
+    if (map_add(m, src->nodes[i], src->prec[i]) != 0) {
+      qllc_prec_map_free(m);
+      m = NULL;
+    }
+  return m;
+}
+
 const char *qllc_nprec_name(qllc_nprec p) {
   switch (p) {
   case QLLC_NP_INT8: return "int8";
