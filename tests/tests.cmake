@@ -37,3 +37,6 @@ foreach(src tests/libjit/q_layers_test.c tests/quant/kernels_test.c)
   target_compile_definitions(${exe} PRIVATE QLLC_SOURCE_DIR="${CMAKE_SOURCE_DIR}" QLLC_BUILD_DIR="${CMAKE_BINARY_DIR}")
   add_test(NAME ${mod}/${name}_forced COMMAND ${exe} WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
 endforeach()
+
+# libFuzzer targets (QLLC_FUZZ=ON) and the fuzz regression tests (always)
+include(${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz.cmake)

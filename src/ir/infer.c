@@ -260,7 +260,8 @@ static qllc_status norm_axes(qllc_graph *g, qllc_node *n, int rank, int *count, 
   const int64_t *a;
   int cnt = qllc_attr_ints(n, "axes", &a);
   int have = qllc_node_attr(n, "axes") != NULL;
-  if (have) memcpy(axes, a, sizeof *a * (size_t)cnt);
+  if (have && cnt > QLLC_MAX_RANK) return FAIL(QLLC_ERR_INVALID, "axes has %d entries (at most %d)", cnt, QLLC_MAX_RANK);
+  if (have && cnt > 0) memcpy(axes, a, sizeof *a * (size_t)cnt);
   if (n->n_in > 1 && n->in[1]) {
     cnt = qllc_value_ints(n->in[1], axes, QLLC_MAX_RANK);
     if (cnt < 0) return FAIL(QLLC_ERR_UNSUPPORTED, "axes computed at run time ('%s') are not supported", n->in[1]->name);
@@ -740,6 +741,7 @@ qllc_status qllc_normalize_node(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
     int64_t pads[2 * QLLC_MAX_RANK];
     const int64_t *a;
     int cnt = qllc_attr_ints(n, "pads", &a);
+    if (cnt > 2 * QLLC_MAX_RANK) return FAIL(QLLC_ERR_INVALID, "pads has %d entries (at most %d)", cnt, 2 * QLLC_MAX_RANK);
     if (cnt) memcpy(pads, a, sizeof *a * (size_t)cnt);
     float value = qllc_attr_float(n, "value", 0.0f);
     if (n->n_in > 1 && n->in[1]) {
@@ -769,7 +771,8 @@ qllc_status qllc_normalize_node(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
     } else {
       cnt = qllc_attr_ints(n, "shape", &a);
       if (!qllc_node_attr(n, "shape")) return FAIL(QLLC_ERR_INVALID, "Reshape without a shape");
-      memcpy(shape, a, sizeof *a * (size_t)cnt);
+      if (cnt > QLLC_MAX_RANK) return FAIL(QLLC_ERR_UNSUPPORTED, "rank %d above %d", cnt, QLLC_MAX_RANK);
+      if (cnt) memcpy(shape, a, sizeof *a * (size_t)cnt);
     }
     if (cnt > QLLC_MAX_RANK) return FAIL(QLLC_ERR_UNSUPPORTED, "rank %d above %d", cnt, QLLC_MAX_RANK);
     int allowzero = (int)qllc_attr_int(n, "allowzero", 0);
@@ -1394,9 +1397,13 @@ static qllc_status infer_node(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
       if (n->n_in > 4 && n->in[4] && (nst = qllc_value_ints(n->in[4], steps, QLLC_MAX_RANK)) < 0) ns = -1;
       if (ns < 0 || ne < 0) return FAIL(QLLC_ERR_UNSUPPORTED, "Slice with run-time starts/ends/axes/steps is not supported");
     } else {
-      ns = qllc_attr_ints(n, "starts", &a), memcpy(starts, a, sizeof *a * (size_t)ns);
-      ne = qllc_attr_ints(n, "ends", &a), memcpy(ends, a, sizeof *a * (size_t)ne);
-      if (qllc_node_attr(n, "axes")) na = qllc_attr_ints(n, "axes", &a), memcpy(axes, a, sizeof *a * (size_t)na);
+      /* attributes longer than the rank limit are refused before they are copied */
+      if (qllc_attr_ints(n, "starts", &a) > QLLC_MAX_RANK || qllc_attr_ints(n, "ends", &a) > QLLC_MAX_RANK ||
+          qllc_attr_ints(n, "axes", &a) > QLLC_MAX_RANK)
+        return FAIL(QLLC_ERR_INVALID, "starts/ends/axes have more than %d entries", QLLC_MAX_RANK);
+      if ((ns = qllc_attr_ints(n, "starts", &a)) > 0) memcpy(starts, a, sizeof *a * (size_t)ns);
+      if ((ne = qllc_attr_ints(n, "ends", &a)) > 0) memcpy(ends, a, sizeof *a * (size_t)ne);
+      if (qllc_node_attr(n, "axes") && (na = qllc_attr_ints(n, "axes", &a)) > 0) memcpy(axes, a, sizeof *a * (size_t)na);
     }
     if (ns != ne || (na >= 0 && na != ns) || (nst >= 0 && nst != ns)) return FAIL(QLLC_ERR_INVALID, "starts/ends/axes/steps differ in length");
     int64_t st_[QLLC_MAX_RANK], sp_[QLLC_MAX_RANK];

@@ -1,0 +1,1 @@
+opt_inBopt_in
