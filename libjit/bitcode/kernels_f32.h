@@ -99,7 +99,7 @@ QLLC_PAD_INT(int32_t, i32)
 #undef QLLC_PAD_INT
 
 /* ---- transformer and mobile ops (issue 15; ops_ext.c) ----
- * unary: erf, gelu (x Phi(x), erf form), sqrt, exp, neg, reciprocal; pow by a constant exponent e (an
+ * unary: erf, gelu (x Phi(x), erf form), gelu_tanh (its tanh approximation), sqrt, exp, neg, reciprocal; pow by a constant exponent e (an
  * integer in [-16, 16] or +-0.5); hardsigmoid max(0, min(1, alpha x + beta)); hardswish x hardsigmoid
  * with alpha 1/6, beta 1/2.
  * layernorm: over x[outer][len] with gamma[len], beta[len] (may be NULL), epsilon eps.
@@ -111,6 +111,7 @@ QLLC_PAD_INT(int32_t, i32)
 #define QLLC_UNARY_EXT(op) void qllc_k_##op##_f32_f32(float *y, const float *x, int64_t n);
 QLLC_UNARY_EXT(erf)
 QLLC_UNARY_EXT(gelu)
+QLLC_UNARY_EXT(gelu_tanh)
 QLLC_UNARY_EXT(sqrt)
 QLLC_UNARY_EXT(exp)
 QLLC_UNARY_EXT(neg)

@@ -70,6 +70,16 @@ QLLC_KERNEL void qllc_k_gelu_f32_f32(float *QLLC_RESTRICT y, const float *QLLC_R
   }
 }
 
+/* GELU's tanh approximation (onnxruntime's FastGelu): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))),
+ * tanh(z) = sign(z) (1 - e) / (1 + e) with e = exp(-2 |z|), in double. */
+QLLC_KERNEL void qllc_k_gelu_tanh_f32_f32(float *QLLC_RESTRICT y, const float *QLLC_RESTRICT x, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    double v = (double)x[i], z = 0.7978845608028654 * (v + 0.044715 * v * v * v);
+    double e = qk_exp_neg_d(-2.0 * (z < 0 ? -z : z)), t = (1.0 - e) / (1.0 + e);
+    y[i] = (float)(0.5 * v * (1.0 + (z < 0 ? -t : t)));
+  }
+}
+
 QLLC_KERNEL void qllc_k_sqrt_f32_f32(float *QLLC_RESTRICT y, const float *QLLC_RESTRICT x, int64_t n) {
   for (int64_t i = 0; i < n; i++) y[i] = __builtin_sqrtf(x[i]);
 }

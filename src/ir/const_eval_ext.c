@@ -2,6 +2,7 @@
  * Sqrt, Exp, Neg, Reciprocal, Pow by a constant, HardSigmoid, HardSwish, GELU) when their input is a
  * constant; called by qllc_const_eval (const_eval.c) for the ops it does not fold itself. */
 #include <math.h>
+#include <string.h>
 
 #include "ir/ir.h"
 
@@ -37,7 +38,11 @@ qllc_status qllc_const_eval_ext(qllc_graph *g, qllc_node *n, int *folded, qllc_d
     case QLLC_OP_POW: r = pow(v, e); break;
     case QLLC_OP_HARD_SIGMOID: r = fmax(0.0, fmin(1.0, al * v + be)); break;
     case QLLC_OP_HARD_SWISH: r = v * fmax(0.0, fmin(1.0, v / 6.0 + 0.5)); break;
-    case QLLC_OP_GELU: r = 0.5 * v * (1.0 + erf(v / sqrt(2.0))); break;
+    case QLLC_OP_GELU:
+      r = strcmp(qllc_attr_string(n, "approximate", "none"), "tanh")
+              ? 0.5 * v * (1.0 + erf(v / sqrt(2.0)))
+              : 0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+      break;
     default: break;
     }
     out[i] = (float)r;

@@ -463,8 +463,9 @@ static qllc_status load_node(importer *im, const Onnx__NodeProto *np, int index)
   const char *domain = np->domain ? np->domain : "";
   int op = qllc_op_lookup(op_type);
   int default_domain = !domain[0] || !strcmp(domain, "ai.onnx");
-  if (!strcmp(domain, "com.microsoft") && !strcmp(op_type, "Gelu")) /* issue 15: onnxruntime's fused GELU */
-    op = QLLC_OP_GELU, default_domain = 1;
+  /* issue 15: onnxruntime's fused GELU, and FastGelu (its tanh approximation) without a bias input */
+  int fast_gelu = !strcmp(domain, "com.microsoft") && !strcmp(op_type, "FastGelu") && np->n_input == 1;
+  if (!strcmp(domain, "com.microsoft") && (!strcmp(op_type, "Gelu") || fast_gelu)) op = QLLC_OP_GELU, default_domain = 1;
   if (!default_domain) return load_custom(im, np, index, name, domain, op_type);
   if (op < 0 || (!strncmp(op_type, "qllc.", 5)))
     return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, name, "node '%s': op '%s' (domain '%s') is not supported", name, op_type,
@@ -514,6 +515,7 @@ static qllc_status load_node(importer *im, const Onnx__NodeProto *np, int index)
     qllc_status st = load_attr(im, n, np->attribute[k]);
     if (st) return st;
   }
+  if (fast_gelu) qllc_node_set_attr_string(g, n, "approximate", "tanh");
   for (int k = 0; k < n_out; k++) {
     const char *out = np->output[k];
     if (!out || !out[0]) continue;

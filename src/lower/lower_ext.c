@@ -65,7 +65,7 @@ static qllc_status unary_f32(ctx *c, const qllc_node *n) {
   roles r = {.set = {0}};
   switch (n->op) {
   case QLLC_OP_ERF: stem = "erf"; break;
-  case QLLC_OP_GELU: stem = "gelu"; break;
+  case QLLC_OP_GELU: stem = strcmp(qllc_attr_string(n, "approximate", "none"), "tanh") ? "gelu" : "gelu_tanh"; break;
   case QLLC_OP_SQRT: stem = "sqrt"; break;
   case QLLC_OP_EXP: stem = "exp"; break;
   case QLLC_OP_NEG: stem = "neg"; break;

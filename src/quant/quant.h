@@ -308,7 +308,7 @@ typedef enum qllc_qfunc {
   QLLC_QF_SIGMOID = 0, QLLC_QF_TANH, QLLC_QF_LEAKY_RELU, QLLC_QF_EXP,
   /* issue 15 (alpha: Pow's exponent, HardSigmoid's alpha; beta: HardSigmoid's beta) */
   QLLC_QF_ERF, QLLC_QF_GELU, QLLC_QF_SQRT, QLLC_QF_NEG, QLLC_QF_RECIPROCAL, QLLC_QF_POW, QLLC_QF_HARD_SIGMOID,
-  QLLC_QF_HARD_SWISH
+  QLLC_QF_HARD_SWISH, QLLC_QF_GELU_TANH
 } qllc_qfunc;
 
 /* The lut table of a unary op (in and out are the same kind, see kernels_q.h):

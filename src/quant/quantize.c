@@ -576,7 +576,8 @@ static qllc_status quantize_node(qz *z, int idx) {
         break;
       }
       if (n->op != QLLC_OP_SIGMOID && n->op != QLLC_OP_TANH && n->op != QLLC_OP_LEAKY_RELU) { /* issue 15 */
-        qllc_qfunc f = n->op == QLLC_OP_ERF ? QLLC_QF_ERF : n->op == QLLC_OP_GELU ? QLLC_QF_GELU
+        int tanh_gelu = n->op == QLLC_OP_GELU && !strcmp(qllc_attr_string(n, "approximate", "none"), "tanh");
+        qllc_qfunc f = n->op == QLLC_OP_ERF ? QLLC_QF_ERF : tanh_gelu ? QLLC_QF_GELU_TANH : n->op == QLLC_OP_GELU ? QLLC_QF_GELU
                      : n->op == QLLC_OP_SQRT ? QLLC_QF_SQRT : n->op == QLLC_OP_EXP ? QLLC_QF_EXP
                      : n->op == QLLC_OP_NEG ? QLLC_QF_NEG : n->op == QLLC_OP_RECIPROCAL ? QLLC_QF_RECIPROCAL
                      : n->op == QLLC_OP_POW ? QLLC_QF_POW : n->op == QLLC_OP_HARD_SIGMOID ? QLLC_QF_HARD_SIGMOID

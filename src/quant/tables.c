@@ -18,6 +18,7 @@ static double eval(qllc_qfunc f, double alpha, double r) {
   case QLLC_QF_POW: return pow(r, alpha);
   case QLLC_QF_HARD_SIGMOID: return fmax(0.0, fmin(1.0, alpha * r + eval_beta));
   case QLLC_QF_HARD_SWISH: return r * fmax(0.0, fmin(1.0, r / 6.0 + 0.5));
+  case QLLC_QF_GELU_TANH: return 0.5 * r * (1.0 + tanh(0.7978845608028654 * (r + 0.044715 * r * r * r)));
   case QLLC_QF_SIGMOID: return 1.0 / (1.0 + exp(-r));
   case QLLC_QF_TANH: return tanh(r);
   case QLLC_QF_LEAKY_RELU: return r >= 0 ? r : alpha * r;
@@ -39,7 +40,7 @@ qllc_status qllc_quant_table(qllc_qfunc f, float alpha, const qllc_qparams *in, 
   if (qllc_quant_range(in->elem, 0, &imin, &imax) || qllc_quant_range(out->elem, 0, &omin, &omax) ||
       in->elem != out->elem)
     return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "a table maps i8, u8 or i16 to the same kind");
-  if ((int)f < 0 || f > QLLC_QF_HARD_SWISH) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "unknown table function %d", (int)f);
+  if ((int)f < 0 || f > QLLC_QF_GELU_TANH) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "unknown table function %d", (int)f);
   if (in->elem != QLLC_ELEM_I16) {
     for (int32_t i = 0; i < 256; i++) {
       double r = (double)in->scale * (double)(imin + i - in->zero_point);

@@ -17,6 +17,7 @@ Models:
                        squeeze-excite (global average pool, 1x1, ReLU, 1x1, HardSigmoid, per-channel Mul),
                        1x1 project + BN, residual Add, PRelu per channel, nearest Upsample x2 and a
                        bilinear Upsample x2 (align_corners False)
+  ms_gelu              onnxruntime's com.microsoft Gelu and FastGelu (float only, tests/models/data)
   convtranspose_where  Conv + Relu, ConvTranspose2d (stride 2, output_padding 1), Where with a constant
                        mask: the ops that stay float in integer mode (the precision report says why)
 """
@@ -132,12 +133,37 @@ def write(name, model, shape, opset, seed, n_eval=16):
     print(name, "written")
 
 
+def write_ms_gelu():
+    """onnxruntime's fused GELUs (com.microsoft Gelu, then FastGelu without bias), built with onnx.helper;
+    the reference is computed in double with math.erf / math.tanh."""
+    import math
+    import onnx
+    from onnx import TensorProto, helper
+    nodes = [helper.make_node("Gelu", ["input"], ["g"], domain="com.microsoft"),
+             helper.make_node("FastGelu", ["g"], ["output"], domain="com.microsoft")]
+    graph = helper.make_graph(nodes, "ms_gelu", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 64])],
+                              [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 64])],
+                              value_info=[helper.make_tensor_value_info("g", TensorProto.FLOAT, [1, 64])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)])
+    fdir = os.path.join(ROOT, "tests", "models", "data", "ms_gelu")
+    os.makedirs(fdir, exist_ok=True)
+    onnx.save(model, os.path.join(fdir, "model.onnx"))
+    x = np.linspace(-6.0, 6.0, 64, dtype=np.float32).reshape(1, 64)
+    g = [0.5 * v * (1.0 + math.erf(v / math.sqrt(2.0))) for v in x.astype(np.float64).ravel()]
+    g = np.array(g, dtype=np.float32).astype(np.float64)
+    y = [0.5 * v * (1.0 + math.tanh(math.sqrt(2.0 / math.pi) * (v + 0.044715 * v ** 3))) for v in g]
+    np.save(os.path.join(fdir, "input_0.npy"), x)
+    np.save(os.path.join(fdir, "output_0.npy"), np.array(y, dtype=np.float32).reshape(1, 64))
+    print("ms_gelu written")
+
+
 def main():
     torch.manual_seed(15)
     write("transformer_block14", Encoder(), (1, 8, 32), 14, 1501)
     write("transformer_block17", Encoder(), (1, 8, 32), 17, 1502)
     write("mobilenetv3_block", MobileV3(), (1, 16, 6, 6), 13, 1503, n_eval=8)
     write("convtranspose_where", UpWhere(), (1, 4, 4, 4), 13, 1504, n_eval=8)
+    write_ms_gelu()
 
 
 if __name__ == "__main__":
