@@ -921,13 +921,14 @@ static qllc_elem onnx_cast_elem(int64_t to, int *ok) {
 static qllc_status infer_spatial(qllc_node *n, qllc_diag *diag) {
   const qllc_value *x = n->in[0];
   const int64_t *k, *s, *d, *p;
-  qllc_attr_ints(n, "kernel_shape", &k);
-  qllc_attr_ints(n, "strides", &s);
-  qllc_attr_ints(n, "dilations", &d);
-  qllc_attr_ints(n, "pads", &p);
+  if (qllc_attr_ints(n, "kernel_shape", &k) != 2 || qllc_attr_ints(n, "strides", &s) != 2 ||
+      qllc_attr_ints(n, "dilations", &d) != 2 || qllc_attr_ints(n, "pads", &p) != 4)
+    return FAIL(QLLC_ERR_INVALID, "kernel_shape, strides, dilations or pads of the wrong length");
   int64_t in[2] = {x->rank == 3 ? 1 : x->dims[2], x->dims[x->rank - 1]}, out[2];
   for (int i = 0; i < 2; i++) {
     int64_t ek, padded;
+    if (k[i] <= 0 || s[i] <= 0 || d[i] <= 0) /* normalised already; checked again before dividing by a stride */
+      return FAIL(QLLC_ERR_INVALID, "kernel_shape, strides and dilations must be positive");
     if (window_extent(k[i], n->op == QLLC_OP_AVGPOOL ? 1 : d[i], &ek))
       return FAIL(QLLC_ERR_INVALID, "kernel_shape %lld with dilation %lld overflows", (long long)k[i], (long long)d[i]);
     if (padded_extent(in[i], p[i], p[i + 2], &padded))
