@@ -35,6 +35,7 @@ static int64_t broadcast(int64_t ra, const int64_t *sa, int64_t rb, const int64_
   int64_t sta = 1, stb = 1, total = 1;
   for (int64_t i = r - 1; i >= 0; i--) {
     const int64_t da = i - (r - ra) >= 0 ? sa[i - (r - ra)] : 1, db = i - (r - rb) >= 0 ? sb[i - (r - rb)] : 1;
+    assert_true(da == db || da == 1 || db == 1); /* the shapes must broadcast: the test's own check */
     dims[i] = da > db ? da : db;
     as[i] = da == 1 ? 0 : sta;
     bs[i] = db == 1 ? 0 : stb;
@@ -102,7 +103,8 @@ static void test_broadcast(void **state) {
   run_shapes(1, S(1), 3, S(3, 7, 17));              /* scalar on the left */
   run_shapes(3, S(3, 7, 17), 0, S(0));              /* rank-0 scalar on the right */
   run_shapes(2, S(7, 17), 3, S(3, 1, 17));          /* rank difference */
-  run_shapes(3, S(17, 1, 3), 1, S(7));              /* inner broadcast of a */
+  run_shapes(3, S(17, 1, 3), 2, S(7, 3));           /* inner broadcast of a ([17,1,3] x [7] did not broadcast:
+                                                       the kernel read past b, found by ASan) */
   run_shapes(8, S(2, 1, 3, 1, 2, 1, 3, 5), 8, S(1, 2, 1, 3, 1, 2, 1, 5));
   run_shapes(8, S(1, 1, 1, 1, 1, 1, 1, 1), 8, S(1, 1, 1, 1, 1, 1, 1, 1));
 }
