@@ -214,6 +214,7 @@ static qllc_status div_to_mul(qllc_graph *g, qllc_node *n, int *changed, qllc_di
   qllc_value *rc = qllc_const_new(g, qllc_arena_printf(g->arena, "%s.recip", c->name), QLLC_ELEM_F32, c->rank, c->dims, r);
   if (!rc) return qllc_fail(diag, QLLC_ERR_NOMEM, n->name, "out of memory");
   n->op = QLLC_OP_MUL;
+  n->op_type = "Mul"; /* what the report and the graph print; the node keeps its name */
   n->in[1] = rc;
   *changed = 1;
   return QLLC_OK;

@@ -17,6 +17,8 @@ Models:
                        squeeze-excite (global average pool, 1x1, ReLU, 1x1, HardSigmoid, per-channel Mul),
                        1x1 project + BN, residual Add, PRelu per channel, nearest Upsample x2 and a
                        bilinear Upsample x2 (align_corners False)
+  attention4d          self-attention on rank-4 [B, heads, S, d] tensors: batched MatMul of two activations,
+                       Softmax on the last axis of a rank-4 tensor
   ms_gelu              onnxruntime's com.microsoft Gelu and FastGelu (float only, tests/models/data)
   convtranspose_where  Conv + Relu, ConvTranspose2d (stride 2, output_padding 1), Where with a constant
                        mask: the ops that stay float in integer mode (the precision report says why)
@@ -71,6 +73,23 @@ class MobileV3(nn.Module):
         y = self.project(self.se(self.dw(self.expand(x))))
         y = self.prelu(x + y)
         return self.up2(self.up1(y))
+
+
+class Attention4d(nn.Module):
+    """Multi-head self-attention written out on rank-4 tensors [B, heads, S, d]: batched MatMuls of two
+    activations (Q K^T and P V) and Softmax on the last axis of a rank-4 tensor."""
+
+    def __init__(self, dim=32, heads=4):
+        super().__init__()
+        self.h, self.d = heads, dim // heads
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.out = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        b, s, _ = x.shape
+        q, k, v = self.qkv(x).reshape(b, s, 3, self.h, self.d).permute(2, 0, 3, 1, 4)
+        p = torch.softmax(q @ k.transpose(-2, -1) / self.d ** 0.5, dim=-1)
+        return self.out((p @ v).transpose(1, 2).reshape(b, s, self.h * self.d))
 
 
 class UpWhere(nn.Module):
@@ -163,6 +182,7 @@ def main():
     write("transformer_block17", Encoder(), (1, 8, 32), 17, 1502)
     write("mobilenetv3_block", MobileV3(), (1, 16, 6, 6), 13, 1503, n_eval=8)
     write("convtranspose_where", UpWhere(), (1, 4, 4, 4), 13, 1504, n_eval=8)
+    write("attention4d", Attention4d(), (1, 8, 32), 14, 1505)
     write_ms_gelu()
 
 
