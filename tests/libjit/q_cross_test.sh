@@ -166,7 +166,13 @@ fail() { echo "FAIL: $*"; exit 1; }
 # native: gcc, the kernels as the cmocka tests link them
 native_lib="$QLLC_BUILD_DIR/libqllc_libjit_native.a"
 [ -f "$native_lib" ] || { echo "skip: $native_lib not built"; exit 77; }
-gcc -O2 -fno-math-errno -ffp-contract=off $INC "$tmp/drv.c" "$tmp/main.c" "$native_lib" -o "$tmp/native" ||
+# a build made by `scripts/test --sanitize` has the library instrumented: link the driver the same way
+san=""
+if nm "$native_lib" 2>/dev/null | grep -qE ' U __(asan|ubsan)_'; then
+  san="-fsanitize=address,undefined"
+  echo "native: $native_lib is built with sanitizers; the driver is linked with $san"
+fi
+gcc -O2 -fno-math-errno -ffp-contract=off $san $INC "$tmp/drv.c" "$tmp/main.c" "$native_lib" -o "$tmp/native" ||
   fail "native build"
 "$tmp/native" > "$tmp/native.out" || fail "native run"
 [ "$(wc -l < "$tmp/native.out")" -ge 40 ] || fail "driver ran only $(wc -l < "$tmp/native.out") kernels"
