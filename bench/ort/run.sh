@@ -37,7 +37,7 @@ if make -C "$BUILD" -j2 qllc_bench >>"$OUT/make.log" 2>&1 && [ -x "$BUILD/qllc_b
 else # bench/bench.cmake is optional: build bench.c by hand, as bench/run.sh does
   BENCH=$OUT/qllc_bench
   LLVM_LIB=$(llvm-config-19 --libdir 2>/dev/null || echo /usr/lib/llvm-19/lib)
-  cc -O2 -std=c11 -I "$SRC/include" "$SRC/bench/bench.c" "$BUILD/libqllc_core.a" -L"$LLVM_LIB" \
+  cc -O2 -std=c11 -I "$SRC/include" -I "$BUILD/include" "$SRC/bench/bench.c" "$BUILD/libqllc_core.a" -L"$LLVM_LIB" \
      -Wl,-rpath,"$LLVM_LIB" -lLLVM -lprotobuf-c -lyaml -lm -o "$BENCH"
 fi
 

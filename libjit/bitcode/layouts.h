@@ -31,6 +31,11 @@
  *      the kernel reads the 4 taps w[c][kh][4q .. 4q+3] of quad q as one unaligned 32-bit load at
  *      kh*KW + 4q (the 3 bytes of slack keep the last quad inside the row) and clears the bytes past
  *      KW, once per channel. Scratch: qllc_scratch_dw(); shapes the variant takes: qllc_dw_fits().
+ *  QLLC_LAYOUT_ROWS_C4 (conv, 8-bit weights, C/group a multiple of 4, T = KH*KW taps): w[M][K], each
+ *      output channel's row in the reduction order (q, kh, kw, i) of channel c = 4q + i: ONNX's
+ *      w[o][c][kh][kw] at o * K + (q * T + kh * KW + kw) * 4 + i. No padding (K = 4 * (C/group/4) * T).
+ *      The direct conv variant (qllc_c4_fits) broadcasts the 4 bytes of channels 4q .. 4q+3 of one tap.
+ *      Scratch: qllc_scratch_c4().
  *
  * Bias passed to a variant ("bias_c", per output channel, N entries, not padded):
  *   8-bit variants computing u8 x s8 (vpdpbusd): an i8 input is shifted to u8 (x + 128) when packed,
@@ -60,6 +65,7 @@ typedef enum qllc_layout {
   QLLC_LAYOUT_K2N16,
   QLLC_LAYOUT_K2N16_SPLIT,
   QLLC_LAYOUT_DW_Q4,
+  QLLC_LAYOUT_ROWS_C4,
 } qllc_layout;
 
 #define QLLC_NB 16          /* output channels per FC weight block */
@@ -101,6 +107,23 @@ static inline int qllc_dw_fits(int64_t KH, int64_t KW, int64_t stride_w, int64_t
   if (KH < 1 || KW < 1 || stride_w < 1 || dil_w < 1 || KW > 16) return 0;
   if (KH * ((KW + 3) / 4) > 64) return 0;
   return 15 * stride_w + (KW - 1) * dil_w <= 63;
+}
+
+/* Direct conv over channels by 4 (QLLC_LAYOUT_ROWS_C4). 1 when the variant takes the shape: stride 1,
+ * C/group a multiple of 4, a kernel of more than one tap (a 1x1 conv gains nothing from it). */
+static inline int qllc_c4_fits(int64_t C, int64_t group, int64_t KH, int64_t KW, int64_t stride_h,
+                               int64_t stride_w) {
+  if (group < 1 || C % group || KH < 1 || KW < 1) return 0;
+  const int64_t cg = C / group;
+  return cg >= 4 && cg % 4 == 0 && stride_h == 1 && stride_w == 1 && KH * KW > 1;
+}
+/* Its scratch: the input of one image and group as C/group/4 planes of 4 channels x (Hp + 1) rows x Wp
+ * columns, padded (Hp = OH + (KH-1) dil_h; Wp = W + max(pad_left, pad_right), the right padding of
+ * one row being the left padding of the next), and 256 bytes that the last pixels read. */
+static inline int64_t qllc_scratch_c4(int64_t C, int64_t group, int64_t W, int64_t OH, int64_t OW, int64_t KH,
+                                      int64_t KW, int64_t pad_left, int64_t dil_h, int64_t dil_w) {
+  const int64_t pr = OW + (KW - 1) * dil_w - W - pad_left;
+  return C / group * (OH + (KH - 1) * dil_h + 1) * (W + (pad_left > pr ? pad_left : pr)) + 256;
 }
 
 #endif

@@ -203,7 +203,10 @@ static qllc_status pack_variant(ctx *c, const qllc_node *n, const qllc_qnode *q,
       return qllc_lower_invalid(c, n, "8-bit variant for a layer whose weights are not int8");
     int32_t *bc = qllc_arena_alloc(a, (size_t)(channels ? channels : 1) * sizeof *bc);
     if (!bc) return qllc_lower_oom(c);
-    qllc_pack_w8((qllc_layout)v->layout, wp, q->w_packed, channels, K);
+    if (v->layout == QLLC_LAYOUT_ROWS_C4) /* conv: K = C/group * taps */
+      qllc_pack_w8_c4(wp, q->w_packed, channels, K, n->in[1]->dims[1] ? K / n->in[1]->dims[1] : 1);
+    else
+      qllc_pack_w8((qllc_layout)v->layout, wp, q->w_packed, channels, K);
     qllc_pack_bias8(bc, q->bias, q->w_packed, channels, K, q->in_elem == QLLC_ELEM_I8);
     fb->bias = qllc_lower_buffer_new(c, bname, QLLC_REGION_CONST, QLLC_ELEM_I32, (uint64_t)channels * 4);
     if (fb->bias) fb->bias->data = bc;
@@ -335,9 +338,20 @@ qllc_status qllc_lower_q_conv(ctx *c, const qllc_node *n) {
                mg == 1 ? "" : "s");
       reason = shape;
     }
-    int64_t s1 = dw ? qllc_scratch_dw(g.H, g.W, KH, KW, g.pt, g.pl, g.dh, g.dw) : qllc_scratch_conv(K, 1);
-    if ((st = fused_pick(c, n, ref, dw ? QLLC_VSHAPE_DEPTHWISE : QLLC_VSHAPE_ANY, reason, s1,
-                         qllc_scratch_conv(K, 2), &v, &scratch, &why)))
+    /* a stride-1 conv over channels by 4 runs the direct variant (no im2col panels) when the target
+       has it and would otherwise run the same ISA's panel variant (never instead of a faster ISA) */
+    int c4 = 0;
+    if (!dw && !reason && qllc_c4_fits(x->dims[1], group, KH, KW, g.sh, g.sw)) {
+      const char *w4 = NULL, *wa = NULL;
+      const qllc_kvariant *v4 = qllc_lower_pick(c, ref, QLLC_VSHAPE_C4, NULL, &w4);
+      const qllc_kvariant *va = v4 ? qllc_lower_pick(c, ref, QLLC_VSHAPE_ANY, NULL, &wa) : NULL;
+      c4 = va && strcmp(va->isa, v4->isa) == 0;
+    }
+    int64_t s1 = c4   ? qllc_scratch_c4(x->dims[1], group, g.W, g.OH, g.OW, KH, KW, g.pl, g.dh, g.dw)
+                 : dw ? qllc_scratch_dw(g.H, g.W, KH, KW, g.pt, g.pl, g.dh, g.dw)
+                      : qllc_scratch_conv(K, 1);
+    int shape_class = c4 ? QLLC_VSHAPE_C4 : dw ? QLLC_VSHAPE_DEPTHWISE : QLLC_VSHAPE_ANY;
+    if ((st = fused_pick(c, n, ref, shape_class, reason, s1, qllc_scratch_conv(K, 2), &v, &scratch, &why)))
       return st;
   }
   roles r = {.set = {0}};

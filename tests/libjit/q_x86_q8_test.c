@@ -19,12 +19,13 @@
 #include "q_x86_test_util.h"
 
 /* ---- the variants ---------------------------------------------------------------------------------- */
-enum { ISA_AVX512VNNI, ISA_AVXVNNI, ISA_AVX2, NISA };
-static const char *isa_name[NISA] = {"avx512vnni", "avxvnni", "avx2"};
+enum { ISA_AVX512VNNI, ISA_AVXVNNI, ISA_AVX2, ISA_C4, NISA }; /* ISA_C4: the direct conv (avx512vnni) */
+static const char *isa_name[NISA] = {"avx512vnni", "avxvnni", "avx2", "avx512vnni direct (conv2dc4)"};
 
 static int have_isa(int isa) {
   __builtin_cpu_init();
   switch (isa) {
+  case ISA_C4:
   case ISA_AVX512VNNI:
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
@@ -54,6 +55,7 @@ typedef void fc_fn(void *y, const void *x, const int8_t *w, const int32_t *b, co
 #define FC_S__avx512vnni(s) , s
 #define FC_S__avxvnni(s) , s
 #define FC_S__avx2(s) , s
+#define FC_S_c4__avx512vnni(s) , s
 #define WRAPS(ti, TI, to, TO)                                                           \
   FC_WRAP(ti, TI, to, TO, _ref, qllc_k_fc_##ti##_i8_##to)                               \
   FC_WRAP(ti, TI, to, TO, __avx512vnni, qllc_k_fc_##ti##_i8_##to##__avx512vnni)         \
@@ -62,7 +64,8 @@ typedef void fc_fn(void *y, const void *x, const int8_t *w, const int32_t *b, co
   CONV_WRAP(ti, TI, to, TO, _ref, qllc_k_conv2d_##ti##_i8_##to)                         \
   CONV_WRAP(ti, TI, to, TO, __avx512vnni, qllc_k_conv2d_##ti##_i8_##to##__avx512vnni)   \
   CONV_WRAP(ti, TI, to, TO, __avxvnni, qllc_k_conv2d_##ti##_i8_##to##__avxvnni)         \
-  CONV_WRAP(ti, TI, to, TO, __avx2, qllc_k_conv2d_##ti##_i8_##to##__avx2)
+  CONV_WRAP(ti, TI, to, TO, __avx2, qllc_k_conv2d_##ti##_i8_##to##__avx2)                   \
+  CONV_WRAP(ti, TI, to, TO, _c4__avx512vnni, qllc_k_conv2dc4_##ti##_i8_##to##__avx512vnni)
 WRAPS(i8, int8_t, i8, int8_t)
 WRAPS(i8, int8_t, u8, uint8_t)
 WRAPS(u8, uint8_t, i8, int8_t)
@@ -73,11 +76,13 @@ static conv_fn *const conv_ref[4] = {cvw_i8_i8_ref, cvw_i8_u8_ref, cvw_u8_i8_ref
 static fc_fn *const fc_var[NISA][4] = {
     {fcw_i8_i8__avx512vnni, fcw_i8_u8__avx512vnni, fcw_u8_i8__avx512vnni, fcw_u8_u8__avx512vnni},
     {fcw_i8_i8__avxvnni, fcw_i8_u8__avxvnni, fcw_u8_i8__avxvnni, fcw_u8_u8__avxvnni},
-    {fcw_i8_i8__avx2, fcw_i8_u8__avx2, fcw_u8_i8__avx2, fcw_u8_u8__avx2}};
+    {fcw_i8_i8__avx2, fcw_i8_u8__avx2, fcw_u8_i8__avx2, fcw_u8_u8__avx2},
+    {fcw_i8_i8__avx512vnni, fcw_i8_u8__avx512vnni, fcw_u8_i8__avx512vnni, fcw_u8_u8__avx512vnni}}; /* no C4 FC */
 static conv_fn *const conv_var[NISA][4] = {
     {cvw_i8_i8__avx512vnni, cvw_i8_u8__avx512vnni, cvw_u8_i8__avx512vnni, cvw_u8_u8__avx512vnni},
     {cvw_i8_i8__avxvnni, cvw_i8_u8__avxvnni, cvw_u8_i8__avxvnni, cvw_u8_u8__avxvnni},
-    {cvw_i8_i8__avx2, cvw_i8_u8__avx2, cvw_u8_i8__avx2, cvw_u8_u8__avx2}};
+    {cvw_i8_i8__avx2, cvw_i8_u8__avx2, cvw_u8_i8__avx2, cvw_u8_u8__avx2},
+    {cvw_i8_i8_c4__avx512vnni, cvw_i8_u8_c4__avx512vnni, cvw_u8_i8_c4__avx512vnni, cvw_u8_u8_c4__avx512vnni}};
 
 static int64_t n_out, n_inside;
 
@@ -195,11 +200,14 @@ static void run_conv(int isa, int combo, const conv_case *t) {
   pick_mn(m, n, M, acc_scale(xv, nx, wv, nw, K, t->z_x), t->mnmode);
   int32_t z_y, lo, hi;
   pick_out(ko, t->outvar, &z_y, &lo, &hi);
-  int8_t *wp = galloc(&gwp, qllc_pack_size(QLLC_LAYOUT_ROWS_K4, M, K));
-  qllc_pack_w8(QLLC_LAYOUT_ROWS_K4, wp, w, M, K);
+  const int c4 = isa == ISA_C4;
+  if (c4 && !qllc_c4_fits(C, group, KH, KW, d[9], d[10])) fail_msg("conv2dc4: a shape it does not take");
+  int8_t *wp = galloc(&gwp, qllc_pack_size(c4 ? QLLC_LAYOUT_ROWS_C4 : QLLC_LAYOUT_ROWS_K4, M, K));
+  if (c4) qllc_pack_w8_c4(wp, w, M, K, KH * KW);
+  else qllc_pack_w8(QLLC_LAYOUT_ROWS_K4, wp, w, M, K);
   int32_t *bias_c = galloc(&gbc, (size_t)M * 4);
   qllc_pack_bias8(bias_c, bias, w, M, K, ki == K_I8);
-  const size_t ssz = (size_t)qllc_scratch_conv(K, 1);
+  const size_t ssz = (size_t)(c4 ? qllc_scratch_c4(C, group, W, OH, OW, KH, KW, d[12], d[13], d[14]) : qllc_scratch_conv(K, 1));
   uint8_t *scratch = gzone(ssz), *want = calloc((size_t)ny, 1), *got = gzone((size_t)ny);
   conv_ref[combo](want, x, w, bias, m, n, d, t->z_x, z_y, lo, hi, NULL);
   conv_var[isa][combo](got, x, wp, bias_c, m, n, d, t->z_x, z_y, lo, hi, scratch);
@@ -253,6 +261,75 @@ static void conv_random(conv_case *t, int combo) {
   t->outvar = (int)irand(0, 4);
   t->bmode = irand(0, 12) == 0 ? (int)irand(1, 2) : 0;
   t->mnmode = 0;
+}
+
+/* A random shape the direct variant takes: stride 1, C/group a multiple of 4, more than one tap. */
+static void conv_random_c4(conv_case *t, int combo) {
+  for (;;) {
+    const int64_t group = irand(0, 4) ? 1 : irand(2, 3), cg = 4 * irand(1, 6), mg = irand(1, 20);
+    static const int64_t ks[] = {1, 2, 3, 3, 3, 5, 7};
+    const int64_t KH = ks[irand(0, 6)], KW = irand(0, 3) ? KH : ks[irand(0, 6)];
+    const int64_t dh = irand(0, 3) ? 1 : 2, dw = irand(0, 3) ? dh : irand(1, 2);
+    const int64_t H = irand(1, 24), W = irand(0, 5) ? irand(1, 24) : irand(60, 140);
+    const int64_t pt = irand(0, (KH - 1) * dh), pb = irand(0, (KH - 1) * dh);
+    const int64_t pl = irand(0, (KW - 1) * dw), pr = irand(0, (KW - 1) * dw);
+    if (KH * KW > 1 &&
+        conv_shape(t, irand(1, 2), cg * group, H, W, mg * group, KH, KW, 1, 1, pt, pl, pb, pr, dh, dw, group))
+      break;
+  }
+  t->z_x = pick_zx(cin(combo));
+  t->xpat = t->wpat = 0;
+  t->outvar = (int)irand(0, 4);
+  t->bmode = irand(0, 12) == 0 ? (int)irand(1, 2) : 0;
+  t->mnmode = 0;
+}
+
+static void conv_suite_c4(void) {
+  const int isa = ISA_C4;
+  if (!have_isa(isa)) {
+    print_message("%s: not supported by this CPU\n", isa_name[isa]);
+    skip();
+  }
+  n_out = n_inside = 0;
+  int cases = 0;
+  for (int i = 0; i < 320; i++) {
+    conv_case t;
+    conv_random_c4(&t, i % 4);
+    run_conv(isa, i % 4, &t), cases++;
+  }
+  /* ResNet's 3x3 layers, rows wider than 64 columns, one pixel, a 1-row image, padding larger than the
+     kernel needs on one side only, many channels (a long reduction), groups, two images */
+  struct {
+    int64_t N, C, H, W, M, KH, KW, pt, pl, pb, pr, dh, dw, g;
+  } e[] = {
+      {1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1}, {1, 128, 28, 28, 128, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+      {1, 512, 7, 7, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1}, {1, 8, 3, 130, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+      {1, 4, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1},    {1, 4, 1, 70, 7, 1, 3, 0, 1, 0, 1, 1, 1, 1},
+      {1, 8, 6, 6, 8, 3, 3, 2, 0, 0, 2, 1, 1, 1},    {2, 16, 9, 9, 19, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+      {1, 24, 7, 7, 18, 3, 3, 1, 1, 1, 1, 1, 1, 3},  {1, 12, 13, 14, 6, 3, 3, 2, 2, 2, 2, 2, 2, 1},
+      {1, 4, 5, 200, 4, 2, 2, 0, 0, 0, 0, 1, 1, 1},  {1, 1000, 3, 3, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+  };
+  for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)
+    for (int combo = 0; combo < 4; combo++) {
+      conv_case t;
+      assert_true(conv_shape(&t, e[i].N, e[i].C, e[i].H, e[i].W, e[i].M, e[i].KH, e[i].KW, 1, 1, e[i].pt, e[i].pl,
+                             e[i].pb, e[i].pr, e[i].dh, e[i].dw, e[i].g));
+      t.z_x = pick_zx(cin(combo)), t.xpat = t.wpat = 0, t.outvar = (int)irand(0, 4), t.bmode = 0, t.mnmode = 0;
+      run_conv(isa, combo, &t), cases++;
+    }
+  for (int combo = 0; combo < 4; combo++) /* extreme values */
+    for (int xp = 0; xp < 4; xp++)
+      for (int wp = 0; wp < 4; wp++) {
+        conv_case t;
+        conv_random_c4(&t, combo);
+        const kind ki = cin(combo);
+        t.xpat = xp, t.wpat = wp, t.z_x = (xp + wp) % 2 ? kmin(ki) : kmax(ki), t.bmode = (int)irand(0, 2);
+        t.mnmode = (int)irand(0, 1);
+        run_conv(isa, combo, &t), cases++;
+      }
+  print_message("conv %s: %d cases, %lld outputs, %lld inside the clamp range\n", isa_name[isa], cases,
+                (long long)n_out, (long long)n_inside);
+  if (n_inside * 4 < n_out) fail_msg("conv %s: too few outputs inside the clamp range", isa_name[isa]);
 }
 
 static void conv_suite(int isa) {
@@ -324,6 +401,7 @@ static void test_fc_avx2(void **s) { (void)s, fc_suite(ISA_AVX2); }
 static void test_conv_avx512vnni(void **s) { (void)s, conv_suite(ISA_AVX512VNNI); }
 static void test_conv_avxvnni(void **s) { (void)s, conv_suite(ISA_AVXVNNI); }
 static void test_conv_avx2(void **s) { (void)s, conv_suite(ISA_AVX2); }
+static void test_conv_c4_avx512vnni(void **s) { (void)s, conv_suite_c4(); }
 
 /* ---- the packers ---------------------------------------------------------------------------------- */
 static void test_pack_size(void **state) {
@@ -408,7 +486,7 @@ int main(void) {
       cmocka_unit_test(test_pack_bias8),      cmocka_unit_test(test_fc_avx512vnni),
       cmocka_unit_test(test_fc_avxvnni),      cmocka_unit_test(test_fc_avx2),
       cmocka_unit_test(test_conv_avx512vnni), cmocka_unit_test(test_conv_avxvnni),
-      cmocka_unit_test(test_conv_avx2),
+      cmocka_unit_test(test_conv_avx2),       cmocka_unit_test(test_conv_c4_avx512vnni),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -736,6 +736,196 @@ YVI __m256i yv_dp(__m256i acc, __m256i u8, __m256i s8) { return _mm256_dpbusd_av
 #define CV_RMAX 6
 #include "x86_q8.c"
 
+
+/* ---- Direct conv over channels by 4 (avx512vnni, QLLC_LAYOUT_ROWS_C4) ------------------------------- */
+/* Stride 1, C/group a multiple of 4, a kernel larger than 1x1 (qllc_c4_fits). Instead of an im2col
+   panel per 64 pixels (every input byte copied KH * KW times), the input of one image and group is
+   converted once into planes of 4 channels, padded with z_x: byte ((q * (Hp + 1) + r) * Wp + c) * 4 + i
+   is channel 4q + i of input row r - pad_top, column c - pad_left (Hp = OH + (KH-1) dh rows of Wp =
+   W + max(pad_left, pad_right) columns, then one row of z_x). In that layout the 4 bytes every
+   vpdpbusd lane needs for tap (kh, kw) and channels 4q .. 4q+3 of output pixel (oh, ow) sit at p * 4 +
+   (kh dh Wp + kw dw) * 4 of plane q, where p = oh * Wp + ow is the pixel's "virtual" index: 64
+   consecutive virtual pixels are one 256-byte load per tap, shifted by a constant. The right padding
+   of a row is the left padding of the next (a read past a row's Wp columns lands in the next row's
+   first pad_left columns, or the extra row), so only Wp - OW = (KW-1) dw - min(pad_left, pad_right)
+   virtual pixels per row are not output pixels (1 of 57 for a 3x3 conv padded by 1 at 56x56): they are
+   computed and dropped, the epilogue compressing the valid lanes of each vector (vpcompressd) and
+   storing them contiguously, since valid virtual pixels in order are the output pixels in order. The
+   weights are packed in the matching reduction order (q, kh, kw, i). */
+typedef struct qx_c4 {
+  int64_t K, ncq, KH, KW, rstep, cstep, PS; /* rstep = dh Wp 4, cstep = dw 4, PS = plane bytes */
+} qx_c4;
+
+/* Planes of cq_n x 4 channels of one image and group (xg: its first channel, NCHW) into xs. Each
+   64-column chunk is 4 masked row loads and a 4 x 64 byte transpose; its 256 bytes may run into the
+   next row (written later) or, on the last row, into the 256 bytes of slack past the planes. */
+ZP void zc4_convert(uint8_t *xs, const uint8_t *xg, int64_t cq_n, int64_t H, int64_t W, int64_t Hp, int64_t Wp,
+                    int64_t pt, int64_t pl, uint8_t zx, uint8_t flip) {
+  const __m512i zv = _mm512_set1_epi8((char)zx), pad = _mm512_set1_epi8((char)(zx ^ flip));
+  const int64_t HW = H * W;
+  uint8_t *d = xs;
+  for (int64_t cq = 0; cq < cq_n; cq++)
+    for (int64_t r = 0; r <= Hp; r++, d += Wp * 4) { /* row Hp: z_x (rows past H are padding) */
+      const int64_t ih = r - pt;
+      if (ih < 0 || ih >= H) {
+        for (int64_t j = 0; j < Wp * 4; j += 64) _mm512_mask_storeu_epi8(d + j, qx_bits(Wp * 4 - j), pad);
+        continue;
+      }
+      const uintptr_t s = (uintptr_t)(xg + cq * 4 * HW + ih * W);
+      for (int64_t c0 = 0; c0 < Wp; c0 += 64) {
+        const __mmask64 in = qx_bits(pl + W - c0) & ~qx_bits(pl - c0); /* lanes on input columns */
+        const uintptr_t a = s + (uintptr_t)(c0 - pl);
+        z_tr4r(d + c0 * 4, _mm512_mask_loadu_epi8(zv, in, (const void *)a),
+               _mm512_mask_loadu_epi8(zv, in, (const void *)(a + (uintptr_t)HW)),
+               _mm512_mask_loadu_epi8(zv, in, (const void *)(a + (uintptr_t)(2 * HW))),
+               _mm512_mask_loadu_epi8(zv, in, (const void *)(a + (uintptr_t)(3 * HW))), flip);
+      }
+    }
+  _mm512_storeu_si512(d, _mm512_setzero_si512()); /* the slack: read by the last pixels, never stored */
+  _mm512_storeu_si512(d + 64, _mm512_setzero_si512());
+  _mm512_storeu_si512(d + 128, _mm512_setzero_si512());
+  _mm512_storeu_si512(d + 192, _mm512_setzero_si512());
+}
+
+/* R output channels (weight rows w, g->K bytes apart; outputs ldy bytes apart) x NJ vectors of 16
+   virtual pixels from xs (R * NJ <= 24, R <= 16); vector j stores the lanes mk[j] (cm[j]: as many low
+   bits as mk[j] has) at y + oo[j]. */
+ZI void zc4_tile(const int R, const int NJ, uint8_t *y, int64_t ldy, const uint8_t *xs, const int8_t *w, const qx_c4 *g,
+                 const int32_t *bias, const int32_t *m, const int32_t *n, int32_t z_y, int32_t act_lo,
+                 int32_t act_hi, const __mmask16 *mk, const __mmask16 *cm, const int64_t *oo) {
+  __m512i acc[16][4];
+  QX_UNROLL for (int r = 0; r < R; r++) {
+    const __m512i b = _mm512_set1_epi32(bias[r]);
+    QX_UNROLL for (int j = 0; j < NJ; j++) acc[r][j] = b;
+  }
+  const int8_t *wk = w;
+  for (int64_t cq = 0; cq < g->ncq; cq++)
+    for (int64_t kh = 0; kh < g->KH; kh++) {
+      const uint8_t *ph = xs + cq * g->PS + kh * g->rstep;
+      for (int64_t kw = 0; kw < g->KW; kw++, wk += 4) {
+        const uint8_t *pp = ph + kw * g->cstep;
+        __m512i p[4];
+        QX_UNROLL for (int j = 0; j < NJ; j++) p[j] = z_load(pp + 64 * j);
+        QX_UNROLL for (int r = 0; r < R; r++) {
+          const __m512i b = z_bcast(wk + r * g->K);
+          QX_UNROLL for (int j = 0; j < NJ; j++) acc[r][j] = z_dp(acc[r][j], p[j], b);
+        }
+      }
+    }
+  QX_UNROLL for (int r = 0; r < R; r++) {
+    __m512i v[4];
+    if (n[r] >= 33 && n[r] <= 62) {
+      const __m512i mv = _mm512_set1_epi32(m[r]), rv = _mm512_set1_epi32((int32_t)1 << (n[r] - 33));
+      const __m512i z32 = _mm512_set1_epi32(z_y), l32 = _mm512_set1_epi32(act_lo), h32 = _mm512_set1_epi32(act_hi);
+      const __m128i sh = _mm_cvtsi32_si128(n[r] - 32);
+      QX_UNROLL for (int j = 0; j < NJ; j++) v[j] = z_reqh(acc[r][j], mv, rv, sh, z32, l32, h32);
+    } else {
+      qx_zq q;
+      z_qprep(&q, _mm512_set1_epi32(m[r]), _mm512_set1_epi32(n[r]));
+      const __m512i zy = _mm512_set1_epi64(z_y), lo = _mm512_set1_epi64(act_lo), hi = _mm512_set1_epi64(act_hi);
+      QX_UNROLL for (int j = 0; j < NJ; j++) v[j] = z_req(acc[r][j], &q, zy, lo, hi);
+    }
+    QX_UNROLL for (int j = 0; j < NJ; j++) {
+      uint8_t *d = y + r * ldy + oo[j];
+      if (mk[j] == 0xFFFF) _mm_storeu_si128((__m128i *)d, _mm512_cvtepi32_epi8(v[j]));
+      else if (mk[j]) _mm_mask_storeu_epi8(d, cm[j], _mm512_cvtepi32_epi8(_mm512_maskz_compress_epi32(mk[j], v[j])));
+    }
+  }
+}
+
+/* The output channels of a group over NJ vectors of virtual pixels: tiles of 6 channels for 4 vectors;
+   for the last, narrower run of pixels (NJ < 4) more channels a tile (8, 12, 16), the rest by 4 and 1. */
+ZP void zc4_tiles(const int NJ, uint8_t *y, int64_t ldy, const uint8_t *xs, const int8_t *w, const qx_c4 *g,
+                  int64_t mg, const int32_t *bias, const int32_t *m, const int32_t *n, int32_t z_y, int32_t act_lo,
+                  int32_t act_hi, const __mmask16 *mk, const __mmask16 *cm, const int64_t *oo) {
+  const int RM = NJ == 4 ? 6 : NJ == 3 ? 8 : NJ == 2 ? 12 : 16;
+  for (int64_t oc = 0; oc < mg;) {
+    const int64_t left = mg - oc;
+    const int rr = left >= RM ? RM : NJ < 4 ? (left >= 4 ? 4 : 1) : (int)left;
+    uint8_t *yo = y + oc * ldy;
+    const int8_t *wo = w + oc * g->K;
+#define QX_C4_CASE(RR, J) \
+  case RR: zc4_tile(RR, J, yo, ldy, xs, wo, g, bias + oc, m + oc, n + oc, z_y, act_lo, act_hi, mk, cm, oo); break;
+    if (NJ == 4) switch (rr) {
+        QX_C4_CASE(6, 4)
+        QX_C4_CASE(5, 4)
+        QX_C4_CASE(4, 4)
+        QX_C4_CASE(3, 4)
+        QX_C4_CASE(2, 4)
+        default: zc4_tile(1, 4, yo, ldy, xs, wo, g, bias + oc, m + oc, n + oc, z_y, act_lo, act_hi, mk, cm, oo);
+      }
+    else if (NJ == 3) switch (rr) {
+        QX_C4_CASE(8, 3)
+        QX_C4_CASE(4, 3)
+        default: zc4_tile(1, 3, yo, ldy, xs, wo, g, bias + oc, m + oc, n + oc, z_y, act_lo, act_hi, mk, cm, oo);
+      }
+    else if (NJ == 2) switch (rr) {
+        QX_C4_CASE(12, 2)
+        QX_C4_CASE(4, 2)
+        default: zc4_tile(1, 2, yo, ldy, xs, wo, g, bias + oc, m + oc, n + oc, z_y, act_lo, act_hi, mk, cm, oo);
+      }
+    else switch (rr) {
+        QX_C4_CASE(16, 1)
+        QX_C4_CASE(4, 1)
+        default: zc4_tile(1, 1, yo, ldy, xs, wo, g, bias + oc, m + oc, n + oc, z_y, act_lo, act_hi, mk, cm, oo);
+      }
+#undef QX_C4_CASE
+    oc += rr;
+  }
+}
+
+ZI void zc4_conv(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *wp, const int32_t *bias,
+                 const int32_t *m, const int32_t *n, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M,
+                 int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t pt, int64_t pl, int64_t dh, int64_t dw,
+                 int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi, uint8_t *scratch) {
+  const int64_t cg = C / group, mg = M / group, Hp = OH + (KH - 1) * dh, pr = OW + (KW - 1) * dw - W - pl;
+  const int64_t Wp = W + (pl > pr ? pl : pr), NV = (OH - 1) * Wp + OW, ldy = OH * OW;
+  const qx_c4 g = {cg * KH * KW, cg / 4, KH, KW, dh * Wp * 4, dw * 4, (Hp + 1) * Wp * 4};
+  const uint8_t flip = xi8 ? 0x80 : 0;
+  for (int64_t b = 0; b < N; b++)
+    for (int64_t gi = 0; gi < group; gi++) {
+      zc4_convert(scratch, x + (b * C + gi * cg) * H * W, g.ncq, H, W, Hp, Wp, pt, pl, (uint8_t)z_x, flip);
+      uint8_t *yg = y + (b * M + gi * mg) * ldy;
+      for (int64_t p0 = 0; p0 < NV; p0 += 64) {
+        __mmask16 mk[4], cm[4];
+        int64_t oo[4];
+        for (int j = 0; j < 4; j++) { /* the lanes of virtual pixels v .. v+15 that are output pixels */
+          const int64_t v = p0 + 16 * j, row = v / Wp, col = v % Wp;
+          uint64_t bits = 0;
+          for (int64_t at = -col; at < 16; at += Wp) /* lane of the start of each row in the vector */
+            bits |= qx_bits(at + OW) & ~qx_bits(at);
+          bits &= qx_bits(NV - v) & 0xFFFF;
+          uint64_t cnt = bits - ((bits >> 1) & 0x5555); /* popcount of 16 bits, no libcall */
+          cnt = (cnt & 0x3333) + ((cnt >> 2) & 0x3333);
+          cnt = (cnt + (cnt >> 4)) & 0x0F0F;
+          cnt = (cnt + (cnt >> 8)) & 0x1F;
+          mk[j] = (__mmask16)bits, cm[j] = (__mmask16)qx_bits((int64_t)cnt);
+          oo[j] = col < OW ? row * OW + col : (row + 1) * OW; /* its first valid lane's output pixel */
+        }
+        const int64_t left = NV - p0;
+        const int nj = left >= 64 ? 4 : (int)((left + 15) / 16); /* the last run: only its vectors */
+        zc4_tiles(nj, yg, ldy, scratch + p0 * 4, wp + gi * mg * g.K, &g, mg, bias + gi * mg, m + gi * mg,
+                  n + gi * mg, z_y, act_lo, act_hi, mk, cm, oo);
+      }
+    }
+}
+
+#define QX_C4_WRAP(TI, ti, TO, to, xi8)                                                                          \
+  QLLC_KERNEL __attribute__((target(QX_TZ))) void qllc_k_conv2dc4_##ti##_i8_##to##__avx512vnni(                 \
+      TO *y, const TI *x, const int8_t *wp, const int32_t *bias_c, const int32_t *m, const int32_t *n,          \
+      int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW,    \
+      int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w,      \
+      int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi, uint8_t *scratch) {              \
+    (void)stride_h, (void)stride_w; /* 1 (qllc_c4_fits) */                                                       \
+    zc4_conv((uint8_t *)y, (const uint8_t *)x, xi8, wp, bias_c, m, n, N, C, H, W, M, OH, OW, KH, KW, pad_top,  \
+             pad_left, dil_h, dil_w, group, z_x, z_y, act_lo, act_hi, scratch);                                 \
+  }
+QX_C4_WRAP(int8_t, i8, int8_t, i8, 1)
+QX_C4_WRAP(int8_t, i8, uint8_t, u8, 1)
+QX_C4_WRAP(uint8_t, u8, int8_t, i8, 0)
+QX_C4_WRAP(uint8_t, u8, uint8_t, u8, 0)
+#undef QX_C4_WRAP
+
 #else /* QX_TEMPLATE: one ISA's kernels ------------------------------------------------------------------ */
 
 /* FC tile: R (<= FC_R) rows of the packed input (xs, ldx bytes apart) x FC_NJ vectors of VL channels
