@@ -142,15 +142,15 @@ static qllc_status load_tensor(importer *im, const Onnx__TensorProto *t, const c
         ((float *)v->data)[i] = (float)d;
       }
     } else {
-      memcpy(v->data, t->raw_data.data, (size_t)bytes);
+      if (bytes) memcpy(v->data, t->raw_data.data, (size_t)bytes); /* an empty tensor may have no data */
     }
   } else {
     switch (t->data_type) {
-    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: memcpy(v->data, t->float_data, (size_t)bytes); break;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: if (bytes) memcpy(v->data, t->float_data, (size_t)bytes); break;
     case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE:
       for (int64_t i = 0; i < numel; i++) ((float *)v->data)[i] = (float)t->double_data[i];
       break;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: memcpy(v->data, t->int64_data, (size_t)bytes); break;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: if (bytes) memcpy(v->data, t->int64_data, (size_t)bytes); break;
     default: /* INT32, INT16, INT8, UINT8, BOOL are stored widened in int32_data */
       for (int64_t i = 0; i < numel; i++) {
         int32_t x = t->int32_data[i];

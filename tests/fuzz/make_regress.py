@@ -91,3 +91,11 @@ write("fuzz_tensor", "no_data_1p58e12.pb", tensor("opt_in", 3, [111, 112, 116, 9
 write("fuzz_profile", "counters_over_limit.yaml",
       b"format: qllc-profile-1\ngraph_hash: \"0123456789abcdef\"\nbins: 16777216\nvalues:\n" +
       b"".join(b"  - {name: v%d, min: 0, max: 1, count: 0, range: 1, counts: {}}\n" % i for i in range(9)))
+
+# a Constant whose value is an empty float tensor with no data field: memcpy from NULL (UBSan, found by
+# the conformance suite under UBSan on test_resize_downsample_sizes_nearest_tf_half_pixel_for_nn)
+empty = vint(1, 0) + vint(2, FLOAT) + field(8, b"e")
+attr = field(1, b"value") + field(5, empty) + vint(20, 4)
+m = model([node([], ["e"], "const", "Constant", field(5, attr)), node(["x"], ["y"], "relu", "Relu")],
+          [], [value_info("x", FLOAT, [2])], [value_info("y", FLOAT, [2]), value_info("e", FLOAT, [0])])
+write("fuzz_onnx", "empty_constant_tensor.onnx", m)
