@@ -173,7 +173,8 @@ static void test_x86_64_bundles(void **state) {
   fputs("#include \"qllc.h\"\n#include \"net_a.h\"\nint f(void) { return net_a_outputs[0].elem_kind == QLLC_F32; }\n", f);
   fclose(f);
   assert_int_equal(sh("cd %s && gcc -std=c99 -Wall -Wextra -Werror -pedantic -c hdr.c -o hdr.o", dir), 0);
-  assert_int_equal(sh("cd %s && gcc -std=c11 -Wall -Werror -I%s/include -c hdr2.c -o hdr2.o", dir, QLLC_SOURCE_DIR), 0);
+  assert_int_equal(sh("cd %s && gcc -std=c11 -Wall -Werror -I%s/include -I%s/include -c hdr2.c -o hdr2.o", dir,
+                      QLLC_SOURCE_DIR, QLLC_BUILD_DIR), 0); /* qllc.h includes the generated qllc_version.h */
   assert_int_equal(sh("cd %s && g++ -Wall -Wextra -Werror -x c++ -c hdr.c -o hdrpp.o", dir), 0);
 
   /* link both bundles into one program and run it */
