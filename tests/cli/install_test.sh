@@ -24,6 +24,9 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 P=$tmp/prefix
+# under scripts/test --sanitize the installed libraries are instrumented: link the programs the same way
+SAN=()
+[ "${QLLC_SANITIZED:-0}" = 1 ] && SAN=(-fsanitize=address,undefined)
 
 want=$(sed -n 's/^project(qllc VERSION \([0-9.]*\).*/\1/p' "$S/CMakeLists.txt")
 [ -n "$want" ] || { echo "FAIL: no VERSION in project() of CMakeLists.txt"; exit 1; }
@@ -68,7 +71,7 @@ C
 export PKG_CONFIG_PATH=$P/lib/pkgconfig
 [ "$(pkg-config --modversion qllc)" = "$want" ] || fail "pkg-config --modversion: $(pkg-config --modversion qllc)"
 # shellcheck disable=SC2046
-cc -o "$tmp/ver" "$tmp/ver.c" $(pkg-config --cflags --libs qllc) -Wl,-rpath,"$P/lib" 2>"$tmp/cc.log" ||
+cc "${SAN[@]}" -o "$tmp/ver" "$tmp/ver.c" $(pkg-config --cflags --libs qllc) -Wl,-rpath,"$P/lib" 2>"$tmp/cc.log" ||
   { cat "$tmp/cc.log"; fail "cc ver.c with pkg-config"; }
 [ "$("$tmp/ver" 2>&1)" = "$want $want $major" ] || fail "QLLC_VERSION / qllc_version(): $("$tmp/ver" 2>&1)"
 "$P/bin/qllc" compile "$S/models/digits/digits.onnx" -o "$tmp/bundle" --name digits >/dev/null ||
@@ -84,13 +87,13 @@ run_check() { # NAME EXE
   echo "$1: $(cat "$tmp/$1.out")"
 }
 # shellcheck disable=SC2046
-cc -O1 -o "$tmp/run_shared" "$S/examples/run_model.c" $(pkg-config --cflags --libs qllc) -Wl,-rpath,"$P/lib" \
+cc "${SAN[@]}" -O1 -o "$tmp/run_shared" "$S/examples/run_model.c" $(pkg-config --cflags --libs qllc) -Wl,-rpath,"$P/lib" \
   2>"$tmp/cc.log" || { cat "$tmp/cc.log"; fail "cc run_model.c \$(pkg-config --cflags --libs qllc)"; }
 readelf -d "$tmp/run_shared" 2>/dev/null | grep -q "NEEDED.*\[libqllc.so.$major\]" ||
   fail "run_shared does not need libqllc.so.$major"
 run_check pkgconfig "$tmp/run_shared"
 # shellcheck disable=SC2046
-cc -O1 -o "$tmp/run_static" "$S/examples/run_model.c" $(pkg-config --static --cflags qllc) \
+cc "${SAN[@]}" -O1 -o "$tmp/run_static" "$S/examples/run_model.c" $(pkg-config --static --cflags qllc) \
   "$P/lib/libqllc.a" $(pkg-config --static --libs-only-other --libs-only-L qllc) \
   $(pkg-config --static --libs-only-l qllc | sed 's/-lqllc\b//') 2>"$tmp/cc.log" ||
   { cat "$tmp/cc.log"; fail "cc run_model.c libqllc.a \$(pkg-config --static --libs qllc)"; }
@@ -105,7 +108,7 @@ find_package(qllc 0.2 REQUIRED)
 add_executable(run_model $S/examples/run_model.c)
 target_link_libraries(run_model PRIVATE qllc::qllc)
 CM
-if cmake -S "$tmp/proj" -B "$tmp/proj/build" -DCMAKE_PREFIX_PATH="$P" >"$tmp/proj.log" 2>&1 &&
+if cmake -S "$tmp/proj" -B "$tmp/proj/build" -DCMAKE_PREFIX_PATH="$P" -DCMAKE_C_FLAGS="${SAN[*]}" >"$tmp/proj.log" 2>&1 &&
    cmake --build "$tmp/proj/build" >>"$tmp/proj.log" 2>&1; then
   run_check cmake "$tmp/proj/build/run_model"
 else
