@@ -263,6 +263,24 @@ static void conv_random(conv_case *t, int combo) {
   t->mnmode = 0;
 }
 
+/* Random shapes of rnd's kind with extreme values (all min / max / alternating inputs and weights, z_x
+   at both ends, biases at the bound), then the suite's summary: cases so far + these. */
+static void conv_extremes(int isa, void (*rnd)(conv_case *, int), int cases) {
+  for (int combo = 0; combo < 4; combo++)
+    for (int xp = 0; xp < 4; xp++)
+      for (int wp = 0; wp < 4; wp++) {
+        conv_case t;
+        rnd(&t, combo);
+        const kind ki = cin(combo);
+        t.xpat = xp, t.wpat = wp, t.z_x = (xp + wp) % 2 ? kmin(ki) : kmax(ki), t.bmode = (int)irand(0, 2);
+        t.mnmode = (int)irand(0, 1);
+        run_conv(isa, combo, &t), cases++;
+      }
+  print_message("conv %s: %d cases, %lld outputs, %lld inside the clamp range\n", isa_name[isa], cases,
+                (long long)n_out, (long long)n_inside);
+  if (n_inside * 4 < n_out) fail_msg("conv %s: too few outputs inside the clamp range", isa_name[isa]);
+}
+
 /* A random shape the direct variant takes: stride 1, C/group a multiple of 4, more than one tap. */
 static void conv_random_c4(conv_case *t, int combo) {
   for (;;) {
@@ -317,19 +335,7 @@ static void conv_suite_c4(void) {
       t.z_x = pick_zx(cin(combo)), t.xpat = t.wpat = 0, t.outvar = (int)irand(0, 4), t.bmode = 0, t.mnmode = 0;
       run_conv(isa, combo, &t), cases++;
     }
-  for (int combo = 0; combo < 4; combo++) /* extreme values */
-    for (int xp = 0; xp < 4; xp++)
-      for (int wp = 0; wp < 4; wp++) {
-        conv_case t;
-        conv_random_c4(&t, combo);
-        const kind ki = cin(combo);
-        t.xpat = xp, t.wpat = wp, t.z_x = (xp + wp) % 2 ? kmin(ki) : kmax(ki), t.bmode = (int)irand(0, 2);
-        t.mnmode = (int)irand(0, 1);
-        run_conv(isa, combo, &t), cases++;
-      }
-  print_message("conv %s: %d cases, %lld outputs, %lld inside the clamp range\n", isa_name[isa], cases,
-                (long long)n_out, (long long)n_inside);
-  if (n_inside * 4 < n_out) fail_msg("conv %s: too few outputs inside the clamp range", isa_name[isa]);
+  conv_extremes(isa, conv_random_c4, cases);
 }
 
 static void conv_suite(int isa) {
@@ -379,20 +385,7 @@ static void conv_suite(int isa) {
       t.z_x = pick_zx(cin(combo)), t.xpat = t.wpat = 0, t.outvar = (int)irand(0, 4), t.bmode = 0, t.mnmode = 0;
       run_conv(isa, combo, &t), cases++;
     }
-  /* extreme values */
-  for (int combo = 0; combo < 4; combo++)
-    for (int xp = 0; xp < 4; xp++)
-      for (int wp = 0; wp < 4; wp++) {
-        conv_case t;
-        conv_random(&t, combo);
-        const kind ki = cin(combo);
-        t.xpat = xp, t.wpat = wp, t.z_x = (xp + wp) % 2 ? kmin(ki) : kmax(ki), t.bmode = (int)irand(0, 2);
-        t.mnmode = (int)irand(0, 1);
-        run_conv(isa, combo, &t), cases++;
-      }
-  print_message("conv %s: %d cases, %lld outputs, %lld inside the clamp range\n", isa_name[isa], cases,
-                (long long)n_out, (long long)n_inside);
-  if (n_inside * 4 < n_out) fail_msg("conv %s: too few outputs inside the clamp range", isa_name[isa]);
+  conv_extremes(isa, conv_random, cases);
 }
 
 static void test_fc_avx512vnni(void **s) { (void)s, fc_suite(ISA_AVX512VNNI); }
