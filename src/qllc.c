@@ -197,7 +197,7 @@ static qllc_status quantize_map(qllc_graph *g, const qllc_options *o, const qllc
   if (st != QLLC_OK) return st;
   const qllc_target_desc *t = qllc_target_lookup(o->target ? o->target : host_target());
   if (!t) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "unknown target '%s'", o->target ? o->target : "");
-  /* DESIGN section 2: int16 activations are symmetric (z = 0) unless a schema is asked for */
+  /* int16 activations are symmetric (z = 0) unless a schema is asked for (docs/numerics.md) */
   qo.schema = o->schema != QLLC_SCHEMA_DEFAULT ? o->schema
               : qo.act_elem == QLLC_ELEM_I16     ? QLLC_SCHEMA_SYMMETRIC
                                                  : QLLC_SCHEMA_ASYMMETRIC;

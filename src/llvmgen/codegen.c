@@ -492,7 +492,7 @@ static qllc_status build_entry(cg *c) {
   for (int i = 0; i < 3; i++) {
     LLVMValueRef prm = LLVMGetParam(c->entry, (unsigned)i);
     LLVMSetValueName2(prm, pnames[i], strlen(pnames[i]));
-    /* the three regions never overlap (DESIGN section 4) */
+    /* the three regions never overlap (docs/bundle.md, "Memory regions") */
     LLVMAddAttributeAtIndex(c->entry, (unsigned)i + 1,
                             LLVMCreateEnumAttribute(c->ctx, LLVMGetEnumAttributeKindForName("noalias", 7), 0));
   }

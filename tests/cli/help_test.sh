@@ -1,7 +1,7 @@
 #!/bin/bash
 # tests/cli/help_test.sh: every command's help exits 0 and tells the truth.
 #  - `qllc CMD --help`, `qllc CMD -h` and `qllc help CMD` exit 0 and print the same text;
-#  - each command's help mentions every option the issue/DESIGN asks of it;
+#  - each command's help mentions every option the docs promise for it;
 #  - every "--option" string in the tool's sources appears in some command's help (nothing parsed
 #    silently), and every option a help lists is accepted by that command's parser;
 #  - bad flag values and unknown options are usage errors (exit 2) with one line naming the flag.

@@ -57,7 +57,7 @@ for schema in asymmetric symmetric symmetric_uint8 power2; do
     fi
   done
 done
-# default schema (DESIGN section 2): symmetric, z = 0, at int16; asymmetric at int8
+# default schema (docs/numerics.md): symmetric, z = 0, at int16; asymmetric at int8
 "$QLLC" info "$M" --profile "$tmp/p.yaml" --precision int16 >"$tmp/i16" 2>&1 || fail "info int16: $(cat "$tmp/i16")"
 grep -qE ' z=-?[0-9]+' "$tmp/i16" || fail "int16 default: no zero points in the report"
 grep -E ' (x|y) s=[^ ]+ z=-?[1-9]' "$tmp/i16" && fail "int16 default schema is not symmetric (a non-zero zero point)"
