@@ -7,23 +7,8 @@
  * XFEATURE_XTILEDATA = 18) before the first call, or the first tile instruction faults (SIGILL). */
 #ifndef QLLC_KERNELS_X86_AMX_H
 #define QLLC_KERNELS_X86_AMX_H
-#include "layouts.h"
-#include "qllc_kernel.h"
+#include "kernels_variants.h"
 
-#define QLLC_X86_AMX_DECL(TI, ti, TO, to)                                                                        \
-  void qllc_k_fc_##ti##_i8_##to##__amx(TO *y, const TI *x, const int8_t *wp, const int32_t *bias_c,             \
-                                       const int32_t *m, const int32_t *n, int64_t M, int64_t N, int64_t K,     \
-                                       int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi,                \
-                                       uint8_t *scratch);                                                       \
-  void qllc_k_conv2d_##ti##_i8_##to##__amx(                                                                     \
-      TO *y, const TI *x, const int8_t *wp, const int32_t *bias_c, const int32_t *m, const int32_t *n,          \
-      int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW,    \
-      int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w,      \
-      int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi, uint8_t *scratch);
-QLLC_X86_AMX_DECL(int8_t, i8, int8_t, i8)
-QLLC_X86_AMX_DECL(int8_t, i8, uint8_t, u8)
-QLLC_X86_AMX_DECL(uint8_t, u8, int8_t, i8)
-QLLC_X86_AMX_DECL(uint8_t, u8, uint8_t, u8)
-#undef QLLC_X86_AMX_DECL
+QLLC_VARIANT_Q8(amx)
 
 #endif

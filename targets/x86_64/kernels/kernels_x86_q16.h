@@ -10,21 +10,8 @@
  * N (fc) / M (conv) entries. */
 #ifndef QLLC_KERNELS_X86_Q16_H
 #define QLLC_KERNELS_X86_Q16_H
-#include "layouts.h"
-#include "qllc_kernel.h"
+#include "kernels_variants.h"
 
-#define QLLC_X86_Q16(tw)                                                                                        \
-  void qllc_k_fc_i16_##tw##_i16__avx512vnni(int16_t *y, const int16_t *x, const int16_t *wp, const int64_t *bias, \
-                                             const int32_t *m, const int32_t *n, int64_t M, int64_t N, int64_t K,  \
-                                             int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi,            \
-                                             uint8_t *scratch);                                                   \
-  void qllc_k_conv2d_i16_##tw##_i16__avx512vnni(                                                                 \
-      int16_t *y, const int16_t *x, const int16_t *wp, const int64_t *bias, const int32_t *m, const int32_t *n,  \
-      int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW,       \
-      int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w,        \
-      int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi, uint8_t *scratch);
-QLLC_X86_Q16(i8)
-QLLC_X86_Q16(i16)
-#undef QLLC_X86_Q16
+QLLC_VARIANT_Q16(avx512vnni)
 
 #endif
