@@ -36,6 +36,26 @@ static inline qllc_status qe2e_profile(qllc_model *m, const char *model, char *o
   return qllc_profile_dataset(m, specs, 1, 0, out, NULL, NULL, NULL, d);
 }
 
+/* Loads data/<model>/model.onnx and profiles it (qe2e_profile, the profile's path in `prof`, size >=
+ * 256); NULL, with the error printed, when either fails. */
+static inline qllc_model *qe2e_load_profiled(const char *model, char *prof) {
+  char path[512];
+  qe2e_path(path, sizeof path, model, "model.onnx");
+  qllc_diag d;
+  memset(&d, 0, sizeof d);
+  qllc_model *m = NULL;
+  if (qllc_model_load(path, &m, &d) != QLLC_OK) {
+    printf("load %s: %s\n", path, d.message);
+    return NULL;
+  }
+  if (qe2e_profile(m, model, prof, &d) != QLLC_OK) {
+    printf("profile %s: %s\n", model, d.message);
+    qllc_model_free(m);
+    return NULL;
+  }
+  return m;
+}
+
 /* Runs every sample of eval_x through j (float in, float out) and returns the output's SQNR in dB
  * against eval_y: 10 log10(sum y^2 / sum (q - y)^2). NAN on error (printed). */
 static inline double qe2e_sqnr(qllc_jit *j, const char *model) {

@@ -45,15 +45,9 @@ static void test_models(void **state) {
   (void)state;
   for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
     const expect *e = &models[i];
-    char path[512], prof[256];
-    qe2e_path(path, sizeof path, e->model, "model.onnx");
-    qllc_diag d;
-    memset(&d, 0, sizeof d);
-    qllc_model *m = NULL;
-    assert_int_equal(qllc_model_load(path, &m, &d), QLLC_OK);
-    qllc_status st = qe2e_profile(m, e->model, prof, &d);
-    if (st != QLLC_OK) printf("profile %s: %s\n", e->model, d.message);
-    assert_int_equal(st, QLLC_OK);
+    char prof[256];
+    qllc_model *m = qe2e_load_profiled(e->model, prof);
+    assert_non_null(m);
     double f = run_one(m, e->model, NULL, QLLC_PREC_FLOAT, QLLC_PREC_FLOAT, QLLC_SCHEMA_ASYMMETRIC);
     double i8 = run_one(m, e->model, prof, QLLC_PREC_INT8, QLLC_PREC_FLOAT, QLLC_SCHEMA_ASYMMETRIC);
     double i16 = run_one(m, e->model, prof, QLLC_PREC_INT16, QLLC_PREC_FLOAT, QLLC_SCHEMA_ASYMMETRIC);
@@ -72,13 +66,9 @@ static void test_models(void **state) {
 /* Issue 4: int16 far closer to float than int8, in every schema. */
 static void test_issue4_every_schema(void **state) {
   (void)state;
-  char path[512], prof[256];
-  qe2e_path(path, sizeof path, "test_cnn", "model.onnx");
-  qllc_diag d;
-  memset(&d, 0, sizeof d);
-  qllc_model *m = NULL;
-  assert_int_equal(qllc_model_load(path, &m, &d), QLLC_OK);
-  assert_int_equal(qe2e_profile(m, "test_cnn", prof, &d), QLLC_OK);
+  char prof[256];
+  qllc_model *m = qe2e_load_profiled("test_cnn", prof);
+  assert_non_null(m);
   static const char *const names[] = {"asymmetric", "symmetric", "symmetric_uint8", "power2"};
   for (int s = QLLC_SCHEMA_ASYMMETRIC; s <= QLLC_SCHEMA_POWER2; s++) {
     double i8 = run_one(m, "test_cnn", prof, QLLC_PREC_INT8, QLLC_PREC_FLOAT, (qllc_schema)s);
