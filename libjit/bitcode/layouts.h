@@ -36,6 +36,12 @@
  *      w[o][c][kh][kw] at o * K + (q * T + kh * KW + kw) * 4 + i. No padding (K = 4 * (C/group/4) * T).
  *      The direct conv variant (qllc_c4_fits) broadcasts the 4 bytes of channels 4q .. 4q+3 of one tap.
  *      Scratch: qllc_scratch_c4().
+ *  QLLC_LAYOUT_C4N16 (conv, 8-bit weights, group 1, C a multiple of 4, T = KH*KW taps): K4N16 over the
+ *      rows of ROWS_C4: for each block nb of 16 output channels (M rounded up to 16, zero channels past
+ *      M), for each k4 = q * T + kh * KW + kw: the 16 x 4 bytes of channels 4q .. 4q+3 at that tap,
+ *      w[nb*16 + j][c = 4q + i][kh][kw] at ((nb * K/4 + k4) * 16 + j) * 4 + i. The direct conv with
+ *      output channels in the lanes (qllc_cl_fits) multiplies one 64-byte line by the 4 input bytes of
+ *      one pixel. Scratch: qllc_scratch_cl().
  *
  * Bias passed to a variant ("bias_c", per output channel, N entries, not padded):
  *   8-bit variants computing u8 x s8 (vpdpbusd): an i8 input is shifted to u8 (x + 128) when packed,
@@ -66,6 +72,7 @@ typedef enum qllc_layout {
   QLLC_LAYOUT_K2N16_SPLIT,
   QLLC_LAYOUT_DW_Q4,
   QLLC_LAYOUT_ROWS_C4,
+  QLLC_LAYOUT_C4N16,
 } qllc_layout;
 
 #define QLLC_NB 16          /* output channels per FC weight block */
@@ -124,6 +131,31 @@ static inline int64_t qllc_scratch_c4(int64_t C, int64_t group, int64_t W, int64
                                       int64_t KW, int64_t pad_left, int64_t dil_h, int64_t dil_w) {
   const int64_t pr = OW + (KW - 1) * dil_w - W - pad_left;
   return C / group * (OH + (KH - 1) * dil_h + 1) * (W + (pad_left > pr ? pad_left : pr)) + 256;
+}
+/* The share (in 1/1000) of the pixel lanes the C4 variant computes that are output pixels: OH rows of
+ * Wp virtual pixels less the last row's padding, in vectors of 16. */
+static inline int64_t qllc_c4_lanes_used(int64_t W, int64_t OH, int64_t OW, int64_t KW, int64_t pad_left,
+                                         int64_t dil_w) {
+  const int64_t pr = OW + (KW - 1) * dil_w - W - pad_left, Wp = W + (pad_left > pr ? pad_left : pr);
+  const int64_t nv = (OH - 1) * Wp + OW;
+  return OH * OW * 1000 / qllc_round_up(nv, 16);
+}
+#define QLLC_C4_MIN_LANES 950 /* below it, a conv the CL variant takes runs there */
+
+/* Direct conv with output channels in the lanes (QLLC_LAYOUT_C4N16). 1 when the variant takes the
+ * shape: group 1, C a multiple of 4; any stride, dilation and kernel size. */
+static inline int qllc_cl_fits(int64_t C, int64_t group, int64_t KH, int64_t KW) {
+  return group == 1 && C >= 4 && C % 4 == 0 && KH >= 1 && KW >= 1;
+}
+/* Its scratch: the planes of qllc_scratch_c4 for the rows and columns a strided conv reads (Hp =
+ * (OH-1) stride_h + (KH-1) dil_h + 1 rows and one more, Wp = W + max(pad_left, pad_right) columns),
+ * 256 bytes of slack, rounded up to 64 bytes, then the staging of 48 pixels x 64 output channels. */
+static inline int64_t qllc_scratch_cl(int64_t C, int64_t W, int64_t OH, int64_t OW, int64_t KH, int64_t KW,
+                                      int64_t stride_h, int64_t stride_w, int64_t pad_left, int64_t dil_h,
+                                      int64_t dil_w) {
+  const int64_t pr = (OW - 1) * stride_w + (KW - 1) * dil_w + 1 - W - pad_left;
+  const int64_t Hp = (OH - 1) * stride_h + (KH - 1) * dil_h + 1;
+  return qllc_round_up(C * (Hp + 1) * (W + (pad_left > pr ? pad_left : pr)) + 256, 64) + 48 * 64;
 }
 
 #endif

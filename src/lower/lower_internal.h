@@ -98,9 +98,9 @@ typedef struct qllc_kvariant {
   const char *features; /* LLVM feature names it needs, comma-separated */
   int layout;           /* qllc_layout of its packed weights (libjit/bitcode/layouts.h) */
   int esize;            /* input element bytes (scratch sizing) */
-  int shape;            /* the layers it serves: QLLC_VSHAPE_ANY, _DEPTHWISE or _C4 (direct conv) */
+  int shape;            /* the layers it serves: QLLC_VSHAPE_ANY, _DEPTHWISE, _C4 or _CL (direct convs) */
 } qllc_kvariant;
-enum { QLLC_VSHAPE_ANY = 0, QLLC_VSHAPE_DEPTHWISE, QLLC_VSHAPE_C4 };
+enum { QLLC_VSHAPE_ANY = 0, QLLC_VSHAPE_DEPTHWISE, QLLC_VSHAPE_C4, QLLC_VSHAPE_CL };
 
 /* The variant of reference kernel `ref` to run on c's target among the rows for layers of class
  * `shape` (QLLC_VSHAPE_*), or NULL for the reference itself. shape_reason: non-NULL when the layer's shape is one the variants do not take (the text says why).

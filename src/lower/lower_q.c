@@ -205,6 +205,8 @@ static qllc_status pack_variant(ctx *c, const qllc_node *n, const qllc_qnode *q,
     if (!bc) return qllc_lower_oom(c);
     if (v->layout == QLLC_LAYOUT_ROWS_C4) /* conv: K = C/group * taps */
       qllc_pack_w8_c4(wp, q->w_packed, channels, K, n->in[1]->dims[1] ? K / n->in[1]->dims[1] : 1);
+    else if (v->layout == QLLC_LAYOUT_C4N16)
+      qllc_pack_w8_c4n16(wp, q->w_packed, channels, K, n->in[1]->dims[1] ? K / n->in[1]->dims[1] : 1);
     else
       qllc_pack_w8((qllc_layout)v->layout, wp, q->w_packed, channels, K);
     qllc_pack_bias8(bc, q->bias, q->w_packed, channels, K, q->in_elem == QLLC_ELEM_I8);
@@ -338,21 +340,34 @@ qllc_status qllc_lower_q_conv(ctx *c, const qllc_node *n) {
                mg == 1 ? "" : "s");
       reason = shape;
     }
-    /* a stride-1 conv over channels by 4 runs the direct variant (no im2col panels) when the target
-       has it and would otherwise run the same ISA's panel variant (never instead of a faster ISA) */
-    int c4 = 0;
-    if (!dw && !reason && qllc_c4_fits(x->dims[1], group, KH, KW, g.sh, g.sw)) {
-      const char *w4 = NULL, *wa = NULL;
-      const qllc_kvariant *v4 = qllc_lower_pick(c, ref, QLLC_VSHAPE_C4, NULL, &w4);
-      const qllc_kvariant *va = v4 ? qllc_lower_pick(c, ref, QLLC_VSHAPE_ANY, NULL, &wa) : NULL;
-      c4 = va && strcmp(va->isa, v4->isa) == 0;
+    /* a conv over channels by 4 runs a direct variant (no im2col panels) when the target has it and
+       would otherwise run the same ISA's panel variant (never instead of a faster ISA): CL (output
+       channels in the lanes, any stride) or, for a stride-1 conv whose rows waste few of the pixel
+       vectors' lanes, C4 (pixels in the lanes) */
+    int direct = QLLC_VSHAPE_ANY;
+    const char *why_any = NULL; /* why the ANY pick is not a faster ISA: the direct variant's reason too */
+    if (!dw && !reason) {
+      const char *wx = NULL;
+      const qllc_kvariant *va = qllc_lower_pick(c, ref, QLLC_VSHAPE_ANY, NULL, &why_any), *vd;
+      /* a pointwise conv keeps the panel variant: its short reductions leave CL's epilogue and
+         transposes too large a share (bench/conv_variants.c) */
+      const int cl = KH * KW > 1 && qllc_cl_fits(x->dims[1], group, KH, KW);
+      const int c4 = qllc_c4_fits(x->dims[1], group, KH, KW, g.sh, g.sw);
+      if (va && c4 && (vd = qllc_lower_pick(c, ref, QLLC_VSHAPE_C4, NULL, &wx)) && strcmp(va->isa, vd->isa) == 0 &&
+          (!cl || qllc_c4_lanes_used(g.W, g.OH, g.OW, KW, g.pl, g.dw) >= QLLC_C4_MIN_LANES))
+        direct = QLLC_VSHAPE_C4;
+      else if (va && cl && (vd = qllc_lower_pick(c, ref, QLLC_VSHAPE_CL, NULL, &wx)) && strcmp(va->isa, vd->isa) == 0)
+        direct = QLLC_VSHAPE_CL;
     }
-    int64_t s1 = c4   ? qllc_scratch_c4(x->dims[1], group, g.W, g.OH, g.OW, KH, KW, g.pl, g.dh, g.dw)
+    int64_t s1 = direct == QLLC_VSHAPE_C4 ? qllc_scratch_c4(x->dims[1], group, g.W, g.OH, g.OW, KH, KW, g.pl, g.dh, g.dw)
+                 : direct == QLLC_VSHAPE_CL
+                     ? qllc_scratch_cl(x->dims[1], g.W, g.OH, g.OW, KH, KW, g.sh, g.sw, g.pl, g.dh, g.dw)
                  : dw ? qllc_scratch_dw(g.H, g.W, KH, KW, g.pt, g.pl, g.dh, g.dw)
                       : qllc_scratch_conv(K, 1);
-    int shape_class = c4 ? QLLC_VSHAPE_C4 : dw ? QLLC_VSHAPE_DEPTHWISE : QLLC_VSHAPE_ANY;
+    int shape_class = direct != QLLC_VSHAPE_ANY ? direct : dw ? QLLC_VSHAPE_DEPTHWISE : QLLC_VSHAPE_ANY;
     if ((st = fused_pick(c, n, ref, shape_class, reason, s1, qllc_scratch_conv(K, 2), &v, &scratch, &why)))
       return st;
+    if (direct != QLLC_VSHAPE_ANY && !why) why = why_any;
   }
   roles r = {.set = {0}};
   if ((st = fused_common(c, n, x, y, M, K, v, &q, &r))) return st;

@@ -1,5 +1,5 @@
 /* src/lower/pack.c: packing of 8-bit fused-layer weights and biases into the layouts of
- * libjit/bitcode/layouts.h (ROWS_K4 and ROWS_C4 for conv, K4N16 for FC, DW_Q4 for depthwise conv), and the packed
+ * libjit/bitcode/layouts.h (ROWS_K4, ROWS_C4 and C4N16 for conv, K4N16 for FC, DW_Q4 for depthwise conv), and the packed
  * size of every layout. The 16-bit packers are in pack16.c. */
 #include "lower/pack.h"
 
@@ -17,6 +17,7 @@ size_t qllc_pack_size(qllc_layout l, int64_t ch, int64_t K) {
   case QLLC_LAYOUT_K2N16_SPLIT: return (size_t)(2 * Np * Kp2 * 2);
   case QLLC_LAYOUT_DW_Q4: return (size_t)(ch * qllc_dw_row(K));
   case QLLC_LAYOUT_ROWS_C4: return (size_t)(ch * K);
+  case QLLC_LAYOUT_C4N16: return (size_t)(Np * K);
   }
   return 0;
 }
@@ -44,6 +45,16 @@ void qllc_pack_w8_c4(void *wp, const int8_t *w, int64_t ch, int64_t K, int64_t t
   for (int64_t o = 0; o < ch; o++)
     for (int64_t c = 0; c < cg; c++)
       for (int64_t t = 0; t < taps; t++) d[o * K + ((c / 4) * taps + t) * 4 + c % 4] = w[(o * cg + c) * taps + t];
+}
+
+void qllc_pack_w8_c4n16(void *wp, const int8_t *w, int64_t ch, int64_t K, int64_t taps) {
+  int8_t *d = wp;
+  const int64_t cg = taps > 0 ? K / taps : 0;
+  memset(d, 0, qllc_pack_size(QLLC_LAYOUT_C4N16, ch, K));
+  for (int64_t o = 0; o < ch; o++)
+    for (int64_t c = 0; c < cg; c++)
+      for (int64_t t = 0; t < taps; t++)
+        d[(((o / QLLC_NB) * (K / 4) + (c / 4) * taps + t) * QLLC_NB + o % QLLC_NB) * 4 + c % 4] = w[(o * cg + c) * taps + t];
 }
 
 void qllc_pack_bias8(int32_t *bias_c, const int32_t *bias, const int8_t *w, int64_t ch, int64_t K, int in_is_i8) {

@@ -23,6 +23,9 @@ void qllc_pack_w8(qllc_layout l, void *wp, const int8_t *w, int64_t ch, int64_t 
 /* ROWS_C4: conv weights of `taps` = KH*KW taps per input channel (K / taps channels, a multiple of 4),
  * each row reordered to (c / 4, tap, c % 4). Writes qllc_pack_size(ROWS_C4, ch, K) bytes. */
 void qllc_pack_w8_c4(void *wp, const int8_t *w, int64_t ch, int64_t K, int64_t taps);
+/* C4N16: conv weights (group 1, K / taps channels, a multiple of 4) as K4N16 lines of the ROWS_C4 order.
+ * Writes qllc_pack_size(C4N16, ch, K) bytes. */
+void qllc_pack_w8_c4n16(void *wp, const int8_t *w, int64_t ch, int64_t K, int64_t taps);
 void qllc_pack_bias8(int32_t *bias_c, const int32_t *bias, const int8_t *w, int64_t ch, int64_t K, int in_is_i8);
 
 /* 16-bit inputs: ROWS_K2, K2N16 (w8 != NULL: 16x8 weights, widened) and ROWS_K2_SPLIT, K2N16_SPLIT

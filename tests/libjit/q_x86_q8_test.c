@@ -19,13 +19,16 @@
 #include "q_x86_test_util.h"
 
 /* ---- the variants ---------------------------------------------------------------------------------- */
-enum { ISA_AVX512VNNI, ISA_AVXVNNI, ISA_AVX2, ISA_C4, NISA }; /* ISA_C4: the direct conv (avx512vnni) */
-static const char *isa_name[NISA] = {"avx512vnni", "avxvnni", "avx2", "avx512vnni direct (conv2dc4)"};
+/* ISA_C4, ISA_CL: the direct convs (avx512vnni) */
+enum { ISA_AVX512VNNI, ISA_AVXVNNI, ISA_AVX2, ISA_C4, ISA_CL, NISA };
+static const char *isa_name[NISA] = {"avx512vnni", "avxvnni", "avx2", "avx512vnni direct (conv2dc4)",
+                                     "avx512vnni direct, channel lanes (conv2dcl)"};
 
 static int have_isa(int isa) {
   __builtin_cpu_init();
   switch (isa) {
   case ISA_C4:
+  case ISA_CL:
   case ISA_AVX512VNNI:
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
@@ -56,6 +59,7 @@ typedef void fc_fn(void *y, const void *x, const int8_t *w, const int32_t *b, co
 #define FC_S__avxvnni(s) , s
 #define FC_S__avx2(s) , s
 #define FC_S_c4__avx512vnni(s) , s
+#define FC_S_cl__avx512vnni(s) , s
 #define WRAPS(ti, TI, to, TO)                                                           \
   FC_WRAP(ti, TI, to, TO, _ref, qllc_k_fc_##ti##_i8_##to)                               \
   FC_WRAP(ti, TI, to, TO, __avx512vnni, qllc_k_fc_##ti##_i8_##to##__avx512vnni)         \
@@ -65,7 +69,8 @@ typedef void fc_fn(void *y, const void *x, const int8_t *w, const int32_t *b, co
   CONV_WRAP(ti, TI, to, TO, __avx512vnni, qllc_k_conv2d_##ti##_i8_##to##__avx512vnni)   \
   CONV_WRAP(ti, TI, to, TO, __avxvnni, qllc_k_conv2d_##ti##_i8_##to##__avxvnni)         \
   CONV_WRAP(ti, TI, to, TO, __avx2, qllc_k_conv2d_##ti##_i8_##to##__avx2)                   \
-  CONV_WRAP(ti, TI, to, TO, _c4__avx512vnni, qllc_k_conv2dc4_##ti##_i8_##to##__avx512vnni)
+  CONV_WRAP(ti, TI, to, TO, _c4__avx512vnni, qllc_k_conv2dc4_##ti##_i8_##to##__avx512vnni)      \
+  CONV_WRAP(ti, TI, to, TO, _cl__avx512vnni, qllc_k_conv2dcl_##ti##_i8_##to##__avx512vnni)
 WRAPS(i8, int8_t, i8, int8_t)
 WRAPS(i8, int8_t, u8, uint8_t)
 WRAPS(u8, uint8_t, i8, int8_t)
@@ -77,12 +82,14 @@ static fc_fn *const fc_var[NISA][4] = {
     {fcw_i8_i8__avx512vnni, fcw_i8_u8__avx512vnni, fcw_u8_i8__avx512vnni, fcw_u8_u8__avx512vnni},
     {fcw_i8_i8__avxvnni, fcw_i8_u8__avxvnni, fcw_u8_i8__avxvnni, fcw_u8_u8__avxvnni},
     {fcw_i8_i8__avx2, fcw_i8_u8__avx2, fcw_u8_i8__avx2, fcw_u8_u8__avx2},
-    {fcw_i8_i8__avx512vnni, fcw_i8_u8__avx512vnni, fcw_u8_i8__avx512vnni, fcw_u8_u8__avx512vnni}}; /* no C4 FC */
+    {fcw_i8_i8__avx512vnni, fcw_i8_u8__avx512vnni, fcw_u8_i8__avx512vnni, fcw_u8_u8__avx512vnni},  /* no C4 FC */
+    {fcw_i8_i8__avx512vnni, fcw_i8_u8__avx512vnni, fcw_u8_i8__avx512vnni, fcw_u8_u8__avx512vnni}}; /* no CL FC */
 static conv_fn *const conv_var[NISA][4] = {
     {cvw_i8_i8__avx512vnni, cvw_i8_u8__avx512vnni, cvw_u8_i8__avx512vnni, cvw_u8_u8__avx512vnni},
     {cvw_i8_i8__avxvnni, cvw_i8_u8__avxvnni, cvw_u8_i8__avxvnni, cvw_u8_u8__avxvnni},
     {cvw_i8_i8__avx2, cvw_i8_u8__avx2, cvw_u8_i8__avx2, cvw_u8_u8__avx2},
-    {cvw_i8_i8_c4__avx512vnni, cvw_i8_u8_c4__avx512vnni, cvw_u8_i8_c4__avx512vnni, cvw_u8_u8_c4__avx512vnni}};
+    {cvw_i8_i8_c4__avx512vnni, cvw_i8_u8_c4__avx512vnni, cvw_u8_i8_c4__avx512vnni, cvw_u8_u8_c4__avx512vnni},
+    {cvw_i8_i8_cl__avx512vnni, cvw_i8_u8_cl__avx512vnni, cvw_u8_i8_cl__avx512vnni, cvw_u8_u8_cl__avx512vnni}};
 
 static int64_t n_out, n_inside;
 
@@ -200,14 +207,18 @@ static void run_conv(int isa, int combo, const conv_case *t) {
   pick_mn(m, n, M, acc_scale(xv, nx, wv, nw, K, t->z_x), t->mnmode);
   int32_t z_y, lo, hi;
   pick_out(ko, t->outvar, &z_y, &lo, &hi);
-  const int c4 = isa == ISA_C4;
+  const int c4 = isa == ISA_C4, cl = isa == ISA_CL;
   if (c4 && !qllc_c4_fits(C, group, KH, KW, d[9], d[10])) fail_msg("conv2dc4: a shape it does not take");
-  int8_t *wp = galloc(&gwp, qllc_pack_size(c4 ? QLLC_LAYOUT_ROWS_C4 : QLLC_LAYOUT_ROWS_K4, M, K));
+  if (cl && !qllc_cl_fits(C, group, KH, KW)) fail_msg("conv2dcl: a shape it does not take");
+  int8_t *wp = galloc(&gwp, qllc_pack_size(c4 ? QLLC_LAYOUT_ROWS_C4 : cl ? QLLC_LAYOUT_C4N16 : QLLC_LAYOUT_ROWS_K4, M, K));
   if (c4) qllc_pack_w8_c4(wp, w, M, K, KH * KW);
+  else if (cl) qllc_pack_w8_c4n16(wp, w, M, K, KH * KW);
   else qllc_pack_w8(QLLC_LAYOUT_ROWS_K4, wp, w, M, K);
   int32_t *bias_c = galloc(&gbc, (size_t)M * 4);
   qllc_pack_bias8(bias_c, bias, w, M, K, ki == K_I8);
-  const size_t ssz = (size_t)(c4 ? qllc_scratch_c4(C, group, W, OH, OW, KH, KW, d[12], d[13], d[14]) : qllc_scratch_conv(K, 1));
+  const size_t ssz = (size_t)(c4   ? qllc_scratch_c4(C, group, W, OH, OW, KH, KW, d[12], d[13], d[14])
+                              : cl ? qllc_scratch_cl(C, W, OH, OW, KH, KW, d[9], d[10], d[12], d[13], d[14])
+                                   : qllc_scratch_conv(K, 1));
   uint8_t *scratch = gzone(ssz), *want = calloc((size_t)ny, 1), *got = gzone((size_t)ny);
   conv_ref[combo](want, x, w, bias, m, n, d, t->z_x, z_y, lo, hi, NULL);
   conv_var[isa][combo](got, x, wp, bias_c, m, n, d, t->z_x, z_y, lo, hi, scratch);
@@ -338,6 +349,66 @@ static void conv_suite_c4(void) {
   conv_extremes(isa, conv_random_c4, cases);
 }
 
+/* A random shape the channel-lane variant takes: group 1, C a multiple of 4; any stride, dilation and
+   kernel, output channel counts on both sides of the 16- and 64-channel blocks. */
+static void conv_random_cl(conv_case *t, int combo) {
+  for (;;) {
+    const int64_t C = 4 * irand(1, 12), M = irand(0, 2) ? irand(1, 20) : irand(40, 140);
+    static const int64_t ks[] = {1, 1, 2, 3, 3, 3, 5, 7};
+    const int64_t KH = ks[irand(0, 7)], KW = irand(0, 3) ? KH : ks[irand(0, 7)];
+    const int64_t sh = irand(1, 3), sw = irand(0, 2) ? sh : irand(1, 3);
+    const int64_t dh = irand(0, 3) ? 1 : 2, dw = irand(0, 3) ? dh : irand(1, 2);
+    const int64_t H = irand(1, 24), W = irand(0, 5) ? irand(1, 24) : irand(60, 140);
+    const int64_t pt = irand(0, (KH - 1) * dh), pb = irand(0, (KH - 1) * dh);
+    const int64_t pl = irand(0, (KW - 1) * dw), pr = irand(0, (KW - 1) * dw);
+    if (conv_shape(t, irand(1, 2), C, H, W, M, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw, 1)) break;
+  }
+  t->z_x = pick_zx(cin(combo));
+  t->xpat = t->wpat = 0;
+  t->outvar = (int)irand(0, 4);
+  t->bmode = irand(0, 12) == 0 ? (int)irand(1, 2) : 0;
+  t->mnmode = irand(0, 3) == 0;
+}
+
+static void conv_suite_cl(void) {
+  const int isa = ISA_CL;
+  if (!have_isa(isa)) {
+    print_message("%s: not supported by this CPU\n", isa_name[isa]);
+    skip();
+  }
+  n_out = n_inside = 0;
+  int cases = 0;
+  for (int i = 0; i < 320; i++) {
+    conv_case t;
+    conv_random_cl(&t, i % 4);
+    run_conv(isa, i % 4, &t), cases++;
+  }
+  /* ResNet's layers (3x3 at 56..7, 3x3 and 1x1 stride 2), one pixel, a 1-row image, one-sided pads,
+     a long reduction, 16 / 17 / 64 / 65 output channels, pixel counts around the 48-pixel chunk and the
+     16-pixel transpose, two images */
+  struct {
+    int64_t N, C, H, W, M, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw;
+  } e[] = {
+      {1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   {1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+      {1, 512, 7, 7, 512, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   {1, 64, 56, 56, 128, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+      {1, 128, 28, 28, 256, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1}, {1, 4, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+      {1, 4, 1, 70, 7, 1, 3, 1, 1, 0, 1, 0, 1, 1, 1},      {1, 8, 6, 6, 16, 3, 3, 1, 1, 2, 0, 0, 2, 1, 1},
+      {2, 16, 9, 9, 17, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1},     {1, 12, 13, 14, 64, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2},
+      {1, 4, 5, 200, 65, 2, 2, 1, 1, 0, 0, 0, 0, 1, 1},    {1, 1000, 3, 3, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+      {1, 8, 7, 7, 33, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1},      {1, 8, 4, 12, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+      {1, 8, 7, 7, 70, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1},      {1, 4, 9, 9, 3, 3, 3, 3, 3, 0, 0, 0, 0, 1, 1},
+  };
+  for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)
+    for (int combo = 0; combo < 4; combo++) {
+      conv_case t;
+      assert_true(conv_shape(&t, e[i].N, e[i].C, e[i].H, e[i].W, e[i].M, e[i].KH, e[i].KW, e[i].sh, e[i].sw, e[i].pt,
+                             e[i].pl, e[i].pb, e[i].pr, e[i].dh, e[i].dw, 1));
+      t.z_x = pick_zx(cin(combo)), t.xpat = t.wpat = 0, t.outvar = (int)irand(0, 4), t.bmode = 0, t.mnmode = combo & 1;
+      run_conv(isa, combo, &t), cases++;
+    }
+  conv_extremes(isa, conv_random_cl, cases);
+}
+
 static void conv_suite(int isa) {
   if (!have_isa(isa)) {
     print_message("%s: not supported by this CPU\n", isa_name[isa]);
@@ -395,6 +466,7 @@ static void test_conv_avx512vnni(void **s) { (void)s, conv_suite(ISA_AVX512VNNI)
 static void test_conv_avxvnni(void **s) { (void)s, conv_suite(ISA_AVXVNNI); }
 static void test_conv_avx2(void **s) { (void)s, conv_suite(ISA_AVX2); }
 static void test_conv_c4_avx512vnni(void **s) { (void)s, conv_suite_c4(); }
+static void test_conv_cl_avx512vnni(void **s) { (void)s, conv_suite_cl(); }
 
 /* ---- the packers ---------------------------------------------------------------------------------- */
 static void test_pack_size(void **state) {
@@ -480,6 +552,7 @@ int main(void) {
       cmocka_unit_test(test_fc_avxvnni),      cmocka_unit_test(test_fc_avx2),
       cmocka_unit_test(test_conv_avx512vnni), cmocka_unit_test(test_conv_avxvnni),
       cmocka_unit_test(test_conv_avx2),       cmocka_unit_test(test_conv_c4_avx512vnni),
+      cmocka_unit_test(test_conv_cl_avx512vnni),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,5 +16,8 @@ QLLC_VARIANT_Q8(avx2)
 /* The direct conv over channels by 4 (weights QLLC_LAYOUT_ROWS_C4, scratch qllc_scratch_c4(), shapes
    qllc_c4_fits()), AVX-512 VNNI only. */
 QLLC_VARIANT_Q8_IO(QLLC_VARIANT_CONV, conv2dc4, avx512vnni)
+/* The direct conv with output channels in the lanes (weights QLLC_LAYOUT_C4N16, scratch
+   qllc_scratch_cl(), shapes qllc_cl_fits()), AVX-512 VNNI only. */
+QLLC_VARIANT_Q8_IO(QLLC_VARIANT_CONV, conv2dcl, avx512vnni)
 
 #endif

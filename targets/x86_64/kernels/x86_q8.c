@@ -926,6 +926,200 @@ QX_C4_WRAP(uint8_t, u8, int8_t, i8, 0)
 QX_C4_WRAP(uint8_t, u8, uint8_t, u8, 0)
 #undef QX_C4_WRAP
 
+/* ---- Direct conv with output channels in the lanes (avx512vnni, QLLC_LAYOUT_C4N16) ------------------ */
+/* Any stride and kernel size, C/group a multiple of 4 (qllc_cl_fits). The input of one image and group
+   is converted into the padded planes of 4 channels of the conv above (zc4_convert), with Hp = (OH-1)
+   sh + (KH-1) dh + 1 rows. A tile is NP (<= 6) output pixels x NO (<= 4) vectors of 16 output
+   channels: per (channel quad q, kh, kw) it loads the NO weight lines of 16 channels x 4 bytes and
+   broadcasts each pixel's 4 input bytes (plane q, row oh sh + kh dh, column ow sw + kw dw) against
+   them. Only output pixels are computed (no virtual pixels: the pixels of a tile may span output
+   rows), so small images and strides waste nothing. The epilogue requantizes per lane (per output
+   channel) and writes each pixel's 16 channels as 16 bytes to a staging area (pixel-major, per block
+   of 16 channels); every QX_CL_PC pixels the staging is transposed 16 x 16 bytes at a time into the
+   NCHW output rows. */
+#define QX_CL_NP 6   /* pixels per tile */
+#define QX_CL_NO 4   /* vectors of 16 output channels per tile */
+#define QX_CL_PC 48  /* pixels per staged chunk: a multiple of 16 */
+typedef struct qx_cl {
+  int64_t ncq, KH, KW, rstep, cstep, PS, wstep; /* wstep: bytes between the weights of two 16-channel blocks */
+} qx_cl;
+
+/* Per-lane requantization for 33 <= n <= 62 in every lane (z_reqh with vectors of m, rounding term and
+   shift n - 32). */
+ZI __m512i z_reqhv(__m512i acc, __m512i m, __m512i r, __m512i sh, __m512i zy, __m512i lo, __m512i hi) {
+  const __m512i pe = _mm512_mul_epi32(acc, m), po = _mm512_mul_epi32(_mm512_srli_epi64(acc, 32), _mm512_srli_epi64(m, 32));
+  const __m512i h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po);
+  const __m512i v = _mm512_add_epi32(_mm512_srav_epi32(_mm512_add_epi32(h, r), sh), zy);
+  return _mm512_min_epi32(_mm512_max_epi32(v, lo), hi);
+}
+
+/* The requantization constants of one block of 16 output channels. */
+typedef struct qx_clq {
+  __m512i bias, m, r, sh; /* fast: the 32-bit path (z_reqhv) applies to every lane */
+  qx_zq q;
+  int fast;
+} qx_clq;
+
+/* NP pixels (byte offsets px[i] of their first tap in the planes xs) x NO channel blocks (weights w,
+   g->wstep bytes apart); stores pixel i of block j at stg + j * QX_CL_PC * 16 + i * 16. */
+ZI void zcl_tile(const int NP, const int NO, uint8_t *stg, const uint8_t *xs, const int64_t *px, const int8_t *w,
+                 const qx_cl *g, const qx_clq *cq, int32_t z_y, int32_t act_lo, int32_t act_hi) {
+  __m512i acc[QX_CL_NP][QX_CL_NO];
+  QX_UNROLL for (int i = 0; i < NP; i++) QX_UNROLL for (int j = 0; j < NO; j++) acc[i][j] = cq[j].bias;
+  const int8_t *wk = w;
+  const uint8_t *p[QX_CL_NP];
+  QX_UNROLL for (int i = 0; i < NP; i++) p[i] = xs + px[i];
+  for (int64_t q = 0; q < g->ncq; q++)
+    for (int64_t kh = 0; kh < g->KH; kh++) {
+      const int64_t ro = q * g->PS + kh * g->rstep;
+      for (int64_t kw = 0; kw < g->KW; kw++, wk += 64) {
+        const int64_t o = ro + kw * g->cstep;
+        __m512i wv[QX_CL_NO];
+        QX_UNROLL for (int j = 0; j < NO; j++) wv[j] = z_load(wk + j * g->wstep);
+        QX_UNROLL for (int i = 0; i < NP; i++) {
+          const __m512i b = z_bcast(p[i] + o);
+          QX_UNROLL for (int j = 0; j < NO; j++) acc[i][j] = z_dp(acc[i][j], b, wv[j]);
+        }
+      }
+    }
+  const __m512i zy32 = _mm512_set1_epi32(z_y), lo32 = _mm512_set1_epi32(act_lo), hi32 = _mm512_set1_epi32(act_hi);
+  QX_UNROLL for (int j = 0; j < NO; j++) {
+    uint8_t *d = stg + j * (QX_CL_PC * 16);
+    if (cq[j].fast) {
+      QX_UNROLL for (int i = 0; i < NP; i++)
+        _mm_storeu_si128((__m128i *)(d + i * 16),
+                         _mm512_cvtepi32_epi8(z_reqhv(acc[i][j], cq[j].m, cq[j].r, cq[j].sh, zy32, lo32, hi32)));
+    } else {
+      const __m512i zy = _mm512_set1_epi64(z_y), lo = _mm512_set1_epi64(act_lo), hi = _mm512_set1_epi64(act_hi);
+      QX_UNROLL for (int i = 0; i < NP; i++)
+        _mm_storeu_si128((__m128i *)(d + i * 16), _mm512_cvtepi32_epi8(z_req(acc[i][j], &cq[j].q, zy, lo, hi)));
+    }
+  }
+}
+
+/* The np pixels of a chunk in tiles of as equal sizes as QX_CL_NP allows (49 pixels: 5 x 5 + 4 x 6, never
+   a lone pixel that would reload every weight line for one broadcast). */
+ZP void zcl_tiles(const int NO, int64_t np, uint8_t *stg, const uint8_t *xs, const int64_t *px, const int8_t *w,
+                  const qx_cl *g, const qx_clq *cq, int32_t z_y, int32_t act_lo, int32_t act_hi) {
+  const int64_t nt = (np + QX_CL_NP - 1) / QX_CL_NP;
+  for (int64_t ti = 0, t = 0; ti < nt; ti++) {
+    const int64_t sz = (np - t) / (nt - ti); /* the later tiles take the remainder: sizes differ by 1 at most */
+    uint8_t *s = stg + t * 16;
+#define QX_CL_CASE(P, O) \
+  case P: zcl_tile(P, O, s, xs, px + t, w, g, cq, z_y, act_lo, act_hi); break;
+#define QX_CL_SW(O)                                                                                              \
+  switch ((int)sz) {                                                                                             \
+    QX_CL_CASE(6, O)                                                                                             \
+    QX_CL_CASE(5, O)                                                                                             \
+    QX_CL_CASE(4, O)                                                                                             \
+    QX_CL_CASE(3, O)                                                                                             \
+    QX_CL_CASE(2, O)                                                                                             \
+    default: zcl_tile(1, O, s, xs, px + t, w, g, cq, z_y, act_lo, act_hi);                                      \
+  }
+    if (NO == 4) QX_CL_SW(4)
+    else if (NO == 3) QX_CL_SW(3)
+    else if (NO == 2) QX_CL_SW(2)
+    else QX_CL_SW(1)
+#undef QX_CL_SW
+#undef QX_CL_CASE
+    t += sz;
+  }
+}
+
+/* 16 staged pixels x 16 channels (s: pixel-major, 16 bytes a pixel) -> the first nrows channels' rows
+   (ldy bytes apart), npx pixels each. Dword transpose within each 4-pixel vector, byte 4 x 4 transpose
+   within each dword group, then a 4 x 4 dword transpose across the four vectors. */
+ZI void zcl_tr16(uint8_t *y, int64_t ldy, const uint8_t *s, int64_t npx, int64_t nrows) {
+  const __m512i dperm = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+  const __m512i bshuf = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+  __m512i z[4];
+  QX_UNROLL for (int k = 0; k < 4; k++) z[k] = _mm512_shuffle_epi8(_mm512_permutexvar_epi32(dperm, z_load(s + 64 * k)), bshuf);
+  const __m512i t0 = _mm512_unpacklo_epi32(z[0], z[1]), t1 = _mm512_unpackhi_epi32(z[0], z[1]);
+  const __m512i t2 = _mm512_unpacklo_epi32(z[2], z[3]), t3 = _mm512_unpackhi_epi32(z[2], z[3]);
+  __m512i r[4];
+  r[0] = _mm512_unpacklo_epi64(t0, t2), r[1] = _mm512_unpackhi_epi64(t0, t2);
+  r[2] = _mm512_unpacklo_epi64(t1, t3), r[3] = _mm512_unpackhi_epi64(t1, t3);
+  const __mmask16 mk = (__mmask16)qx_bits(npx);
+  __m128i l[16];
+  QX_UNROLL for (int b = 0; b < 4; b++) {
+    l[b] = _mm512_castsi512_si128(r[b]);
+    l[4 + b] = _mm512_extracti32x4_epi32(r[b], 1);
+    l[8 + b] = _mm512_extracti32x4_epi32(r[b], 2);
+    l[12 + b] = _mm512_extracti32x4_epi32(r[b], 3);
+  }
+  if (npx >= 16 && nrows >= 16) {
+    QX_UNROLL for (int o = 0; o < 16; o++) _mm_storeu_si128((__m128i *)(y + o * ldy), l[o]);
+  } else {
+    for (int o = 0; o < nrows && o < 16; o++) _mm_mask_storeu_epi8(y + o * ldy, mk, l[o]);
+  }
+}
+
+ZI void zcl_conv(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *wp, const int32_t *bias,
+                 const int32_t *m, const int32_t *n, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M,
+                 int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t pt, int64_t pl,
+                 int64_t dh, int64_t dw, int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi,
+                 uint8_t *scratch) {
+  const int64_t cg = C / group, mg = M / group, Hp = (OH - 1) * sh + (KH - 1) * dh + 1;
+  const int64_t pr = (OW - 1) * sw + (KW - 1) * dw + 1 - W - pl, Wp = W + (pl > pr ? pl : pr), P = OH * OW;
+  const int64_t K = cg * KH * KW, nk4 = K / 4, mgp = (mg + 15) & ~(int64_t)15;
+  const qx_cl g = {cg / 4, KH, KW, dh * Wp * 4, dw * 4, (Hp + 1) * Wp * 4, nk4 * 64};
+  uint8_t *stg = scratch + qllc_round_up(cg * (Hp + 1) * Wp + 256, 64);
+  const uint8_t flip = xi8 ? 0x80 : 0;
+  for (int64_t b = 0; b < N; b++)
+    for (int64_t gi = 0; gi < group; gi++) {
+      zc4_convert(scratch, x + (b * C + gi * cg) * H * W, g.ncq, H, W, Hp, Wp, pt, pl, (uint8_t)z_x, flip);
+      uint8_t *yg = y + (b * M + gi * mg) * P;
+      const int8_t *wg = wp + gi * mgp * K;
+      for (int64_t ob = 0; ob < mg; ob += 16 * QX_CL_NO) {
+        const int64_t nleft = mg - ob;
+        const int no = nleft >= 16 * QX_CL_NO ? QX_CL_NO : (int)((nleft + 15) / 16);
+        qx_clq cq[QX_CL_NO];
+        for (int j = 0; j < no; j++) {
+          const int64_t c = gi * mg + ob + 16 * j;
+          const __mmask16 in = (__mmask16)qx_bits(mg - ob - 16 * j);
+          const __m512i mv = _mm512_maskz_loadu_epi32(in, m + c), nv = _mm512_mask_loadu_epi32(_mm512_set1_epi32(40), in, n + c);
+          cq[j].bias = _mm512_maskz_loadu_epi32(in, bias + c);
+          cq[j].fast = !_mm512_cmplt_epi32_mask(nv, _mm512_set1_epi32(33)) && !_mm512_cmpgt_epi32_mask(nv, _mm512_set1_epi32(62));
+          cq[j].m = mv;
+          cq[j].sh = _mm512_sub_epi32(nv, _mm512_set1_epi32(32));
+          cq[j].r = _mm512_sllv_epi32(_mm512_set1_epi32(1), _mm512_sub_epi32(nv, _mm512_set1_epi32(33)));
+          z_qprep(&cq[j].q, mv, nv);
+        }
+        const int8_t *wo = wg + ob * K;
+        const int64_t nch = (P + QX_CL_PC - 1) / QX_CL_PC; /* chunks of equal sizes (differing by 1) */
+        for (int64_t ci = 0, p0 = 0; ci < nch; ci++) {
+          const int64_t np = (P - p0) / (nch - ci);
+          int64_t px[QX_CL_PC];
+          for (int64_t i = 0, oh = p0 / OW, ow = p0 % OW; i < np; i++) {
+            px[i] = (oh * sh * Wp + ow * sw) * 4;
+            if (++ow == OW) ow = 0, oh++;
+          }
+          zcl_tiles(no, np, stg, scratch, px, wo, &g, cq, z_y, act_lo, act_hi);
+          for (int j = 0; j < no; j++)
+            for (int64_t s0 = 0; s0 < np; s0 += 16)
+              zcl_tr16(yg + (ob + 16 * j) * P + p0 + s0, P, stg + j * (QX_CL_PC * 16) + s0 * 16, np - s0,
+                       mg - ob - 16 * j);
+          p0 += np;
+        }
+      }
+    }
+}
+
+#define QX_CL_WRAP(TI, ti, TO, to, xi8)                                                                          \
+  QLLC_KERNEL __attribute__((target(QX_TZ))) void qllc_k_conv2dcl_##ti##_i8_##to##__avx512vnni(                 \
+      TO *y, const TI *x, const int8_t *wp, const int32_t *bias_c, const int32_t *m, const int32_t *n,          \
+      int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW,    \
+      int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w,      \
+      int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi, uint8_t *scratch) {              \
+    zcl_conv((uint8_t *)y, (const uint8_t *)x, xi8, wp, bias_c, m, n, N, C, H, W, M, OH, OW, KH, KW, stride_h, \
+             stride_w, pad_top, pad_left, dil_h, dil_w, group, z_x, z_y, act_lo, act_hi, scratch);             \
+  }
+QX_CL_WRAP(int8_t, i8, int8_t, i8, 1)
+QX_CL_WRAP(int8_t, i8, uint8_t, u8, 1)
+QX_CL_WRAP(uint8_t, u8, int8_t, i8, 0)
+QX_CL_WRAP(uint8_t, u8, uint8_t, u8, 0)
+#undef QX_CL_WRAP
+
 #else /* QX_TEMPLATE: one ISA's kernels ------------------------------------------------------------------ */
 
 /* FC tile: R (<= FC_R) rows of the packed input (xs, ldx bytes apart) x FC_NJ vectors of VL channels
