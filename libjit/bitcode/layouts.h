@@ -42,6 +42,10 @@
  *      w[nb*16 + j][c = 4q + i][kh][kw] at ((nb * K/4 + k4) * 16 + j) * 4 + i. The direct conv with
  *      output channels in the lanes (qllc_cl_fits) multiplies one 64-byte line by the 4 input bytes of
  *      one pixel. Scratch: qllc_scratch_cl().
+ *  QLLC_LAYOUT_ROWS_C2 / QLLC_LAYOUT_ROWS_C2_SPLIT (conv, 16-bit in, C/group even, T = KH*KW taps):
+ *      ROWS_K2 / ROWS_K2_SPLIT over rows in the reduction order (q, kh, kw, i) of channel c = 2q + i:
+ *      ONNX's w[o][c][kh][kw] at o * K + (q * T + kh * KW + kw) * 2 + i (K is even: no padding). The
+ *      direct 16-bit conv broadcasts the pair of channels 2q, 2q+1 of one tap. Scratch: qllc_scratch_c2().
  *
  * Bias passed to a variant ("bias_c", per output channel, N entries, not padded):
  *   8-bit variants computing u8 x s8 (vpdpbusd): an i8 input is shifted to u8 (x + 128) when packed,
@@ -73,6 +77,8 @@ typedef enum qllc_layout {
   QLLC_LAYOUT_DW_Q4,
   QLLC_LAYOUT_ROWS_C4,
   QLLC_LAYOUT_C4N16,
+  QLLC_LAYOUT_ROWS_C2,
+  QLLC_LAYOUT_ROWS_C2_SPLIT,
 } qllc_layout;
 
 #define QLLC_NB 16          /* output channels per FC weight block */
@@ -141,6 +147,16 @@ static inline int64_t qllc_c4_lanes_used(int64_t W, int64_t OH, int64_t OW, int6
   return OH * OW * 1000 / qllc_round_up(nv, 16);
 }
 #define QLLC_C4_MIN_LANES 950 /* below it, a conv the CL variant takes runs there */
+
+/* The direct 16-bit conv over channel pairs (ROWS_C2, shapes qllc_c4_fits): planes of 2 int16 channels
+ * x (Hp + 1) rows x Wp columns as for qllc_scratch_c4, 256 bytes of slack, rounded up to 64 bytes, then
+ * one 32-bit offset per pair of the reduction. */
+static inline int64_t qllc_scratch_c2(int64_t C, int64_t group, int64_t W, int64_t OH, int64_t OW, int64_t KH,
+                                      int64_t KW, int64_t pad_left, int64_t dil_h, int64_t dil_w) {
+  const int64_t cg = C / group;
+  return qllc_round_up(2 * qllc_scratch_c4(C, group, W, OH, OW, KH, KW, pad_left, dil_h, dil_w), 64) +
+         cg * KH * KW / 2 * 4;
+}
 
 /* Direct conv with output channels in the lanes (QLLC_LAYOUT_C4N16). 1 when the variant takes the
  * shape: group 1, C a multiple of 4; any stride, dilation and kernel size. */

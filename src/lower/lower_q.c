@@ -215,7 +215,8 @@ static qllc_status pack_variant(ctx *c, const qllc_node *n, const qllc_qnode *q,
     fb->w = qllc_lower_buffer_new(c, wname, QLLC_REGION_CONST, QLLC_ELEM_I8, wbytes);
   } else {
     int w8 = q->w_elem == QLLC_ELEM_I8;
-    qllc_pack_w16((qllc_layout)v->layout, wp, w8 ? q->w_packed : NULL, w8 ? NULL : q->w_packed, channels, K);
+    qllc_pack_w16_c2((qllc_layout)v->layout, wp, w8 ? q->w_packed : NULL, w8 ? NULL : q->w_packed, channels, K,
+                     n->in[1]->rank > 2 && n->in[1]->dims[1] ? K / n->in[1]->dims[1] : 1);
     fb->bias = qconst(c, bname, q->acc_elem, channels, q->bias);
     fb->w = qllc_lower_buffer_new(c, wname, QLLC_REGION_CONST, QLLC_ELEM_I16, wbytes);
   }
@@ -351,12 +352,13 @@ qllc_status qllc_lower_q_conv(ctx *c, const qllc_node *n) {
       const qllc_kvariant *va = qllc_lower_pick(c, ref, QLLC_VSHAPE_ANY, NULL, &why_any), *vd;
       /* a pointwise conv keeps the panel variant: its short reductions leave CL's epilogue and
          transposes too large a share (bench/conv_variants.c) */
-      const int cl = KH * KW > 1 && qllc_cl_fits(x->dims[1], group, KH, KW);
-      const int c4 = qllc_c4_fits(x->dims[1], group, KH, KW, g.sh, g.sw);
-      if (va && c4 && (vd = qllc_lower_pick(c, ref, QLLC_VSHAPE_C4, NULL, &wx)) && strcmp(va->isa, vd->isa) == 0 &&
-          (!cl || qllc_c4_lanes_used(g.W, g.OH, g.OW, KW, g.pl, g.dw) >= QLLC_C4_MIN_LANES))
+      const int c4 = va && qllc_c4_fits(x->dims[1], group, KH, KW, g.sh, g.sw) &&
+                     (vd = qllc_lower_pick(c, ref, QLLC_VSHAPE_C4, NULL, &wx)) && strcmp(va->isa, vd->isa) == 0;
+      const int cl = va && KH * KW > 1 && qllc_cl_fits(x->dims[1], group, KH, KW) &&
+                     (vd = qllc_lower_pick(c, ref, QLLC_VSHAPE_CL, NULL, &wx)) && strcmp(va->isa, vd->isa) == 0;
+      if (c4 && (!cl || qllc_c4_lanes_used(g.W, g.OH, g.OW, KW, g.pl, g.dw) >= QLLC_C4_MIN_LANES))
         direct = QLLC_VSHAPE_C4;
-      else if (va && cl && (vd = qllc_lower_pick(c, ref, QLLC_VSHAPE_CL, NULL, &wx)) && strcmp(va->isa, vd->isa) == 0)
+      else if (cl)
         direct = QLLC_VSHAPE_CL;
     }
     int64_t s1 = direct == QLLC_VSHAPE_C4 ? qllc_scratch_c4(x->dims[1], group, g.W, g.OH, g.OW, KH, KW, g.pl, g.dh, g.dw)
@@ -364,8 +366,10 @@ qllc_status qllc_lower_q_conv(ctx *c, const qllc_node *n) {
                      ? qllc_scratch_cl(x->dims[1], g.W, g.OH, g.OW, KH, KW, g.sh, g.sw, g.pl, g.dh, g.dw)
                  : dw ? qllc_scratch_dw(g.H, g.W, KH, KW, g.pt, g.pl, g.dh, g.dw)
                       : qllc_scratch_conv(K, 1);
+    int64_t s2 = direct == QLLC_VSHAPE_C4 ? qllc_scratch_c2(x->dims[1], group, g.W, g.OH, g.OW, KH, KW, g.pl, g.dh, g.dw)
+                                          : qllc_scratch_conv(K, 2);
     int shape_class = direct != QLLC_VSHAPE_ANY ? direct : dw ? QLLC_VSHAPE_DEPTHWISE : QLLC_VSHAPE_ANY;
-    if ((st = fused_pick(c, n, ref, shape_class, reason, s1, qllc_scratch_conv(K, 2), &v, &scratch, &why)))
+    if ((st = fused_pick(c, n, ref, shape_class, reason, s1, s2, &v, &scratch, &why)))
       return st;
     if (direct != QLLC_VSHAPE_ANY && !why) why = why_any;
   }

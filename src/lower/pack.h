@@ -31,5 +31,9 @@ void qllc_pack_bias8(int32_t *bias_c, const int32_t *bias, const int8_t *w, int6
 /* 16-bit inputs: ROWS_K2, K2N16 (w8 != NULL: 16x8 weights, widened) and ROWS_K2_SPLIT, K2N16_SPLIT
  * (w16 != NULL: int16 weights split into lo/hi planes). The bias is used as it is. */
 void qllc_pack_w16(qllc_layout l, void *wp, const int8_t *w8, const int16_t *w16, int64_t ch, int64_t K);
+/* The same for conv weights of `taps` taps per channel, which the C2 layouts reorder (K / taps channels,
+ * an even number); for the other layouts taps is not read. */
+void qllc_pack_w16_c2(qllc_layout l, void *wp, const int8_t *w8, const int16_t *w16, int64_t ch, int64_t K,
+                      int64_t taps);
 
 #endif

@@ -1,6 +1,7 @@
 /* src/lower/pack16.c: qllc_pack_w16 (src/lower/pack.h), the weights of the 16-bit input variants in
  * the layouts of libjit/bitcode/layouts.h: ROWS_K2 / K2N16 (16x8 weights widened to int16) and their
- * _SPLIT forms (int16 weights as lo = w & 0xff, hi = (w - lo) >> 8, so w = hi * 256 + lo). Everything
+ * _SPLIT forms, ROWS_C2 / ROWS_C2_SPLIT (ROWS_K2 rows in the channel-pair order of the direct conv)
+ * (int16 weights as lo = w & 0xff, hi = (w - lo) >> 8, so w = hi * 256 + lo). Everything
  * past K (and past ch in the N16 blocks) is zero. */
 #include "pack.h"
 
@@ -14,18 +15,34 @@ static int16_t wval(const int8_t *w8, const int16_t *w16, int64_t ch, int64_t K,
   return (int16_t)(plane == 0 ? lo : (v - lo) / 256); /* v - lo is a multiple of 256: exact division */
 }
 
+/* Reduction index kk of the channel-pair order (q, tap, c % 2) -> the ONNX order (c, tap), T taps. */
+static int64_t c2_k(int64_t kk, int64_t T) {
+  const int64_t q = kk / (2 * T), t = kk % (2 * T) / 2, i = kk % 2;
+  return (2 * q + i) * T + t;
+}
+
 void qllc_pack_w16(qllc_layout l, void *wp, const int8_t *w8, const int16_t *w16, int64_t ch, int64_t K) {
+  qllc_pack_w16_c2(l, wp, w8, w16, ch, K, 0);
+}
+
+void qllc_pack_w16_c2(qllc_layout l, void *wp, const int8_t *w8, const int16_t *w16, int64_t ch, int64_t K,
+                      int64_t taps) {
   int16_t *o = (int16_t *)wp;
   const int64_t Kp2 = qllc_round_up(K, 2), P = Kp2 / 2, NBt = qllc_round_up(ch, QLLC_NB) / QLLC_NB;
   switch (l) {
   case QLLC_LAYOUT_ROWS_K2:
+  case QLLC_LAYOUT_ROWS_C2: /* C2: the same rows in the channel-pair order */
     for (int64_t c = 0; c < ch; c++)
-      for (int64_t k = 0; k < Kp2; k++) o[c * Kp2 + k] = wval(w8, w16, ch, K, c, k, -1);
+      for (int64_t k = 0; k < Kp2; k++)
+        o[c * Kp2 + k] = wval(w8, w16, ch, K, c, l == QLLC_LAYOUT_ROWS_C2 && k < K ? c2_k(k, taps) : k, -1);
     break;
   case QLLC_LAYOUT_ROWS_K2_SPLIT:
+  case QLLC_LAYOUT_ROWS_C2_SPLIT:
     for (int plane = 0; plane < 2; plane++)
       for (int64_t c = 0; c < ch; c++)
-        for (int64_t k = 0; k < Kp2; k++) o[(plane * ch + c) * Kp2 + k] = wval(w8, w16, ch, K, c, k, plane);
+        for (int64_t k = 0; k < Kp2; k++)
+          o[(plane * ch + c) * Kp2 + k] =
+              wval(w8, w16, ch, K, c, l == QLLC_LAYOUT_ROWS_C2_SPLIT && k < K ? c2_k(k, taps) : k, plane);
     break;
   case QLLC_LAYOUT_K2N16:
     for (int64_t nb = 0; nb < NBt; nb++)

@@ -33,6 +33,7 @@ static int has_isa(void) {
 /* Outputs of the plain cases (multipliers from the accumulators, full output range), and how many were
    strictly inside the range: the random cases must test the rounding, not only the clamp. */
 static int64_t n_total, n_inside;
+static int n_direct; /* cases that ran the direct conv too */
 
 static void check_inside(const char *what) {
   if (n_total == 0 || n_inside * 2 < n_total)
@@ -387,8 +388,71 @@ static void run_conv(const qcase *q, const cshape *s) {
            (long long)s->pl, (long long)s->pb, (long long)s->pr, (long long)s->dh, (long long)s->dw, (long long)s->g,
            q->z_x, q->xpat, q->wpat, q->mnvar);
   compare(what, got, want, ny, lo, hi, q->mnvar == 0 && q->outvar == 0);
+  if (qllc_c4_fits(s->C, s->g, s->KH, s->KW, s->sh, s->sw)) { /* the direct conv over channel pairs too */
+    const qllc_layout l = q->wide ? QLLC_LAYOUT_ROWS_C2_SPLIT : QLLC_LAYOUT_ROWS_C2;
+    void *wc = malloc(qllc_pack_size(l, M, K));
+    qllc_pack_w16_c2(l, wc, q->wide ? NULL : (const int8_t *)w, q->wide ? (const int16_t *)w : NULL, M, K,
+                     s->KH * s->KW);
+    const int64_t ssz = qllc_scratch_c2(s->C, s->g, s->W, OH, OW, s->KH, s->KW, s->pl, s->dh, s->dw);
+    uint8_t *sc = gzone((size_t)ssz);
+    int16_t *got2 = out_buf(ny);
+#define CONV_ARGS                                                                                            \
+  bias, m, n, s->N, s->C, s->H, s->W, M, OH, OW, s->KH, s->KW, s->sh, s->sw, s->pt, s->pl, s->dh, s->dw, s->g, \
+      q->z_x, z_y, lo, hi
+    if (q->wide) qllc_k_conv2dc2_i16_i16_i16__avx512vnni(got2, x, wc, CONV_ARGS, sc);
+    else qllc_k_conv2dc2_i16_i8_i16__avx512vnni(got2, x, wc, CONV_ARGS, sc);
+#undef CONV_ARGS
+    char what2[320];
+    snprintf(what2, sizeof what2, "direct (conv2dc2) %s", what);
+    compare(what2, got2, want, ny, lo, hi, 0);
+    if (!guard_ok(sc, (size_t)ssz)) fail_msg("%s: wrote past the scratch", what2);
+    n_direct++;
+    free(wc), free(sc), free(got2);
+  }
   free(xv), free(wv), free(m), free(n), free(bias), free(mag), xbuf_free(&xb), free(w), free(wp), free(scratch);
   free(want), free(got);
+}
+
+/* A random shape the direct conv takes: stride 1, C/group a multiple of 4, more than one tap. */
+static cshape direct_shape(void) {
+  cshape s;
+  for (;;) {
+    s.N = irand(1, 2), s.g = irand(0, 4) ? 1 : irand(2, 3);
+    s.C = 4 * irand(1, 10) * s.g, s.M = irand(1, 30) * s.g;
+    static const int64_t ks[] = {1, 2, 3, 3, 3, 5, 7};
+    s.KH = ks[irand(0, 6)], s.KW = irand(0, 3) ? s.KH : ks[irand(0, 6)];
+    s.H = irand(1, 24), s.W = irand(0, 4) ? irand(1, 24) : irand(30, 90);
+    s.sh = s.sw = 1;
+    s.dh = irand(0, 4) ? 1 : 2, s.dw = irand(0, 4) ? 1 : irand(1, 2);
+    s.pt = irand(0, (s.KH - 1) * s.dh), s.pb = irand(0, (s.KH - 1) * s.dh);
+    s.pl = irand(0, (s.KW - 1) * s.dw), s.pr = irand(0, (s.KW - 1) * s.dw);
+    if (s.KH * s.KW > 1 && out_dim(s.H, s.KH, 1, s.pt, s.pb, s.dh) > 0 && out_dim(s.W, s.KW, 1, s.pl, s.pr, s.dw) > 0)
+      return s;
+  }
+}
+
+/* The direct conv (run by run_conv next to the panel variant): random shapes it takes, in 16x8 and int16,
+   and ResNet's 3x3 layers. */
+static void test_conv_direct(void **state) {
+  (void)state;
+  REQUIRE_ISA();
+  n_total = n_inside = 0, n_direct = 0;
+  for (int i = 0; i < 160; i++) {
+    qcase q = random_case(i % 2);
+    cshape s = direct_shape();
+    run_conv(&q, &s);
+  }
+  static const cshape resnet[] = {
+      {1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, {1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+      {1, 512, 7, 7, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}};
+  for (int wide = 0; wide < 2; wide++)
+    for (int i = 0; i < 3; i++) {
+      qcase q = random_case(wide);
+      run_conv(&q, &resnet[i]);
+    }
+  print_message("conv direct (conv2dc2): %d cases\n", n_direct);
+  if (n_direct < 166) fail_msg("conv direct: only %d cases ran the direct conv", n_direct);
+  check_inside("conv direct");
 }
 
 static cshape random_shape(void) {
@@ -483,7 +547,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_pack_layouts), cmocka_unit_test(test_fc_16x8),     cmocka_unit_test(test_fc_i16),
       cmocka_unit_test(test_fc_extremes),  cmocka_unit_test(test_epilogue),  cmocka_unit_test(test_conv_fixed),  cmocka_unit_test(test_conv_16x8),
-      cmocka_unit_test(test_conv_i16),     cmocka_unit_test(test_conv_extremes),
+      cmocka_unit_test(test_conv_i16),     cmocka_unit_test(test_conv_extremes), cmocka_unit_test(test_conv_direct),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

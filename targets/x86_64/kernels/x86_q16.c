@@ -20,6 +20,8 @@
  * in registers with masked loads (stride 1: from a per-panel table; other strides: one value at a time)
  * and interleaves them with vpermt2w.
  *
+ * Direct conv (conv2dc2, the shapes qllc_c4_fits takes): the same tiles read pairs of channels straight
+ * from padded planes (below), no panel.
  * Speed (Zen 5, 3x3 64->64 at 56x56 and FC 64x1024x1024, specialised on the shapes as qllc does):
  * 16x8 runs at about 0.5x the int8 vpdpbusd variants, int16 at about 0.25x-0.28x: vpdpwssd does half the
  * MACs of vpdpbusd per instruction, and the split int16 weights need two of them per MAC pair. */
@@ -375,9 +377,10 @@ QX_FN void conv_pack(int16_t *panel, const int16_t *xg, int64_t p0, int64_t np, 
 }
 
 /* acc[r * CV_AS + p] += sum_k w[oc0 + r][k] * panel[k][p] for r < R, p < NV * 16. w0: row oc0 (lo plane
-   when split), w1: row oc0 of the hi plane, Kp2 int16 per row. */
-QX_FN void conv_tile(int64_t *acc, const int16_t *panel, const int16_t *w0, const int16_t *w1, int64_t Kp2,
-                     int64_t P, const int R, const int NV, const int split) {
+   when split), w1: row oc0 of the hi plane, Kp2 int16 per row. koff NULL: the packed panel, pair k at
+   panel + k * 128; else the direct conv's planes, pair k of the tile's first pixel at panel + koff[k]. */
+QX_FN void conv_tile(int64_t *acc, const int16_t *panel, const int32_t *koff, const int16_t *w0, const int16_t *w1,
+                     int64_t Kp2, int64_t P, const int R, const int NV, const int split) {
   const int64_t run = split ? QLLC_RUN_SPLIT : QLLC_RUN_16X8;
   for (int64_t k0 = 0; k0 < P; k0 += run) {
     const int64_t k1 = P - k0 < run ? P : k0 + run;
@@ -388,8 +391,10 @@ QX_FN void conv_tile(int64_t *acc, const int16_t *panel, const int16_t *w0, cons
       for (int v = 0; v < NV; v++) a[r][v] = h[r][v] = _mm512_setzero_si512();
     for (int64_t k = k0; k < k1; k++) {
       __m512i pv[4];
+      const int16_t *src = koff ? panel + koff[k] : panel + k * 128;
 #pragma GCC unroll 4
-      for (int v = 0; v < NV; v++) pv[v] = _mm512_load_si512((const void *)(panel + k * 128 + v * 32));
+      for (int v = 0; v < NV; v++)
+        pv[v] = koff ? _mm512_loadu_si512((const void *)(src + v * 32)) : _mm512_load_si512((const void *)(src + v * 32));
 #pragma GCC unroll 12
       for (int r = 0; r < R; r++) {
         const __m512i wl = qx_bcast(w0 + r * Kp2 + 2 * k);
@@ -409,15 +414,39 @@ QX_FN void conv_tile(int64_t *acc, const int16_t *panel, const int16_t *w0, cons
   }
 }
 
-QX_FN void conv_tile_nv(int64_t *acc, const int16_t *panel, const int16_t *w0, const int16_t *w1, int64_t Kp2,
-                        int64_t P, const int R, int64_t nv, const int split) {
+QX_FN void conv_tile_nv(int64_t *acc, const int16_t *panel, const int32_t *koff, const int16_t *w0, const int16_t *w1,
+                        int64_t Kp2, int64_t P, const int R, int64_t nv, const int split) {
   switch (nv) {
-  case 1: conv_tile(acc, panel, w0, w1, Kp2, P, R, 1, split); break;
+  case 1: conv_tile(acc, panel, koff, w0, w1, Kp2, P, R, 1, split); break;
 #if CV_NVM > 2
-  case 2: conv_tile(acc, panel, w0, w1, Kp2, P, R, 2, split); break;
-  case 3: conv_tile(acc, panel, w0, w1, Kp2, P, R, 3, split); break;
+  case 2: conv_tile(acc, panel, koff, w0, w1, Kp2, P, R, 2, split); break;
+  case 3: conv_tile(acc, panel, koff, w0, w1, Kp2, P, R, 3, split); break;
 #endif
-  default: conv_tile(acc, panel, w0, w1, Kp2, P, R, CV_NVM, split); break;
+  default: conv_tile(acc, panel, koff, w0, w1, Kp2, P, R, CV_NVM, split); break;
+  }
+}
+
+/* The rr (<= R) output channels from oc0 over nv vectors of the panel ps: acc[r * CV_AS + p] = bias +
+   the sums, in tiles of R, 4, 2 and 1 channels. */
+QX_FN void conv_channels(int64_t *acc, const int16_t *ps, const int32_t *koff, const int16_t *wp, const int64_t *bias,
+                         int64_t M, int64_t oc0, int64_t rr, int64_t Kp2, int64_t P, int64_t nv, const int split) {
+  const int R = split ? CV_R16 : CV_R8;
+  for (int64_t r = 0; r < rr; r++) { /* the accumulators start at the bias */
+    const __m512i bv = _mm512_set1_epi64(bias[oc0 + r]);
+    for (int64_t p = 0; p < nv * 16; p += 8) _mm512_store_si512((void *)(acc + r * CV_AS + p), bv);
+  }
+  const int16_t *w0 = wp + oc0 * Kp2, *w1 = wp + (M + oc0) * Kp2;
+  for (int64_t r = 0; r < rr;) {
+    const int64_t t = rr - r >= R ? R : rr - r >= 4 ? 4 : rr - r >= 2 ? 2 : 1;
+    int64_t *ar = acc + r * CV_AS;
+    const int16_t *w0r = w0 + r * Kp2, *w1r = w1 + r * Kp2;
+    if (t == R) {
+      if (split) conv_tile_nv(ar, ps, koff, w0r, w1r, Kp2, P, CV_R16, nv, 1);
+      else conv_tile_nv(ar, ps, koff, w0r, w1r, Kp2, P, CV_R8, nv, 0);
+    } else if (t == 4) conv_tile_nv(ar, ps, koff, w0r, w1r, Kp2, P, 4, nv, split);
+    else if (t == 2) conv_tile_nv(ar, ps, koff, w0r, w1r, Kp2, P, 2, nv, split);
+    else conv_tile_nv(ar, ps, koff, w0r, w1r, Kp2, P, 1, nv, split);
+    r += t;
   }
 }
 
@@ -443,23 +472,7 @@ QX_FN void conv_impl(int16_t *QLLC_RESTRICT y, const int16_t *QLLC_RESTRICT x, c
           const int16_t *ps = panel + s0 * 2;
           for (int64_t oc0 = g * mg; oc0 < (g + 1) * mg; oc0 += R) {
             const int64_t rr = (g + 1) * mg - oc0 < R ? (g + 1) * mg - oc0 : R;
-            for (int64_t r = 0; r < rr; r++) { /* the accumulators start at the bias */
-              const __m512i bv = _mm512_set1_epi64(bias[oc0 + r]);
-              for (int64_t p = 0; p < nv * 16; p += 8) _mm512_store_si512((void *)(acc + r * CV_AS + p), bv);
-            }
-            const int16_t *w0 = wp + oc0 * Kp2, *w1 = wp + (M + oc0) * Kp2;
-            for (int64_t r = 0; r < rr;) { /* rr channels as tiles of R, 4, 2 and 1 */
-              const int64_t t = rr - r >= R ? R : rr - r >= 4 ? 4 : rr - r >= 2 ? 2 : 1;
-              int64_t *ar = acc + r * CV_AS;
-              const int16_t *w0r = w0 + r * Kp2, *w1r = w1 + r * Kp2;
-              if (t == R) {
-                if (split) conv_tile_nv(ar, ps, w0r, w1r, Kp2, P, CV_R16, nv, 1);
-                else conv_tile_nv(ar, ps, w0r, w1r, Kp2, P, CV_R8, nv, 0);
-              } else if (t == 4) conv_tile_nv(ar, ps, w0r, w1r, Kp2, P, 4, nv, split);
-              else if (t == 2) conv_tile_nv(ar, ps, w0r, w1r, Kp2, P, 2, nv, split);
-              else conv_tile_nv(ar, ps, w0r, w1r, Kp2, P, 1, nv, split);
-              r += t;
-            }
+            conv_channels(acc, ps, NULL, wp, bias, M, oc0, rr, Kp2, P, nv, split);
             for (int64_t r = 0; r < rr; r++) { /* the epilogue, 8 pixels at a time */
               const __m512i mv = _mm512_set1_epi64(m[oc0 + r]), nv8 = _mm512_set1_epi64(n[oc0 + r]);
               int16_t *yr = y + (b * M + oc0 + r) * NP + p0 + s0;
@@ -468,6 +481,93 @@ QX_FN void conv_impl(int16_t *QLLC_RESTRICT y, const int16_t *QLLC_RESTRICT x, c
                 const __m512i o = qx_req8(_mm512_load_si512((const void *)(acc + r * CV_AS + p)), mv, nv8, zy, lo, hi);
                 _mm_mask_storeu_epi16((void *)(yr + p), mk, _mm512_cvtepi64_epi16(o));
               }
+            }
+          }
+        }
+      }
+    }
+}
+
+/* ---- Direct conv over channel pairs (stride 1, C/group a multiple of 4, more than one tap) ------------ */
+/* The conv2dc4 idea (x86_q8.c) for 16-bit inputs, with no im2col panel: the input of one image and group
+   is converted once into planes of 2 channels, padded with z_x: pair ((q * (Hp + 1) + r) * Wp + c) holds
+   channels 2q, 2q+1 of input row r - pad_top, column c - pad_left (Hp = OH + (KH-1) dh, Wp = W +
+   max(pad_left, pad_right): a row's right padding is the next row's left padding, and one more row of
+   z_x). Output pixel (oh, ow) is virtual pixel p = oh * Wp + ow; its pair for tap (kh, kw) sits at p +
+   kh dh Wp + kw dw of plane q, so 16 consecutive virtual pixels are one 64-byte load per pair of the
+   reduction (koff: its offset), which the panel tile above multiplies as it does a packed panel. The Wp -
+   OW virtual pixels between output rows are computed and dropped in the epilogue (vpcompressq). The
+   weights come in the matching reduction order (q, kh, kw, c % 2): QLLC_LAYOUT_ROWS_C2(_SPLIT). */
+QX_FN void c2_convert(int16_t *xs, const int16_t *xg, int64_t nq, int64_t H, int64_t W, int64_t Hp, int64_t Wp,
+                      int64_t pt, int64_t pl, int16_t zx) {
+  const __m512i zv = _mm512_set1_epi16(zx);
+  const __m512i i0 = _mm512_load_si512((const void *)qx_ilv), i1 = _mm512_load_si512((const void *)(qx_ilv + 32));
+  int16_t *d = xs;
+  for (int64_t q = 0; q < nq; q++)
+    for (int64_t r = 0; r <= Hp; r++, d += Wp * 2) { /* row Hp: z_x (rows past H are padding) */
+      const int64_t ih = r - pt;
+      if (ih < 0 || ih >= H) {
+        for (int64_t j = 0; j < Wp * 2; j += 32) _mm512_mask_storeu_epi16(d + j, qx_range32(0, Wp * 2 - j), zv);
+        continue;
+      }
+      const int16_t *s0 = xg + (2 * q * H + ih) * W, *s1 = s0 + H * W;
+      for (int64_t c0 = 0; c0 < Wp; c0 += 32) { /* 32 columns: two vectors of 16 pairs (may run into the next row) */
+        const __mmask32 in = qx_range32(pl - c0, pl + W - c0);
+        const __m512i a = _mm512_mask_loadu_epi16(zv, in, (const void *)(s0 + c0 - pl));
+        const __m512i b = _mm512_mask_loadu_epi16(zv, in, (const void *)(s1 + c0 - pl));
+        _mm512_storeu_si512((void *)(d + c0 * 2), _mm512_permutex2var_epi16(a, i0, b));
+        _mm512_storeu_si512((void *)(d + c0 * 2 + 32), _mm512_permutex2var_epi16(a, i1, b));
+      }
+    }
+  for (int j = 0; j < 4; j++) _mm512_storeu_si512((void *)(d + 32 * j), _mm512_setzero_si512()); /* slack */
+}
+
+QX_FN void c2_impl(int16_t *QLLC_RESTRICT y, const int16_t *QLLC_RESTRICT x, const int16_t *QLLC_RESTRICT wp,
+                   const int64_t *bias, const int32_t *m, const int32_t *n, int64_t N, int64_t C, int64_t H, int64_t W,
+                   int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t pt, int64_t pl, int64_t dh,
+                   int64_t dw, int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi,
+                   uint8_t *scratch, const int split) {
+  const int64_t cg = C / group, mg = M / group, T = KH * KW, K = cg * T, P = K / 2, NP = OH * OW;
+  const int64_t Hp = OH + (KH - 1) * dh, pr = OW + (KW - 1) * dw - W - pl, Wp = W + (pl > pr ? pl : pr);
+  const int64_t NV = (OH - 1) * Wp + OW, PS = (Hp + 1) * Wp * 2; /* virtual pixels; int16 per plane */
+  const int R = split ? CV_R16 : CV_R8;
+  int16_t *planes = (int16_t *)scratch;
+  int32_t *koff = (int32_t *)(scratch + qllc_round_up(cg * (Hp + 1) * Wp * 2 + 256, 64));
+  for (int64_t q = 0, k = 0; q < cg / 2; q++)
+    for (int64_t kh = 0; kh < KH; kh++)
+      for (int64_t kw = 0; kw < KW; kw++) koff[k++] = (int32_t)(q * PS + (kh * dh * Wp + kw * dw) * 2);
+  int64_t acc[CV_RMAX * CV_AS] __attribute__((aligned(64)));
+  const __m512i zy = _mm512_set1_epi64(z_y), lo = _mm512_set1_epi64(act_lo), hi = _mm512_set1_epi64(act_hi);
+  for (int64_t b = 0; b < N; b++)
+    for (int64_t g = 0; g < group; g++) {
+      c2_convert(planes, x + (b * C + g * cg) * H * W, cg / 2, H, W, Hp, Wp, pt, pl, (int16_t)z_x);
+      for (int64_t s0 = 0; s0 < NV; s0 += CV_NVM * 16) { /* virtual pixels s0 .. s0 + ns */
+        const int64_t ns = NV - s0 < CV_NVM * 16 ? NV - s0 : CV_NVM * 16, nv = (ns + 15) / 16;
+        __mmask8 mk[CV_NVM * 2];
+        int64_t oo[CV_NVM * 2], cnt[CV_NVM * 2];
+        for (int j = 0; j < nv * 2; j++) { /* the lanes of virtual pixels v .. v+7 that are output pixels */
+          const int64_t v = s0 + 8 * j, row = v / Wp, col = v % Wp;
+          uint64_t bits = 0;
+          for (int64_t at = -col; at < 8; at += Wp) { /* lane of the start of each row in the group */
+            const int64_t a = at < 0 ? 0 : at, e = at + OW > 8 ? 8 : at + OW;
+            if (e > a) bits |= (((uint64_t)1 << e) - 1) & ~(((uint64_t)1 << a) - 1);
+          }
+          if (NV - v < 8) bits &= ((uint64_t)1 << (NV - v > 0 ? NV - v : 0)) - 1;
+          mk[j] = (__mmask8)bits;
+          cnt[j] = __builtin_popcount((unsigned)bits);
+          oo[j] = col < OW ? row * OW + col : (row + 1) * OW; /* its first valid lane's output pixel */
+        }
+        for (int64_t oc0 = g * mg; oc0 < (g + 1) * mg; oc0 += R) {
+          const int64_t rr = (g + 1) * mg - oc0 < R ? (g + 1) * mg - oc0 : R;
+          conv_channels(acc, planes + s0 * 2, koff, wp, bias, M, oc0, rr, K, P, nv, split);
+          for (int64_t r = 0; r < rr; r++) { /* the epilogue: 8 virtual pixels at a time, output pixels kept */
+            const __m512i mv = _mm512_set1_epi64(m[oc0 + r]), nv8 = _mm512_set1_epi64(n[oc0 + r]);
+            int16_t *yr = y + (b * M + oc0 + r) * NP;
+            for (int j = 0; j < nv * 2; j++) {
+              if (!mk[j]) continue;
+              const __m512i o = qx_req8(_mm512_load_si512((const void *)(acc + r * CV_AS + 8 * j)), mv, nv8, zy, lo, hi);
+              _mm_mask_storeu_epi16((void *)(yr + oo[j]), (__mmask8)((1u << cnt[j]) - 1),
+                                    _mm512_cvtepi64_epi16(_mm512_maskz_compress_epi64(mk[j], o)));
             }
           }
         }
@@ -492,6 +592,15 @@ QX_FN void conv_impl(int16_t *QLLC_RESTRICT y, const int16_t *QLLC_RESTRICT x, c
       int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi, uint8_t *scratch) {               \
     conv_impl(y, x, wp, bias, m, n, N, C, H, W, M, OH, OW, KH, KW, stride_h, stride_w, pad_top, pad_left, dil_h,  \
               dil_w, group, z_x, z_y, act_lo, act_hi, scratch, SPLIT);                                          \
+  }                                                                                                             \
+  QX_KERNEL void qllc_k_conv2dc2_i16_##tw##_i16__avx512vnni(                                                    \
+      int16_t *y, const int16_t *x, const int16_t *wp, const int64_t *bias, const int32_t *m, const int32_t *n,  \
+      int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW,       \
+      int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w,        \
+      int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi, uint8_t *scratch) {               \
+    (void)stride_h, (void)stride_w; /* 1 (qllc_c4_fits) */                                                      \
+    c2_impl(y, x, wp, bias, m, n, N, C, H, W, M, OH, OW, KH, KW, pad_top, pad_left, dil_h, dil_w, group, z_x,    \
+            z_y, act_lo, act_hi, scratch, SPLIT);                                                               \
   }
 QX_KERNELS(i8, 0)
 QX_KERNELS(i16, 1)
