@@ -43,7 +43,7 @@ expect_kernels() {
 }
 
 # ---- 1. selection and report ----
-expect_kernels "znver4: avx512vnni conv and fc" '^node .*: qllc_k_(conv2d|fc)_i8_i8_[iu]8__avx512vnni  \[cpu znver4: __amx needs amx-tile, amx-int8\]$' 3 "$M" "${Q[@]}" --cpu znver4
+expect_kernels "znver4: avx512vnni conv and fc" '^node .*: qllc_k_(conv2d|conv2dcl|fc)_i8_i8_[iu]8__avx512vnni  \[cpu znver4: __amx needs amx-tile, amx-int8\]$' 3 "$M" "${Q[@]}" --cpu znver4
 expect_kernels "alderlake: avxvnni, saying why not avx512vnni" '__avxvnni  \[cpu alderlake: __amx needs [^;]*; __avx512vnni needs avx512f, avx512bw, avx512vl, avx512dq, avx512vnni\]' 3 "$M" "${Q[@]}" --cpu alderlake
 expect_kernels "haswell: avx2" '__avx2  \[cpu haswell: __amx needs [^;]*; __avx512vnni needs .*; __avxvnni needs avxvnni\]' 3 "$M" "${Q[@]}" --cpu haswell
 expect_kernels "x86-64-v2: the reference, naming what it lacks" ': qllc_k_(conv2d|fc)_i8_i8_[iu]8  \[cpu x86-64-v2: .*__avx2 needs avx2\]' 3 "$M" "${Q[@]}" --cpu x86-64-v2
