@@ -127,9 +127,9 @@ typedef struct qllc_options {
   const char *dump_after;          /* print the IR after this pass to dump_stream (NULL: none) */
   void *dump_stream;               /* FILE *; NULL means stderr */
   /* automatic mixed precision (issue 13; docs/quantization.md, "Mixed precision") */
-  double min_sqnr_db;              /* > 0: raise the layers costing most accuracy to 16x8, then int16,
-                                      until every model output reaches this SQNR against float on the
-                                      search samples; 0: off */
+  double min_sqnr_db;              /* > 0: choose int8, 16x8 or int16 per layer, with as few wide MACs
+                                      as the search finds, so that every model output reaches this SQNR
+                                      against float on the search samples; 0: off */
   const char *const *search_dataset; /* the samples of that search (data set specs as for
                                       qllc_profile_dataset); NULL: samples drawn from the profile */
   int n_search_dataset;

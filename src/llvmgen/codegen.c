@@ -15,6 +15,8 @@
  *      resolved target-cpu / target-features. Verify, then run "globaldce,default<O3>" with a
  *      TargetMachine for the real CPU: the kernels are inlined into the entry with their shapes and
  *      quantization parameters as constants, and vectorised for that CPU.
+ *      With opts->quick (the precision search's short-lived runs) the kernels are called instead,
+ *      and the module gets "globaldce,default<O1>": a fraction of the compile time, the same results.
  *
  * LLVM's own conventions stop here: every LLVMBool / char ** / LLVMErrorRef result becomes a
  * qllc_status plus a diagnostic at the call site, and LLVM's messages are disposed at once. Errors LLVM
@@ -109,7 +111,7 @@ qllc_status qllc_llvm_target_machine(const qllc_codegen_opts *o, LLVMTargetMachi
     return st;
   }
   *out = LLVMCreateTargetMachine(t, o->target->triple, o->cpu ? o->cpu : "", o->features ? o->features : "",
-                                 LLVMCodeGenLevelAggressive, o->reloc_pic ? LLVMRelocPIC : LLVMRelocStatic,
+                                 o->quick ? LLVMCodeGenLevelLess : LLVMCodeGenLevelAggressive, o->reloc_pic ? LLVMRelocPIC : LLVMRelocStatic,
                                  LLVMCodeModelDefault);
   if (!*out)
     return qllc_fail(diag, QLLC_ERR_LLVM, NULL, "LLVM could not create a target machine for %s (cpu %s)",
@@ -466,9 +468,11 @@ static qllc_status emit_call(cg *c, LLVMBuilderRef b, const qllc_instr *in) {
   }
   if (st == QLLC_OK) {
     LLVMBuildCall2(b, fty, fn, args, np, "");
-    remove_enum_attr(fn, "noinline");
-    remove_enum_attr(fn, "optnone");
-    add_enum_attr(c, fn, "alwaysinline");
+    if (!c->o->quick) {
+      remove_enum_attr(fn, "noinline");
+      remove_enum_attr(fn, "optnone");
+      add_enum_attr(c, fn, "alwaysinline");
+    }
   }
   free(pts);
   free(args);
@@ -673,7 +677,7 @@ static qllc_status optimise(cg *c, LLVMTargetMachineRef tm) {
   }
   LLVMDisposeMessage(msg);
   LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
-  LLVMErrorRef err = LLVMRunPasses(c->m, "globaldce,default<O3>", tm, pbo);
+  LLVMErrorRef err = LLVMRunPasses(c->m, c->o->quick ? "globaldce,default<O1>" : "globaldce,default<O3>", tm, pbo);
   LLVMDisposePassBuilderOptions(pbo);
   if (err) {
     char *em = LLVMGetErrorMessage(err);

@@ -32,6 +32,10 @@ typedef struct qllc_codegen_opts {
                                  entry needs at most, in bytes, as the code generator laid the frames out */
   const char *report;         /* the precision report, '\n'-separated lines, written into the header's
                                  comment block (each line prefixed " * "); NULL for a float model */
+  int quick;                  /* compile fast for a short-lived program (the precision search's runs):
+                                 kernels are called, not inlined, and the module gets LLVM's O1 pipeline
+                                 and its "less" code generation; the kernels' arithmetic is the same (no
+                                 fast-math, no FP contraction), so are the results, only slower */
 } qllc_codegen_opts;
 
 /* Fills a codegen options struct from public options (target/cpu/features validated: an unknown CPU

@@ -408,6 +408,7 @@ qllc_status qllc_probe_build(qllc_graph *g, int which, const qllc_probe_hooks *h
     st = qllc_codegen_resolve(h && h->opts ? h->opts : &dflt, 1, &cg, diag);
     cg.weights_in_object = 1;
     cg.entry_name = "qllc_instrumented_entry";
+    cg.quick = (which & QLLC_PROBE_QUICK) != 0;
   }
   if (st == QLLC_OK) st = qllc_codegen_jit(in->p, &cg, &in->code, &in->entry, diag);
   if (st == QLLC_OK) {

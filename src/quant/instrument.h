@@ -60,7 +60,8 @@ typedef struct qllc_probe qllc_probe;
 /* Which values become outputs. */
 enum {
   QLLC_PROBE_FLOAT = 1,   /* every computed f32 value */
-  QLLC_PROBE_INTEGER = 2  /* every computed i8/u8/i16 value that has a scale (quantized activations) */
+  QLLC_PROBE_INTEGER = 2, /* every computed i8/u8/i16 value that has a scale (quantized activations) */
+  QLLC_PROBE_QUICK = 4    /* not an output choice: compile fast (qllc_codegen_opts.quick; the same results) */
 };
 
 qllc_status qllc_probe_build(qllc_graph *g, int which, const qllc_probe_hooks *h, qllc_probe **out, qllc_diag *diag);

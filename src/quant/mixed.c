@@ -1,20 +1,30 @@
 /* src/quant/mixed.c: automatic mixed precision (--min-sqnr) and the precision map file (issue 13).
  *
- * The search (qllc_precision_search) starts from every layer at int8 and raises layers until every
- * model output reaches the target SQNR against float on the search samples:
+ * The search (qllc_precision_search) looks for the cheapest per-layer choice of int8, 16x8 (int16
+ * activations, int8 weights) and int16 with which every model output reaches the target SQNR against
+ * float on the search samples. The cost of a choice is its wide MACs: a layer's MACs once at 16x8 (or
+ * at int16 without weights), twice at int16 with int16 weights, nothing at int8.
  *  1. the candidates are the nodes that compute (fused layers, matmuls, rescales, tables, softmax; not
- *     the views and clamps, which follow their input); each one's cost is its multiply-accumulates (a
- *     fused layer: output elements x K; others: output elements);
- *  2. each candidate alone is raised (16x8 for a fused layer, whose int16-activation int8-weight kernel
- *     exists; int16 for the others) and the outputs' SQNR measured: its gain;
- *  3. candidates are ordered by gain per cost, and the shortest prefix that reaches the target is found
- *     by bisection (a measurement each step); if raising every candidate to 16x8 is not enough, the
- *     fused layers of that order are raised further to int16, again the shortest prefix;
- *  4. if even every layer at int16 misses the target, the search fails naming the layers that cost most;
- *  5. the prefix raises whole layers and may overshoot: each raised layer, costliest first, is lowered a
- *     step (int16 -> 16x8 -> int8) while the target still holds (two passes, a measurement each).
- * Each measurement quantizes a copy of the float graph with the map, JIT-compiles it and runs the
- * samples; the float outputs are computed once.
+ *     the views and clamps, which follow their input); each one's MACs (a fused layer: output elements
+ *     x K; others: output elements). Every layer at int8 is measured first: if it reaches the target,
+ *     that is the answer;
+ *  2. every layer at int16 is the most the search can reach: if it misses the target, the search fails
+ *     naming what limits it there (measured as `qllc compare` does: the outputs and the worst other
+ *     values, the nodes computing them and their share clipped at the calibrated range);
+ *  3. top-down sensitivities: each layer alone a level lower (16x8, int8), the others at int16, and
+ *     the noise that adds at each output (a sum of squared errors: noise powers add, dB do not). Raising
+ *     one layer from int8 alone says little, since its int16 output is requantized to int8 by the
+ *     next layer; lowering one from int16 measures exactly what that layer's grids cost;
+ *  4. an additive model of those extras chooses: from every layer at int16, the step that saves the
+ *     most cost per share of the noise allowance (target noise minus all-int16 noise) it uses, while
+ *     the allowance holds. The choice is measured; when it misses, the allowance is halved (at most
+ *     three times, then every layer at int16);
+ *  5. measured refinement: each layer still raised, costliest first, is lowered a level at a time
+ *     while the target holds. When nothing could be lowered from every layer at int16, the summary
+ *     says so with each layer's SQNR one level lower (each measured, so the claim is checked).
+ * Each measurement quantizes a copy of the float graph with the map, JIT-compiles it (quickly:
+ * QLLC_PROBE_QUICK, the kernels called rather than inlined, LLVM O1; the same results) and runs the
+ * samples; the float outputs are computed once, and no configuration is measured twice.
  *
  * The map file (text, one line each):
  *   # comment
@@ -180,12 +190,31 @@ qllc_status qllc_prec_map_read(const char *path, uint64_t graph_hash, qllc_prec_
 
 /* ---- the search ---------------------------------------------------------------------------------- */
 
+/* A layer's level: int8, 16x8 (int16 activations, int8 weights: fused layers only) or int16. */
+enum { LV_INT8, LV_16X8, LV_INT16, N_LV };
+static const qllc_nprec lv_prec[N_LV] = {QLLC_NP_INT8, QLLC_NP_16X8, QLLC_NP_INT16};
+
 typedef struct cand {
   const char *node;   /* in the float graph */
   int fused;          /* has a 16x8 kernel (conv, FC, channel affine) */
   double macs;
-  double gain;        /* SQNR with it alone raised, minus the int8 SQNR */
 } cand;
+
+/* What a layer costs at level l: no wide MACs at int8; its MACs once at 16x8 (or at int16 without
+ * weights), twice at int16 with int16 weights (the int16 x int16 kernels do half the work per cycle). */
+static double lv_cost(const cand *x, int l) {
+  if (l == LV_INT8) return 0;
+  return x->macs * (x->fused && l == LV_INT16 ? 2.0 : 1.0);
+}
+
+/* The next level down (LV_INT8 stays): a fused layer steps through 16x8, the others go to int8. */
+static int lv_down(const cand *x, int l) { return l == LV_INT16 && x->fused ? LV_16X8 : LV_INT8; }
+
+typedef struct memo {
+  struct memo *next;
+  double *noise;      /* [n_out] */
+  int lev[];          /* [nc] */
+} memo;
 
 typedef struct search {
   const qllc_graph *fg;
@@ -193,80 +222,129 @@ typedef struct search {
   const qllc_probe_hooks *h;
   qllc_quantize_fn quantize;
   void *qctx;
+  const cand *c;
+  int nc;
   int n_out;
   int64_t samples;
   float **ref;        /* [samples * n_out] float outputs */
   int64_t *numel;     /* [n_out] */
+  double *sig;        /* [n_out]: sum of the float outputs' squares */
+  memo *seen;         /* every configuration measured, so none is compiled twice */
   int evals;
 } search;
 
-/* The smallest output SQNR with the graph quantized by map. */
-static qllc_status measure(search *s, const qllc_prec_map *map, double *db, qllc_diag *diag) {
+static qllc_prec_map *lev_map(const search *s, const int *lev) {
+  qllc_prec_map *m = map_new(s->nc);
+  for (int i = 0; m && i < s->nc; i++)
+    if (lev[i] != LV_INT8 && map_add(m, s->c[i].node, lv_prec[lev[i]]) != 0) {
+      qllc_prec_map_free(m);
+      m = NULL;
+    }
+  return m;
+}
+
+/* The outputs' noise (sum of squared errors against float, one per output) with the layers at `lev`:
+ * quantizes a copy of the float graph with that map, JIT-compiles it and runs the samples; a
+ * configuration measured before is not compiled again. */
+static qllc_status measure(search *s, const int *lev, const double **noise_out, qllc_diag *diag) {
+  for (memo *e = s->seen; e; e = e->next)
+    if (!memcmp(e->lev, lev, sizeof *lev * (size_t)s->nc)) {
+      *noise_out = e->noise;
+      return QLLC_OK;
+    }
+  memo *e = calloc(1, sizeof *e + sizeof *lev * (size_t)s->nc);
+  double *noise = calloc((size_t)s->n_out + 1, sizeof *noise);
+  qllc_prec_map *map = lev_map(s, lev);
+  if (!e || !noise || !map) {
+    free(e), free(noise), qllc_prec_map_free(map);
+    return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+  }
   qllc_graph *g = NULL;
   qllc_probe *p = NULL;
   qllc_status st = qllc_quant_graph_copy(s->fg, &g, diag);
   if (st == QLLC_OK) st = s->quantize(s->qctx, g, map, diag);
-  if (st == QLLC_OK) st = qllc_probe_build(g, 0, s->h, &p, diag);
-  double *sig = calloc((size_t)s->n_out + 1, sizeof *sig), *noise = calloc((size_t)s->n_out + 1, sizeof *noise);
-  if (st == QLLC_OK && (!sig || !noise)) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+  if (st == QLLC_OK) st = qllc_probe_build(g, QLLC_PROBE_QUICK, s->h, &p, diag);
   for (int64_t k = 0; k < s->samples && st == QLLC_OK; k++) {
     if ((st = qllc_probe_run(p, s->ds, k, diag)) != QLLC_OK) break;
     for (int o = 0; o < s->n_out; o++) {
       const float *q = qllc_probe_value_data(p, o), *r = s->ref[k * s->n_out + o];
       for (int64_t i = 0; i < s->numel[o]; i++) {
-        double e = (double)q[i] - r[i];
-        sig[o] += (double)r[i] * r[i];
-        noise[o] += e * e;
+        double d = (double)q[i] - r[i];
+        noise[o] += d * d;
       }
     }
   }
-  *db = INFINITY;
-  for (int o = 0; st == QLLC_OK && o < s->n_out; o++) *db = fmin(*db, qllc_sqnr_db(sig[o], noise[o]));
-  free(sig);
-  free(noise);
   qllc_probe_free(p);
   if (g) qllc_graph_free(g);
+  qllc_prec_map_free(map);
   s->evals++;
-  return st;
-}
-
-/* A map raising the first k16x8 candidates of `order` to 16x8 (int16 where there is no 16x8) and the
- * first k16 fused ones of them further to int16. */
-static qllc_prec_map *make_map(const cand *c, const int *order, int n, int k168, int k16) {
-  qllc_prec_map *m = map_new(n);
-  if (!m) return NULL;
-  int fused_seen = 0;
-  for (int i = 0; i < n && i < k168; i++) {
-    const cand *x = &c[order[i]];
-    qllc_nprec p = x->fused ? QLLC_NP_16X8 : QLLC_NP_INT16;
-    if (x->fused && fused_seen++ < k16) p = QLLC_NP_INT16;
-    if (map_add(m, x->node, p) != 0) {
-      qllc_prec_map_free(m);
-      return NULL;
-    }
+  if (st != QLLC_OK) {
+    free(e), free(noise);
+    return st;
   }
-  return m;
+  memcpy(e->lev, lev, sizeof *lev * (size_t)s->nc);
+  e->noise = noise;
+  e->next = s->seen;
+  s->seen = e;
+  *noise_out = noise;
+  return QLLC_OK;
 }
 
-static int c_fused(const cand *c, int nc, const char *node) {
-  for (int k = 0; k < nc; k++)
-    if (!strcmp(c[k].node, node)) return c[k].fused;
-  return 0;
+/* The smallest output SQNR for these noises. */
+static double min_db(const search *s, const double *noise) {
+  double db = INFINITY;
+  for (int o = 0; o < s->n_out; o++) db = fmin(db, qllc_sqnr_db(s->sig[o], noise[o]));
+  return db;
 }
 
-/* Is candidate a before b: more gain per MAC, then by name (a total order: the same map every run). */
-static int before(const cand *a, const cand *b) {
-  double va = a->gain / fmax(a->macs, 1), vb = b->gain / fmax(b->macs, 1);
-  if (va != vb) return va > vb;
-  return strcmp(a->node, b->node) < 0;
+/* Measures the configuration and says whether it reaches the target (*db: its SQNR). */
+static qllc_status reaches(search *s, const int *lev, double target_db, int *ok, double *db, qllc_diag *diag) {
+  const double *noise;
+  qllc_status st = measure(s, lev, &noise, diag);
+  if (st != QLLC_OK) return st;
+  *db = min_db(s, noise);
+  *ok = *db >= target_db;
+  return QLLC_OK;
 }
 
-/* Insertion sort of the candidate indices (no global state: searches may run in several threads). */
-static void sort_order(const cand *c, int *order, int n) {
-  for (int i = 1; i < n; i++) {
-    int v = order[i], j = i;
-    while (j > 0 && before(&c[v], &c[order[j - 1]])) order[j] = order[j - 1], j--;
-    order[j] = v;
+/* The additive noise model's choice. Starting from every layer at the top (int16), lowers one layer a
+ * level at a time, always the step that saves the most cost per share of the noise allowance it uses,
+ * as long as the predicted noise of every output stays within allow[o] above the all-int16 noise. d[(i
+ * * N_LV + l) * n_out + o]: output o's extra noise measured with layer i alone at level l (the others at
+ * int16); the extras of several lowered layers are assumed to add up. */
+static void choose(const search *s, const double *d, const double *allow, int *lev, double *used) {
+  int nc = s->nc, n_out = s->n_out;
+  for (int i = 0; i < nc; i++) lev[i] = LV_INT16;
+  for (int o = 0; o < n_out; o++) used[o] = 0;
+  for (;;) {
+    int bi = -1, bl = 0;
+    double beff = -1, bsave = 0;
+    for (int i = 0; i < nc; i++) {
+      const cand *x = &s->c[i];
+      for (int l = LV_INT8; l < lev[i]; l++) {
+        if (l == LV_16X8 && !x->fused) continue;
+        double share = 0;
+        int fits = 1;
+        for (int o = 0; o < n_out; o++) {
+          double add = d[((size_t)i * N_LV + (size_t)l) * (size_t)n_out + (size_t)o] -
+                       d[((size_t)i * N_LV + (size_t)lev[i]) * (size_t)n_out + (size_t)o];
+          if (add < 0) add = 0;
+          if (used[o] + add > allow[o]) fits = 0;
+          share = fmax(share, allow[o] > 0 ? add / allow[o] : add > 0 ? INFINITY : 0);
+        }
+        double save = lv_cost(x, lev[i]) - lv_cost(x, l);
+        if (!fits || save <= 0) continue;
+        double eff = save / (share + 1e-9);
+        if (eff > beff || (eff == beff && save > bsave)) beff = eff, bsave = save, bi = i, bl = l;
+      }
+    }
+    if (bi < 0) return;
+    for (int o = 0; o < n_out; o++) {
+      double add = d[((size_t)bi * N_LV + (size_t)bl) * (size_t)n_out + (size_t)o] -
+                   d[((size_t)bi * N_LV + (size_t)lev[bi]) * (size_t)n_out + (size_t)o];
+      used[o] += add > 0 ? add : 0;
+    }
+    lev[bi] = bl;
   }
 }
 
@@ -275,6 +353,55 @@ static void macs_str(double v, char *buf, size_t size) {
   else if (v >= 1e6) snprintf(buf, size, "%.2f M", v / 1e6);
   else if (v >= 1e3) snprintf(buf, size, "%.1f k", v / 1e3);
   else snprintf(buf, size, "%.0f", v);
+}
+
+/* Candidate indices by a[i], largest first (ties by name: the same order every run). Insertion sort:
+ * no global state, searches may run in several threads. */
+static void order_by(const cand *c, const double *a, int *order, int n) {
+  for (int i = 0; i < n; i++) order[i] = i;
+  for (int i = 1; i < n; i++) {
+    int v = order[i], j = i;
+    while (j > 0 && (a[v] > a[order[j - 1]] || (a[v] == a[order[j - 1]] && strcmp(c[v].node, c[order[j - 1]].node) < 0)))
+      order[j] = order[j - 1], j--;
+    order[j] = v;
+  }
+}
+
+/* The error for a target that every layer at int16 (lev) misses: what limits that configuration,
+ * from `qllc compare`'s measurement of it (each value against float on the same samples): the model
+ * outputs and the three worst other values, each with the node that computes it and the share of its
+ * elements clipped at its calibrated range. */
+static qllc_status unreachable(search *s, const int *lev, double target_db, double base_db, double top_db,
+                               qllc_diag *diag) {
+  qllc_graph *fg = NULL, *qg = NULL;
+  qllc_compare_result *r = NULL;
+  qllc_prec_map *map = lev_map(s, lev);
+  qllc_status st = map ? QLLC_OK : qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+  if (st == QLLC_OK) st = qllc_quant_graph_copy(s->fg, &fg, diag);
+  if (st == QLLC_OK) st = qllc_quant_graph_copy(s->fg, &qg, diag);
+  if (st == QLLC_OK) st = s->quantize(s->qctx, qg, map, diag);
+  if (st == QLLC_OK) st = qllc_quant_compare(fg, qg, s->ds, s->h, &r, diag);
+  char names[1024] = "";
+  for (int pass = 0, named = 0; st == QLLC_OK && pass < 2; pass++)
+    for (int i = 0; i < r->n_rows && (pass == 0 || named < 3); i++) {
+      const qllc_compare_row *w = &r->rows[i];
+      if (w->is_output != (pass == 0) || !w->node) continue;
+      size_t l = strlen(names);
+      snprintf(names + l, sizeof names - l, "%s'%s' (%s %s) %.1f dB, %.3f%% clipped", l ? ", " : "", w->node, w->op,
+               pass == 0 ? "output" : "computes", w->sqnr_db, 100.0 * w->saturated);
+      if (pass) named++;
+    }
+  if (st == QLLC_OK)
+    st = qllc_fail(diag, QLLC_ERR_INVALID, NULL,
+                   "--min-sqnr %.1f dB cannot be reached: int8 gives %.1f dB, every layer at int16 %.1f dB; "
+                   "there the layers limiting it are %s (a clipped share: values beyond the calibrated range; "
+                   "nodes kept in float and the calibration ranges limit the rest)",
+                   target_db, base_db, top_db, names[0] ? names : "none");
+  qllc_compare_result_free(r);
+  if (fg) qllc_graph_free(fg);
+  if (qg) qllc_graph_free(qg);
+  qllc_prec_map_free(map);
+  return st;
 }
 
 qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, qllc_dataset *ds, double target_db,
@@ -286,7 +413,8 @@ qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, 
   qllc_graph *g = NULL;
   qllc_probe *fp = NULL;
   cand *c = NULL;
-  int *order = NULL, nc = 0;
+  int *lev = NULL, *order = NULL, nc = 0;
+  double *d = NULL, *allow = NULL, *used = NULL, *key = NULL;
   qllc_prec_map *best = NULL;
   char *text = NULL;
   size_t text_len = 0;
@@ -298,7 +426,8 @@ qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, 
   s.n_out = fg->n_outputs;
   s.ref = calloc((size_t)(s.samples * s.n_out) + 1, sizeof *s.ref);
   s.numel = calloc((size_t)s.n_out + 1, sizeof *s.numel);
-  if (!s.ref || !s.numel) {
+  s.sig = calloc((size_t)s.n_out + 1, sizeof *s.sig);
+  if (!s.ref || !s.numel || !s.sig) {
     st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
     goto done;
   }
@@ -316,18 +445,18 @@ qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, 
       if (!r) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
       else memcpy(r, qllc_probe_value_data(fp, o), sizeof *r * (size_t)s.numel[o]);
       s.ref[k * s.n_out + o] = r;
+      for (int64_t i = 0; r && i < s.numel[o]; i++) s.sig[o] += (double)r[i] * r[i];
     }
   }
   if (st != QLLC_OK) goto done;
 
   /* the candidates: nodes of the quantized base graph that compute */
   c = calloc((size_t)base->n_nodes + 1, sizeof *c);
-  order = calloc((size_t)base->n_nodes + 1, sizeof *order);
-  if (!c || !order) {
+  if (!c) {
     st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
     goto done;
   }
-  double total_macs = 0, fused_macs = 0;
+  double total_macs = 0;
   for (int i = 0; i < base->n_nodes; i++) {
     const qllc_node *n = base->nodes[i];
     const qllc_qnode *q = n->quant;
@@ -335,7 +464,7 @@ qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, 
     int found = 0; /* the node must be one of the float graph's (not one the quantizer made) */
     for (int k = 0; k < fg->n_nodes && !found; k++) found = !strcmp(fg->nodes[k]->name, n->name);
     if (!found) continue;
-    cand *x = &c[nc];
+    cand *x = &c[nc++];
     x->node = n->name;
     x->fused = q->kind == QLLC_QK_FUSED;
     double outs = (double)qllc_value_numel(n->out[0]);
@@ -348,148 +477,97 @@ qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, 
       x->macs = outs;
     }
     total_macs += x->macs;
-    if (x->fused) fused_macs += x->macs;
-    order[nc] = nc;
-    nc++;
   }
-  double base_db, all168_db = -INFINITY, all16_db = -INFINITY;
-  qllc_prec_map *empty = map_new(0);
-  if (!empty) {
-    st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
-    goto done;
-  }
-  st = measure(&s, empty, &base_db, diag);
-  qllc_prec_map_free(empty);
-  if (st != QLLC_OK) goto done;
+  s.c = c, s.nc = nc;
+  size_t nd = (size_t)nc * N_LV * (size_t)s.n_out + 1;
+  lev = calloc((size_t)nc + 1, sizeof *lev);
+  order = calloc((size_t)nc + 1, sizeof *order);
+  d = calloc(nd, sizeof *d);
+  allow = calloc((size_t)s.n_out + 1, sizeof *allow);
+  used = calloc((size_t)s.n_out + 1, sizeof *used);
+  key = calloc((size_t)nc + 1, sizeof *key);
   t = open_memstream(&text, &text_len);
-  if (!t) {
+  if (!lev || !order || !d || !allow || !used || !key || !t) {
     st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
     goto done;
   }
+  /* 1. every layer at int8 */
+  double base_db, top_db = -INFINITY, got;
+  int ok;
+  for (int i = 0; i < nc; i++) lev[i] = LV_INT8;
+  if ((st = reaches(&s, lev, target_db, &ok, &base_db, diag)) != QLLC_OK) goto done;
   fprintf(t, "precision search for --min-sqnr %.1f dB on %lld sample%s: int8 everywhere gives %.1f dB\n", target_db,
           (long long)s.samples, s.samples == 1 ? "" : "s", base_db);
-  int k168 = 0, k16 = 0;
-  double got = base_db;
-  if (base_db < target_db) {
-    for (int i = 0; i < nc && st == QLLC_OK; i++) { /* each candidate alone */
-      qllc_prec_map *m = make_map(c, &i, 1, 1, 0);
-      double db;
-      if (!m) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
-      else st = measure(&s, m, &db, diag);
-      qllc_prec_map_free(m);
-      c[i].gain = st == QLLC_OK ? fmax(db - base_db, 0) + 1e-6 : 0;
-    }
-    if (st != QLLC_OK) goto done;
-    sort_order(c, order, nc);
-    /* every candidate at 16x8, then at int16 */
-    qllc_prec_map *m = make_map(c, order, nc, nc, 0);
-    if (!m || (st = measure(&s, m, &all168_db, diag)) != QLLC_OK) {
-      qllc_prec_map_free(m);
-      if (st == QLLC_OK) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+  got = base_db;
+  int all_top_needed = 0;
+  if (!ok) {
+    /* 2. every layer at int16: the most this search can reach */
+    const double *n16;
+    for (int i = 0; i < nc; i++) lev[i] = LV_INT16;
+    if ((st = measure(&s, lev, &n16, diag)) != QLLC_OK) goto done;
+    top_db = min_db(&s, n16);
+    if (top_db < target_db) {
+      st = unreachable(&s, lev, target_db, base_db, top_db, diag);
       goto done;
     }
-    qllc_prec_map_free(m);
-    int level = all168_db >= target_db ? 0 : 1;
-    if (level == 1) {
-      m = make_map(c, order, nc, nc, nc);
-      if (!m || (st = measure(&s, m, &all16_db, diag)) != QLLC_OK) {
-        qllc_prec_map_free(m);
-        if (st == QLLC_OK) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
-        goto done;
+    /* 3. each layer alone lowered (to 16x8, to int8), the others at int16: what it adds to the noise */
+    for (int i = 0; i < nc && st == QLLC_OK; i++) {
+      for (int l = LV_INT8; l < LV_INT16 && st == QLLC_OK; l++) {
+        if (l == LV_16X8 && !c[i].fused) continue;
+        const double *ni;
+        lev[i] = l;
+        st = measure(&s, lev, &ni, diag);
+        lev[i] = LV_INT16;
+        for (int o = 0; st == QLLC_OK && o < s.n_out; o++)
+          d[((size_t)i * N_LV + (size_t)l) * (size_t)s.n_out + (size_t)o] = fmax(ni[o] - n16[o], 0);
       }
-      qllc_prec_map_free(m);
-      if (all16_db < target_db) {
-        char names[768] = "";
-        for (int i = 0; i < nc && i < 4; i++) {
-          size_t l = strlen(names);
-          snprintf(names + l, sizeof names - l, "%s'%s' (+%.1f dB alone)", i ? ", " : "", c[order[i]].node,
-                   c[order[i]].gain);
-        }
-        st = qllc_fail(diag, QLLC_ERR_INVALID, NULL,
-                       "--min-sqnr %.1f dB cannot be reached: int8 gives %.1f dB, every layer at int16 %.1f dB "
-                       "(the layers costing most: %s; nodes kept in float and the calibration ranges limit the rest)",
-                       target_db, base_db, all16_db, nc ? names : "none");
-        goto done;
-      }
-    }
-    /* the shortest prefix reaching the target (bisection; the full prefix reaches it) */
-    int lo = 0, hi = nc; /* level 0: k168 in (lo, hi]; level 1: k16 over the fused ones, all at 16x8 */
-    int nf = 0;
-    for (int i = 0; i < nc; i++) nf += c[i].fused;
-    if (level == 1) hi = nf;
-    double hi_db = level ? all16_db : all168_db;
-    while (lo < hi && st == QLLC_OK) {
-      int mid = (lo + hi) / 2;
-      m = level ? make_map(c, order, nc, nc, mid) : make_map(c, order, nc, mid, 0);
-      double db;
-      if (!m) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
-      else st = measure(&s, m, &db, diag);
-      qllc_prec_map_free(m);
-      if (st != QLLC_OK) break;
-      if (db >= target_db) hi = mid, hi_db = db;
-      else lo = mid + 1;
     }
     if (st != QLLC_OK) goto done;
-    k168 = level ? nc : hi;
-    k16 = level ? hi : 0;
-    got = hi_db;
+    /* 4. the model's choice, measured; when it falls short, again with a smaller allowance */
+    for (int o = 0; o < s.n_out; o++) allow[o] = fmax(s.sig[o] / pow(10.0, target_db / 10.0) - n16[o], 0);
+    for (int round = 0;; round++) {
+      choose(&s, d, allow, lev, used);
+      if ((st = reaches(&s, lev, target_db, &ok, &got, diag)) != QLLC_OK) goto done;
+      if (ok) break;
+      int top = 1;
+      for (int i = 0; i < nc; i++) top &= lev[i] == LV_INT16;
+      if (top || round == 3) { /* all int16 reaches the target */
+        for (int i = 0; i < nc; i++) lev[i] = LV_INT16;
+        got = top_db;
+        break;
+      }
+      for (int o = 0; o < s.n_out; o++) allow[o] *= 0.5;
+    }
+    /* 5. measured: each raised layer, costliest first, lowered a level at a time while the target holds */
+    for (int i = 0; i < nc; i++) key[i] = lv_cost(&c[i], lev[i]);
+    order_by(c, key, order, nc);
+    for (int k = 0; k < nc; k++) {
+      int i = order[k];
+      while (lev[i] != LV_INT8) {
+        int was = lev[i];
+        double db;
+        lev[i] = lv_down(&c[i], was);
+        if ((st = reaches(&s, lev, target_db, &ok, &db, diag)) != QLLC_OK) goto done;
+        if (!ok) {
+          lev[i] = was;
+          break;
+        }
+        got = db;
+      }
+    }
+    all_top_needed = 1;
+    for (int i = 0; i < nc; i++) all_top_needed &= lev[i] == LV_INT16;
   }
-  best = make_map(c, order, nc, k168, k16);
+  best = lev_map(&s, lev);
   if (!best) {
     st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
     goto done;
   }
-  /* 5. pruning: the prefix raises whole layers and may overshoot; each raised layer, costliest first,
-     is lowered one step (int16 -> 16x8 -> int8) as long as the target still holds (two passes) */
-  {
-    char *tried = calloc((size_t)best->n + 1, 1);
-    if (!tried) {
-      st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
-      goto done;
-    }
-    qllc_nprec *pr = (qllc_nprec *)best->prec;
-    for (int pass = 0; pass < 2 && st == QLLC_OK; pass++) {
-      memset(tried, 0, (size_t)best->n);
-      for (;;) {
-        int at = -1; /* the costliest raised layer not tried in this pass */
-        double most = -1;
-        for (int i = 0; i < best->n; i++) {
-          double macs = 0;
-          for (int k = 0; k < nc; k++)
-            if (!strcmp(c[k].node, best->nodes[i])) macs = c[k].macs;
-          if (tried[i] || pr[i] == QLLC_NP_INT8 || macs <= most) continue;
-          most = macs, at = i;
-        }
-        if (at < 0) break;
-        tried[at] = 1;
-        qllc_nprec was = pr[at];
-        pr[at] = was == QLLC_NP_INT16 && c_fused(c, nc, best->nodes[at]) ? QLLC_NP_16X8 : QLLC_NP_INT8;
-        double db;
-        if ((st = measure(&s, best, &db, diag)) != QLLC_OK) break;
-        if (db >= target_db) got = db; /* keep it lower */
-        else pr[at] = was;
-      }
-    }
-    free(tried);
-    if (st != QLLC_OK) goto done;
-    int w = 0; /* drop the layers lowered back to int8 */
-    for (int i = 0; i < best->n; i++) {
-      if (pr[i] == QLLC_NP_INT8) {
-        free((char *)best->nodes[i]);
-        continue;
-      }
-      ((const char **)best->nodes)[w] = best->nodes[i];
-      pr[w++] = pr[i];
-    }
-    best->n = w;
-  }
   double wide = 0, w16 = 0;
-  for (int i = 0; i < best->n; i++)
-    for (int k = 0; k < nc; k++)
-      if (!strcmp(c[k].node, best->nodes[i])) {
-        wide += c[k].macs;
-        if (best->prec[i] == QLLC_NP_INT16 && c[k].fused) w16 += c[k].macs;
-      }
+  for (int i = 0; i < nc; i++) {
+    if (lev[i] != LV_INT8) wide += c[i].macs;
+    if (lev[i] == LV_INT16 && c[i].fused) w16 += c[i].macs;
+  }
   char w1[32], w2[32], w3[32], w4[32];
   macs_str(wide, w1, sizeof w1);
   macs_str(total_macs, w2, sizeof w2);
@@ -501,17 +579,35 @@ qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, 
           "weights (%.1f%%), %s with int8 weights or in rescales",
           got, target_db, best->n, nc, w1, w2, total_macs > 0 ? 100.0 * wide / total_macs : 0.0, w3,
           total_macs > 0 ? 100.0 * w16 / total_macs : 0.0, w4);
-  if (all16_db > -INFINITY) fprintf(t, "; every layer at int16: %.1f dB", all16_db);
+  if (top_db > -INFINITY) fprintf(t, "; every layer at int16: %.1f dB", top_db);
   fprintf(t, "; %d measurements\n", s.evals);
-  (void)fused_macs;
+  if (all_top_needed) { /* say why: each layer one level lower, alone, was measured to miss the target */
+    fprintf(t, "only every layer at int16 reaches %.1f dB: any one of them a level lower (the others int16) misses it:", target_db);
+    for (int i = 0; i < nc; i++) {
+      const double *ni;
+      lev[i] = lv_down(&c[i], LV_INT16);
+      st = measure(&s, lev, &ni, diag); /* measured in step 5: from the memo */
+      lev[i] = LV_INT16;
+      if (st != QLLC_OK) goto done;
+      fprintf(t, "%s %s at %s %.1f dB", i ? "," : "", c[i].node, qllc_nprec_name(lv_prec[lv_down(&c[i], LV_INT16)]),
+              min_db(&s, ni));
+    }
+    fprintf(t, "\n");
+  }
 
 done:
   if (t) fclose(t);
   for (int64_t i = 0; s.ref && i < s.samples * s.n_out; i++) free(s.ref[i]);
   free(s.ref);
   free(s.numel);
-  free(c);
-  free(order);
+  free(s.sig);
+  while (s.seen) {
+    memo *e = s.seen;
+    s.seen = e->next;
+    free(e->noise);
+    free(e);
+  }
+  free(c), free(lev), free(order), free(d), free(allow), free(used), free(key);
   qllc_probe_free(fp);
   if (g) qllc_graph_free(g);
   if (st != QLLC_OK) {

@@ -83,6 +83,27 @@ static void test_specialised(void **state) {
   }
 }
 
+/* quick (the precision search's runs): the kernels stay functions that the entry calls, and the
+ * program computes the same outputs. */
+static void test_quick(void **state) {
+  (void)state;
+  test_prog t;
+  test_prog_init(&t);
+  qllc_diag d = {0};
+  qllc_codegen_opts cg = host_opts(&d);
+  cg.quick = 1;
+  char *ir = NULL;
+  if (qllc_codegen_ir_text(&t.p, &cg, &ir, &d) != QLLC_OK) fail_msg("%s", d.message);
+  assert_non_null(strstr(ir, "call "));
+  assert_non_null(strstr(ir, "@qllc_k_"));
+  free(ir);
+  qllc_jit_code *code = NULL;
+  qllc_entry_fn fn = NULL;
+  if (qllc_codegen_jit(&t.p, &cg, &code, &fn, &d) != QLLC_OK) fail_msg("%s", d.message);
+  run_and_check(fn, NULL);
+  qllc_jit_code_free(code);
+}
+
 static qllc_status compile_err(test_prog *t, qllc_diag *d) {
   qllc_diag hd = {0};
   qllc_codegen_opts cg = host_opts(&hd);
@@ -325,7 +346,7 @@ int main(void) {
   snprintf(tmpdir, sizeof tmpdir, "/tmp/qllc_llvmgen_codegen_XXXXXX");
   if (!mkdtemp(tmpdir)) return 1;
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_jit_runs),      cmocka_unit_test(test_specialised), cmocka_unit_test(test_wrong_arg_type),
+      cmocka_unit_test(test_jit_runs),      cmocka_unit_test(test_specialised), cmocka_unit_test(test_quick), cmocka_unit_test(test_wrong_arg_type),
       cmocka_unit_test(test_empty_program), cmocka_unit_test(test_int_range),
       cmocka_unit_test(test_resolve),       cmocka_unit_test(test_user_bitcode),
   };

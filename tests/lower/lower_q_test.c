@@ -554,7 +554,8 @@ typedef struct jit_run {
   uint8_t *mut, *act;
 } jit_run;
 
-static void jit(const qllc_program *p, jit_run *j) {
+/* quick: compiled as the precision search's runs are (qllc_codegen_opts.quick: kernels called, O1). */
+static void jit_opts(const qllc_program *p, int quick, jit_run *j) {
   qllc_options o;
   qllc_options_init(&o);
   qllc_codegen_opts cg;
@@ -562,11 +563,14 @@ static void jit(const qllc_program *p, jit_run *j) {
   if (qllc_codegen_resolve(&o, 1, &cg, &d) != QLLC_OK) fail_msg("resolve: %s", d.message);
   cg.entry_name = "qnet";
   cg.weights_in_object = 1;
+  cg.quick = quick;
   if (qllc_codegen_jit(p, &cg, &j->code, &j->fn, &d) != QLLC_OK) fail_msg("jit: %s", d.message);
   j->mut = aligned_alloc(64, p->mutable_size + 64);
   j->act = aligned_alloc(64, p->act_size + 64);
   memset(j->mut, 0x5A, p->mutable_size + 64);
 }
+
+static void jit(const qllc_program *p, jit_run *j) { jit_opts(p, 0, j); }
 
 static void jit_free(jit_run *j) {
   qllc_jit_code_free(j->code);
@@ -586,15 +590,14 @@ static int32_t ref_fc(const qllc_qnode *q, const int32_t *x, int64_t row, int64_
   return (int32_t)(y < q->act_lo ? q->act_lo : y > q->act_hi ? q->act_hi : y);
 }
 
-/* Integer in, integer out (--quantized-io): every extreme input of the type included. */
-static void e2e_fc_int(qllc_elem in_e, qllc_elem w_e) {
+static void e2e_fc_int_built(qllc_elem in_e, qllc_elem w_e, int quick) {
   qllc_value *w, *b;
   qllc_node *n;
   qllc_graph *g = fc_graph(in_e, w_e, &w, &b, &n);
   const qllc_qnode *q = n->quant;
   qllc_program *p = lower_ok(g);
   jit_run j;
-  jit(p, &j);
+  jit_opts(p, quick, &j);
   int32_t qmin, qmax;
   qllc_quant_range(in_e, 0, &qmin, &qmax);
   int32_t xs[12];
@@ -612,12 +615,21 @@ static void e2e_fc_int(qllc_elem in_e, qllc_elem w_e) {
         int32_t want = ref_fc(q, xs, r, c, 6);
         const uint8_t *yo = j.mut + p->outputs[0].buf->offset;
         int32_t got = in_e == QLLC_ELEM_I8 ? ((const int8_t *)yo)[r * 4 + c] : ((const int16_t *)yo)[r * 4 + c];
-        if (got != want) fail_msg("%s trial %d y[%d][%d] = %d, want %d", qllc_elem_name((qllc_elem_kind)in_e), trial, r, c, got, want);
+        if (got != want)
+          fail_msg("%s%s trial %d y[%d][%d] = %d, want %d", qllc_elem_name((qllc_elem_kind)in_e), quick ? " (quick)" : "",
+                   trial, r, c, got, want);
       }
   }
   jit_free(&j);
   qllc_program_free(p);
   qllc_graph_free(g);
+}
+
+/* Integer in, integer out (--quantized-io): every extreme input of the type included; compiled both
+ * ways (optimized, and quick as the precision search does), each bit for bit against the reference. */
+static void e2e_fc_int(qllc_elem in_e, qllc_elem w_e) {
+  for (int quick = 0; quick < 2; quick++)
+    e2e_fc_int_built(in_e, w_e, quick);
 }
 
 static void test_e2e_fc_i8(void **state) {

@@ -286,8 +286,8 @@ static const cli_opt quant_opts[] = {
     {"--keep-float", NULL, "OPTYPE_OR_NODE", "keep these nodes in float (repeatable)", set_keep_float},
     {"--strict", NULL, NULL, "fail if any node stays in float or any bias is clipped", set_strict},
     {"--quantized-io", NULL, NULL, "model inputs and outputs stay integer", set_quantized_io},
-    {"--min-sqnr", NULL, "DB", "from int8, raise the layers costing most accuracy to 16x8, then int16, until every "
-     "output reaches DB dB SQNR against float (prints the choice)", set_min_sqnr},
+    {"--min-sqnr", NULL, "DB", "choose int8, 16x8 or int16 per layer, with as few wide MACs as the search "
+     "finds, so that every output reaches DB dB SQNR against float (prints the choice)", set_min_sqnr},
     {"--search-dataset", NULL, "SPEC", "the samples --min-sqnr measures on (repeatable; forms as for 'qllc profile'; "
      "default: 32 drawn from the profile)", set_search_dataset},
     {"--precision-map-out", NULL, "FILE", "write the precision chosen for each layer (replay it with --precision-map)",
