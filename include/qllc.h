@@ -30,7 +30,7 @@ typedef enum qllc_status {
   QLLC_ERR_MISMATCH,    /* a profile or kernel file that does not belong to this model/target */
   QLLC_ERR_LLVM,        /* LLVM reported an error (message attached) */
   QLLC_ERR_NOMEM,
-  QLLC_ERR_STRICT,      /* --strict: a node would be left in float, or a bias clipped */
+  QLLC_ERR_STRICT,      /* --strict: a node left in float, a bias clipped, a variant skipped for the CPU */
   QLLC_ERR_RUNTIME      /* the compiled code returned an error */
 } qllc_status;
 
@@ -112,7 +112,8 @@ typedef struct qllc_options {
   const char *profile_path;        /* profile YAML (required for int8/int16) */
   const char *const *keep_float;   /* op types or node names kept in float */
   int n_keep_float;
-  int strict;                      /* any node left in float, or bias clipped, is an error */
+  int strict;                      /* any node left in float, bias clipped, or fused layer on the portable
+                                     kernel for a missing CPU feature (or refused AMX), is an error */
   int quantized_io;                /* inputs and outputs stay integer */
   /* target */
   const char *target;              /* "x86_64" (default) or "aarch64" */

@@ -486,6 +486,13 @@ static qllc_status lower_graph(qllc_model *m, qllc_graph *g, const qllc_options 
   qllc_status st = qllc_codegen_resolve(o, host, &cg, diag);
   qllc_lower_target t = {.arch = cg.target ? cg.target->name : NULL, .cpu = cg.cpu, .features = cg.kernel_features};
   if (st == QLLC_OK && host && strstr(cg.kernel_features, "+amx-tile") && qllc_jit_amx_permission() == 0) {
+    if (o->strict) {
+      st = qllc_fail(diag, QLLC_ERR_STRICT, NULL,
+                     "Linux refused the AMX tile data (arch_prctl(ARCH_REQ_XCOMP_PERM)): the __amx kernels cannot "
+                     "run (--strict)");
+      qllc_diag_set_file(diag, m->path);
+      return st;
+    }
     /* the JIT on an AMX host whose kernel refuses the tile data permission: no __amx kernel, said why */
     static _Thread_local char f[8300], c[300]; /* read by qllc_lower_for only (the reasons are copied) */
     snprintf(f, sizeof f, "%s,-amx-tile,-amx-int8", cg.kernel_features);
@@ -505,6 +512,15 @@ static qllc_status lower_graph(qllc_model *m, qllc_graph *g, const qllc_options 
     if (shared) pthread_mutex_unlock(&m->lock);
   }
   qllc_user_kernels_free(uk);
+  for (int i = 0; st == QLLC_OK && o->strict && i < (*p)->n_instrs; i++) { /* a variant skipped for the CPU */
+    const qllc_instr *in = &(*p)->instrs[i];
+    if (!in->reference_for_cpu) continue;
+    const char *nn = in->node ? in->node->name : "?";
+    st = qllc_fail(diag, QLLC_ERR_STRICT, nn, "node '%s' (%s) would run the portable kernel %s: %s (--strict)", nn,
+                   in->node ? qllc_op_name(in->node->op) : "?", in->kernel, in->why ? in->why : "");
+    qllc_program_free(*p);
+    *p = NULL;
+  }
   if (st == QLLC_OK) {
     char *lines = NULL;
     st = user_kernel_lines(*p, o, &lines, diag);

@@ -190,6 +190,7 @@ static qllc_status emit(ctx *c, const qllc_node *n, const char *kernel, const ar
   if (!in->args) return oom(c);
   in->node = n;
   in->why = NULL;
+  in->reference_for_cpu = 0;
   p->n_instrs++;
   return QLLC_OK;
 }

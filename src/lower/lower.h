@@ -51,6 +51,8 @@ typedef struct qllc_arg {
 typedef struct qllc_instr {
   const char *kernel;         /* function name in the kernel bitcode */
   const char *why;            /* for a fused layer: why this kernel and not a faster variant (arena; may be NULL) */
+  int reference_for_cpu;      /* a fused layer on its portable reference kernel because the target CPU lacks
+                                 a feature every ISA variant of it needs (--strict refuses it) */
   int n_args;
   qllc_arg *args;
   const qllc_node *node;      /* the graph node it implements (for diagnostics and reports) */

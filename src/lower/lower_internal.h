@@ -24,6 +24,7 @@ typedef struct qllc_lower_ctx {
   qllc_buffer **cls;    /* [n_values]: buffer of the alias class rooted at value id (roots only) */
   qllc_buffer **packed; /* [n_values]: FC weights already packed, by the weight value's id */
   const qllc_lower_target *target; /* NULL: reference kernels only */
+  int pick_missed;                 /* the last qllc_lower_pick passed over a variant for a missing CPU feature */
 } qllc_lower_ctx;
 
 /* ---- registry.c: the kernel registry (kernels.def) ------------------------------------------------ */

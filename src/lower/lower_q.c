@@ -245,8 +245,12 @@ static qllc_status fused_pick(ctx *c, const qllc_node *n, const char *ref, int s
 static qllc_status emit_fused(ctx *c, const qllc_node *n, const char *ref, const qllc_kvariant *v,
                               qllc_buffer *scratch, const char *why, roles *r) {
   if (v) r_buf(r, QLLC_ROLE_SCRATCH, scratch);
+  const int missed = c->pick_missed; /* of the pick that chose v (the lowering picks last for v) */
   qllc_status st = qllc_lower_call(c, n, v ? v->name : ref, r);
-  if (st == QLLC_OK) c->p->instrs[c->p->n_instrs - 1].why = why;
+  if (st == QLLC_OK) {
+    c->p->instrs[c->p->n_instrs - 1].why = why;
+    c->p->instrs[c->p->n_instrs - 1].reference_for_cpu = !v && missed;
+  }
   return st;
 }
 

@@ -211,6 +211,7 @@ int qllc_lower_has_features(const char *f, const char *need, char *missing, size
 const qllc_kvariant *qllc_lower_pick(qllc_lower_ctx *c, const char *ref, int shape, const char *shape_reason,
                                      const char **why) {
   *why = NULL;
+  c->pick_missed = 0;
   const qllc_lower_target *t = c->target;
   char buf[512] = "";
   size_t len = 0;
@@ -230,6 +231,7 @@ const qllc_kvariant *qllc_lower_pick(qllc_lower_ctx *c, const char *ref, int sha
     }
     char missing[256];
     if (!qllc_lower_has_features(t->features, v->features, missing, sizeof missing)) {
+      c->pick_missed = 1;
       int n = snprintf(buf + len, sizeof buf - len, "%s__%s needs %s", len ? "; " : "", v->isa, missing);
       if (n > 0 && (size_t)n < sizeof buf - len) len += (size_t)n;
       continue;

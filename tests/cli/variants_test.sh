@@ -13,6 +13,8 @@
 #   3. Bits (where the host runs them; otherwise reported SKIPPED): `qllc run` (the JIT) with each
 #      variant forced through --cpu / --features writes the same bytes as the reference (--cpu x86-64),
 #      int8 and int16 and 16x8, on a conv + FC model and a residual conv model.
+#   4. --strict refuses a layer that would run the portable kernel because the CPU lacks every variant's
+#      features (x86-64-v2), and accepts the same model for znver4.
 set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
 D=$QLLC_SOURCE_DIR/tests/models/data
@@ -129,6 +131,17 @@ for n in cnn_bn_pool residual depthwise_separable; do
     else skip "$n $prec avx2: the host lacks AVX2"; fi
   done
 done
+
+# ---- 4. --strict: a layer left on the portable kernel for a missing CPU feature is an error ----
+if "$QLLC" compile "$M" "${Q[@]}" --cpu x86-64-v2 --strict -o "$tmp/strict-v2" >"$tmp/strict.out" 2>&1; then
+  fail "--strict --cpu x86-64-v2 accepted a model whose layers run the portable kernel"
+elif grep -qE "node '[^']+' \((Conv|qllc.FullyConnected)\) would run the portable kernel qllc_k_(conv2d|fc)_i8_i8_[iu]8: .*__avx2 needs avx2.*\(--strict\)" "$tmp/strict.out" &&
+  [ ! -e "$tmp/strict-v2/net.o" ] && [ ! -e "$tmp/strict-v2/model.o" ]; then
+  ok "--strict --cpu x86-64-v2: refused, naming the node, the kernel and the missing feature, nothing written"
+else fail "--strict --cpu x86-64-v2: unexpected message: $(cat "$tmp/strict.out")"; fi
+"$QLLC" compile "$M" "${Q[@]}" --cpu znver4 --strict -o "$tmp/strict-z4" >"$tmp/strict.out" 2>&1 &&
+  ok "--strict --cpu znver4: accepted (no portable fallback; AMX is not one of znver4's features)" ||
+  fail "--strict --cpu znver4 refused: $(cat "$tmp/strict.out")"
 
 echo "variants_test: $oks passed, $fails failed, $skips skipped"
 [ $fails -eq 0 ]

@@ -284,7 +284,7 @@ static const cli_opt quant_opts[] = {
      set_calibration},
     {"--per-tensor", NULL, NULL, "one weight scale per tensor instead of per output channel", set_per_tensor},
     {"--keep-float", NULL, "OPTYPE_OR_NODE", "keep these nodes in float (repeatable)", set_keep_float},
-    {"--strict", NULL, NULL, "fail if any node stays in float or any bias is clipped", set_strict},
+    {"--strict", NULL, NULL, "fail if any node stays in float, any bias is clipped, or a fused layer falls back to the portable kernel for a missing CPU feature", set_strict},
     {"--quantized-io", NULL, NULL, "model inputs and outputs stay integer", set_quantized_io},
     {"--min-sqnr", NULL, "DB", "choose int8, 16x8 or int16 per layer, with as few wide MACs as the search "
      "finds, so that every output reaches DB dB SQNR against float (prints the choice)", set_min_sqnr},
