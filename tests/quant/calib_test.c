@@ -89,7 +89,7 @@ static void test_growth_is_exact(void **state) {
 
 static float lo_, hi_;
 static void calib(const qllc_hist *h, qllc_calibration m, double p) {
-  qllc_calib_opts o = {m, p, 0};
+  qllc_calib_opts o = {.method = m, .percentile = p};
   qllc_diag d;
   memset(&d, 0, sizeof d);
   assert_int_equal(qllc_calibrate(h, &o, &lo_, &hi_, &d), QLLC_OK);
@@ -162,7 +162,7 @@ static void test_edge_cases(void **state) {
     calib(&h, (qllc_calibration)m, 99.0);
     assert_true(lo_ >= 0.0f && hi_ <= h.max && hi_ > 0.0f);
   }
-  qllc_calib_opts o = {QLLC_CAL_PERCENTILE, 20.0, 0};
+  qllc_calib_opts o = {.method = QLLC_CAL_PERCENTILE, .percentile = 20.0};
   qllc_diag d;
   memset(&d, 0, sizeof d);
   assert_int_equal(qllc_calibrate(&h, &o, &lo_, &hi_, &d), QLLC_ERR_INVALID);
