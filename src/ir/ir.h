@@ -264,6 +264,8 @@ qllc_status qllc_pass_fuse_activation(qllc_graph *g, qllc_diag *diag);
 qllc_status qllc_pass_eliminate_identity(qllc_graph *g, qllc_diag *diag);
 /* issue 15: LayerNorm and GELU patterns to single ops, Div by a constant to Mul, Split to Slices */
 qllc_status qllc_pass_transformer(qllc_graph *g, qllc_diag *diag);
+/* 3-D Conv / MaxPool / AveragePool rewritten as 2-D ones (pass_spatial3d.c, issue 15) */
+qllc_status qllc_pass_spatial3d(qllc_graph *g, qllc_diag *diag);
 /* Runs the float pipeline. When dump_after names a pass, the graph is printed to dump after it. */
 qllc_status qllc_graph_optimize(qllc_graph *g, const char *dump_after, FILE *dump, qllc_diag *diag);
 /* The names of the passes qllc_graph_optimize runs, in order, NULL-terminated (for --dump-after). */
