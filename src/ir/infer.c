@@ -25,10 +25,12 @@
  *   Unsqueeze    input, which is then dropped (n_in = 1). Squeeze without axes lists every 1 dim.
  *                Unsqueeze axes refer to the output rank.
  *   Clip         "min", "max" floats (absent = -inf / +inf) from attributes (opset < 11) or constant
- *                inputs 2 and 3, which are dropped. Run-time min/max are unsupported.
+ *                inputs 2 and 3, which are dropped (NULL). A bound computed at run time (a float scalar)
+ *                stays an input and overrides the attribute; trailing absent inputs are dropped.
  *   Pad          "pads" (2 * rank, ONNX order: all begins then all ends) and "value" (float), from
- *                attributes (opset < 11) or constant inputs, which are dropped. Only mode "constant";
- *                negative pads are unsupported.
+ *                attributes (opset < 11) or constant inputs, which are dropped. A float value computed at
+ *                run time stays input 2 (input 1 NULL). Modes constant, reflect (pads < dim), edge and
+ *                wrap (pads <= dim); negative pads are unsupported.
  *   Reshape      "shape": the final dims (0 and -1 resolved, allowzero honoured), from the constant
  *                second input (dropped) or the attribute (opset < 5). A run-time shape is unsupported.
  *   Flatten      "axis" non-negative (default 1).
@@ -133,6 +135,18 @@ static int cmp_i64(const void *a, const void *b) {
 /* Drops inputs from index k on (the optional operand inputs turned into attributes). */
 static void drop_inputs_from(qllc_node *n, int k) {
   if (n->n_in > k) n->n_in = k;
+}
+
+/* Pad: the input index output index o reads along an axis of size dim padded by `begin` in front, in
+ * mode constant (-1: the pad value), reflect (the edge is not repeated), edge or wrap. The pads are
+ * those infer.c accepted (reflect: < dim; wrap: <= dim). Shared by the lowering's index maps and folding. */
+int64_t qllc_pad_source(const char *mode, int64_t o, int64_t begin, int64_t dim) {
+  int64_t i = o - begin;
+  if (i >= 0 && i < dim) return i;
+  if (!strcmp(mode, "edge")) return i < 0 ? 0 : dim - 1;
+  if (!strcmp(mode, "wrap")) return ((i % dim) + dim) % dim;
+  if (!strcmp(mode, "reflect")) return i < 0 ? -i : 2 * (dim - 1) - i;
+  return -1;
 }
 
 /* ---- normalisation ---------------------------------------------------------------------------- */
@@ -725,24 +739,31 @@ qllc_status qllc_normalize_node(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
   }
   case QLLC_OP_CLIP: {
     float lo = qllc_attr_float(n, "min", -INFINITY), hi = qllc_attr_float(n, "max", INFINITY);
+    int last = 0; /* the last run-time bound kept */
     for (int k = 1; k < 3 && k < n->n_in; k++) {
       if (!n->in[k]) continue;
       float v;
-      if (value_float(n->in[k], &v))
-        return FAIL(QLLC_ERR_UNSUPPORTED, "Clip %s computed at run time ('%s') is not supported", k == 1 ? "min" : "max",
-                    n->in[k]->name);
+      if (value_float(n->in[k], &v)) {
+        if (n->in[k]->elem != QLLC_ELEM_F32 || qllc_value_numel(n->in[k]) != 1)
+          return FAIL(QLLC_ERR_UNSUPPORTED, "Clip %s '%s' computed at run time must be a float scalar",
+                      k == 1 ? "min" : "max", n->in[k]->name);
+        last = k;
+        continue;
+      }
       if (k == 1) lo = v;
       else hi = v;
+      n->in[k] = NULL;
     }
-    drop_inputs_from(n, 1);
+    drop_inputs_from(n, last + 1);
     qllc_node_set_attr_float(g, n, "min", lo);
     qllc_node_set_attr_float(g, n, "max", hi);
     return QLLC_OK;
   }
   case QLLC_OP_PAD: {
     const char *mode = qllc_attr_string(n, "mode", "constant");
-    if (strcmp(mode, "constant"))
-      return FAIL(QLLC_ERR_UNSUPPORTED, "Pad mode '%s' is not supported (only 'constant')", mode);
+    int is_const = !strcmp(mode, "constant");
+    if (!is_const && strcmp(mode, "reflect") && strcmp(mode, "edge") && strcmp(mode, "wrap"))
+      return FAIL(QLLC_ERR_UNSUPPORTED, "Pad mode '%s' is not supported (constant, reflect, edge and wrap are)", mode);
     int64_t pads[2 * QLLC_MAX_RANK];
     const int64_t *a;
     int cnt = qllc_attr_ints(n, "pads", &a);
@@ -753,13 +774,27 @@ qllc_status qllc_normalize_node(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
       cnt = qllc_value_ints(n->in[1], pads, 2 * QLLC_MAX_RANK);
       if (cnt < 0) return FAIL(QLLC_ERR_UNSUPPORTED, "pads computed at run time ('%s') are not supported", n->in[1]->name);
     }
-    if (n->n_in > 2 && n->in[2] && value_float(n->in[2], &value))
-      return FAIL(QLLC_ERR_UNSUPPORTED, "constant_value computed at run time is not supported");
+    /* a run-time value stays input 2 (float scalar); a constant one becomes the attribute */
+    qllc_value *rt = NULL;
+    if (is_const && n->n_in > 2 && n->in[2] && value_float(n->in[2], &value)) {
+      if (n->in[2]->elem != QLLC_ELEM_F32 || qllc_value_numel(n->in[2]) != 1 || x->elem != QLLC_ELEM_F32)
+        return FAIL(QLLC_ERR_UNSUPPORTED, "a constant_value computed at run time must be a float scalar padding float data");
+      rt = n->in[2];
+    }
     if (n->n_in > 3 && n->in[3]) return FAIL(QLLC_ERR_UNSUPPORTED, "Pad with an axes input is not supported");
     if (cnt != 2 * x->rank) return FAIL(QLLC_ERR_INVALID, "pads has %d entries for rank %d", cnt, x->rank);
     for (int i = 0; i < cnt; i++)
       if (pads[i] < 0) return FAIL(QLLC_ERR_UNSUPPORTED, "negative pads (cropping) are not supported");
-    drop_inputs_from(n, 1);
+    for (int i = 0; !is_const && i < x->rank; i++) {
+      int64_t most = !strcmp(mode, "reflect") ? x->dims[i] - 1 : !strcmp(mode, "wrap") ? x->dims[i] : INT64_MAX;
+      if (x->dims[i] == 0 && (pads[i] || pads[i + x->rank]))
+        return FAIL(QLLC_ERR_INVALID, "Pad mode '%s' of an empty axis %d", mode, i);
+      if (pads[i] > most || pads[i + x->rank] > most)
+        return FAIL(QLLC_ERR_UNSUPPORTED, "Pad mode '%s' with pads larger than %lld on axis %d is not supported", mode,
+                    (long long)most, i);
+    }
+    drop_inputs_from(n, rt ? 3 : 1);
+    if (rt) n->in[1] = NULL;
     qllc_node_set_attr_ints(g, n, "pads", cnt, pads);
     qllc_node_set_attr_float(g, n, "value", value);
     return QLLC_OK;

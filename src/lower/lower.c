@@ -588,8 +588,21 @@ static int const_scalar(const qllc_node *n, int i, double *out) {
   }
 }
 
+/* Whether input i is a tensor computed at run time (not a constant). */
+static int run_time_input(const qllc_node *n, int i) { return n->n_in > i && n->in[i] && !n->in[i]->data; }
+
 static qllc_status lower_clip(ctx *c, const qllc_node *n) {
   double f[2] = {qllc_attr_float(n, "min", -INFINITY), qllc_attr_float(n, "max", INFINITY)};
+  if (run_time_input(n, 1) || run_time_input(n, 2)) { /* bounds given as graph inputs: read by the kernel */
+    roles r = {.set = {0}};
+    qllc_lower_roles_yx(&r, c, n->in[0], n->out[0]);
+    r_int(&r, QLLC_ROLE_COUNT, qllc_value_numel(n->out[0]));
+    r_opt(c, &r, QLLC_ROLE_A, run_time_input(n, 1) ? n->in[1] : NULL);
+    r_opt(c, &r, QLLC_ROLE_B, run_time_input(n, 2) ? n->in[2] : NULL);
+    r_float(&r, QLLC_ROLE_ACT_LO, f[0]);
+    r_float(&r, QLLC_ROLE_ACT_HI, f[1]);
+    return call(c, n, kname2(c, "clip_rt", n->in[0]->elem, n->out[0]->elem), &r);
+  }
   for (int i = 1; i < 3 && i < n->n_in; i++) {
     if (!n->in[i]) continue;
     if (!const_scalar(n, i, &f[i - 1])) return unsupported(c, n, "min/max must be constants");
@@ -730,7 +743,6 @@ qllc_status qllc_lower_pad_roles(ctx *c, const qllc_node *n, roles *rv, double *
   qllc_value *x = n->in[0], *y = n->out[0];
   int r = x->rank;
   const char *mode = qllc_attr_string(n, "mode", "constant");
-  if (strcmp(mode, "constant") != 0) return unsupported(c, n, "only mode=constant is supported");
   int64_t pads[2 * QLLC_MAX_RANK] = {0};
   const int64_t *pv;
   int k = qllc_attr_ints(n, "pads", &pv);
@@ -745,13 +757,31 @@ qllc_status qllc_lower_pad_roles(ctx *c, const qllc_node *n, roles *rv, double *
   for (int i = 0; i < 2 * r; i++)
     if (pads[i] < 0) return unsupported(c, n, "negative pads");
   double value = qllc_attr_float(n, "value", 0.0f);
-  if (n->n_in > 2 && n->in[2] && !const_scalar(n, 2, &value)) return unsupported(c, n, "value must be a constant");
+  if (n->n_in > 2 && n->in[2] && !run_time_input(n, 2) && !const_scalar(n, 2, &value))
+    return unsupported(c, n, "value must be a scalar");
   int64_t od[QLLC_MAX_RANK], id[QLLC_MAX_RANK];
   for (int d = 0; d < r; d++) id[d] = x->dims[d], od[d] = y->dims[d];
   if (r == 0) return invalid(c, n, "Pad of a scalar");
   qllc_lower_roles_yx(rv, c, x, y);
   r_int(rv, QLLC_ROLE_RANK, r);
   r_buf(rv, QLLC_ROLE_OUT_DIMS, const_i64(c, n, "out_dims", r, od));
+  if (strcmp(mode, "constant") != 0) {
+    /* reflect, edge, wrap: each output index's source offset, per axis (infer.c bounded the pads) */
+    int64_t total = 0, stride = 1, *map;
+    for (int d = 0; d < r; d++) total += od[d];
+    if (!(map = qllc_arena_alloc(c->p->arena, sizeof *map * (size_t)(total ? total : 1)))) return oom(c);
+    for (int d = r - 1, at = (int)total; d >= 0; stride *= id[d], d--) {
+      at -= (int)od[d];
+      for (int64_t o = 0; o < od[d]; o++) {
+        int64_t i = qllc_pad_source(mode, o, pads[d], id[d]);
+        if (i < 0 || i >= id[d]) return invalid(c, n, "pads too large for the mode");
+        map[at + o] = i * stride;
+      }
+    }
+    r_buf(rv, QLLC_ROLE_AXIS_MAP, const_i64(c, n, "axis_map", (int)total, map));
+    *value_out = NAN; /* no value: the caller calls pad_map */
+    return QLLC_OK;
+  }
   r_buf(rv, QLLC_ROLE_IN_DIMS, const_i64(c, n, "in_dims", r, id));
   r_buf(rv, QLLC_ROLE_PADS_BEGIN, const_i64(c, n, "pads_begin", r, pads));
   *value_out = value;
@@ -764,6 +794,11 @@ static qllc_status lower_pad(ctx *c, const qllc_node *n) {
   double value;
   qllc_status st = qllc_lower_pad_roles(c, n, &r, &value);
   if (st) return st;
+  if (isnan(value)) return call(c, n, kname2(c, "pad_map", x->elem, y->elem), &r);
+  if (run_time_input(n, 2)) { /* the value given as a graph input (infer.c: a float scalar) */
+    r_buf(&r, QLLC_ROLE_C, buf_of(c, n->in[2]));
+    return call(c, n, kname2(c, "pad_rt", x->elem, y->elem), &r);
+  }
   if (x->elem == QLLC_ELEM_F32) r_float(&r, QLLC_ROLE_VALUE, value);
   else r_int(&r, QLLC_ROLE_VALUE, (int64_t)value);
   return call(c, n, kname2(c, "pad", x->elem, y->elem), &r);
