@@ -694,6 +694,13 @@ qllc_status qllc_normalize_node(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
   qllc_status st;
   const qllc_value *x = n->n_in > 0 ? n->in[0] : NULL;
   switch (n->op) {
+  case QLLC_OP_CAST_LIKE: /* becomes Cast to float (a float or double `like`, read as float) */
+    if (!n->in[1] || n->in[1]->elem != QLLC_ELEM_F32)
+      return FAIL(QLLC_ERR_UNSUPPORTED, "CastLike to a type other than float or double is not supported");
+    n->op = QLLC_OP_CAST;
+    n->n_in = 1;
+    qllc_node_set_attr_int(g, n, "to", 1);
+    return QLLC_OK;
   case QLLC_OP_HARD_SIGMOID: case QLLC_OP_POW: case QLLC_OP_LAYER_NORM: case QLLC_OP_REDUCE_MEAN:
   case QLLC_OP_REDUCE_SUM: case QLLC_OP_REDUCE_MAX: case QLLC_OP_SPLIT: case QLLC_OP_EXPAND: case QLLC_OP_RESIZE:
   case QLLC_OP_UPSAMPLE: case QLLC_OP_PRELU: case QLLC_OP_CONV_TRANSPOSE:

@@ -228,6 +228,9 @@ static qllc_status load_input(importer *im, const Onnx__ValueInfoProto *vi) {
   qllc_elem elem;
   switch (tt->elem_type) {
   case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: elem = QLLC_ELEM_F32; break;
+  /* a double input is read as float, like every double of the model (initializers, Cast to double): qllc
+     computes in float32; its callers pass float data (qllc_tensor_read converts double .pb files) */
+  case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: elem = QLLC_ELEM_F32; break;
   /* integer inputs feed pre-quantized models (quantized tensors, scales' zero points, int32 biases);
      an integer input reaching a float op fails there, naming the op */
   case ONNX__TENSOR_PROTO__DATA_TYPE__INT8: elem = QLLC_ELEM_I8; break;
@@ -235,7 +238,7 @@ static qllc_status load_input(importer *im, const Onnx__ValueInfoProto *vi) {
   case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: elem = QLLC_ELEM_I32; break;
   default:
     return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL,
-                     "graph input '%s' has element type %s; qllc takes float, int8, uint8 and int32 inputs (or bind it "
+                     "graph input '%s' has element type %s; qllc takes float (and double, read as float), int8, uint8 and int32 inputs (or bind it "
                      "to a constant: qllc --const %s=FILE, qllc_model_load_bound)", name,
                      onnx_type_name(tt->elem_type), name);
   }
