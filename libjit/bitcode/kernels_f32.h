@@ -163,6 +163,13 @@ void qllc_k_resize_linear_f32_f32(float *y, const float *x, int64_t NC, int64_t 
  * and edge, whose source indices the lowering computes. */
 void qllc_k_clip_rt_f32_f32(float *y, const float *x, int64_t n, const float *lo_p, const float *hi_p, float lo,
                             float hi);
+/* maxpool2d_idx: MaxPool (as maxpool2d) that also writes ind, the flat index into x of each maximum (the
+ * first in window order), row major (h * W + w) or, storage_order 1, column major (w * H + h), plus
+ * plane * H * W. */
+void qllc_k_maxpool2d_idx_f32_f32(float *y, int64_t *ind, const float *x, int64_t NC, int64_t H, int64_t W, int64_t OH,
+                                  int64_t OW, int64_t KH, int64_t KW, int64_t stride_h, int64_t stride_w,
+                                  int64_t pad_top, int64_t pad_left, int64_t pad_bottom, int64_t pad_right,
+                                  int64_t dil_h, int64_t dil_w, int64_t storage_order);
 void qllc_k_pad_rt_f32_f32(float *y, const float *x, int64_t rank, const int64_t *out_dims, const int64_t *in_dims,
                            const int64_t *pads_begin, const float *value_p);
 #define QLLC_PAD_MAP(T, t)                                                                               \

@@ -1,6 +1,6 @@
 /* libjit/bitcode/ops_rt.c: kernels for operands known only at run time and for index-map padding
  * (issue 15): Clip with bounds given as graph inputs, constant Pad with its value given as a graph input,
- * and Pad modes reflect and edge (pad_map, every element kind). */
+ * Pad modes reflect, edge and wrap (pad_map, every element kind), and MaxPool with its Indices output. */
 #include "kernels_f32.h"
 #include "qllc_math.h"
 
@@ -42,3 +42,34 @@ PAD_MAP(int8_t, i8)
 PAD_MAP(uint8_t, u8)
 PAD_MAP(int16_t, i16)
 PAD_MAP(int32_t, i32)
+
+/* One window at a time, taps in (kh, kw) order; a strictly greater value replaces the maximum, so the
+ * first maximum wins (onnxruntime's rule). Padded taps are skipped. A window with no tap inside the
+ * image (possible only with pads >= the kernel) gives -inf and index -1. */
+QLLC_KERNEL void qllc_k_maxpool2d_idx_f32_f32(float *QLLC_RESTRICT y, int64_t *QLLC_RESTRICT ind,
+                                              const float *QLLC_RESTRICT x, int64_t NC, int64_t H, int64_t W,
+                                              int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t stride_h,
+                                              int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t pad_bottom,
+                                              int64_t pad_right, int64_t dil_h, int64_t dil_w, int64_t storage_order) {
+  (void)pad_bottom, (void)pad_right;
+  for (int64_t c = 0; c < NC; c++) {
+    const float *xc = x + c * H * W;
+    for (int64_t oh = 0; oh < OH; oh++)
+      for (int64_t ow = 0; ow < OW; ow++) {
+        float best = -__builtin_inff();
+        int64_t at = -1;
+        for (int64_t kh = 0; kh < KH; kh++) {
+          const int64_t ih = oh * stride_h - pad_top + kh * dil_h;
+          if (ih < 0 || ih >= H) continue;
+          for (int64_t kw = 0; kw < KW; kw++) {
+            const int64_t iw = ow * stride_w - pad_left + kw * dil_w;
+            if (iw < 0 || iw >= W) continue;
+            const float v = xc[ih * W + iw];
+            if (at < 0 || v > best) best = v, at = storage_order ? iw * H + ih : ih * W + iw;
+          }
+        }
+        y[(c * OH + oh) * OW + ow] = best;
+        ind[(c * OH + oh) * OW + ow] = at < 0 ? -1 : c * H * W + at;
+      }
+  }
+}

@@ -15,7 +15,8 @@
  *   AveragePool  growing the bottom/right pads so that the floor formula gives the ceil result, the
  *                amount added is recorded in "ceil_pads" [0, 0, extra_h, extra_w] (an AveragePool with
  *                count_include_pad = 1 must not count those cells) and ceil_mode is removed.
- *                AveragePool gets "count_include_pad" (default 0). storage_order != 0 is unsupported.
+ *                AveragePool gets "count_include_pad" (default 0); MaxPool "storage_order" (0 or 1, the
+ *                order of its Indices output, int64, flattened over the whole input).
  *                Rank 5 (3-D) as Conv, "ceil_pads" then with 6 entries.
  *   GlobalAveragePool  rank 4 ([N,C,H,W] -> [N,C,1,1]) and rank 3 ([N,C,L] -> [N,C,1]).
  *   Softmax      "axis" non-negative, "coerce2d": 1 for opset < 13 (input seen as 2-D
@@ -261,9 +262,11 @@ static qllc_status norm_spatial(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
   }
   qllc_node_remove_attr(n, "auto_pad");
   qllc_node_remove_attr(n, "ceil_mode");
-  if (n->op == QLLC_OP_MAXPOOL && qllc_attr_int(n, "storage_order", 0) != 0)
-    return FAIL(QLLC_ERR_UNSUPPORTED, "storage_order other than 0 is not supported");
-  qllc_node_remove_attr(n, "storage_order");
+  if (n->op == QLLC_OP_MAXPOOL) { /* the Indices' order: 0 row major, 1 column major */
+    int64_t so = qllc_attr_int(n, "storage_order", 0);
+    if (so != 0 && so != 1) return FAIL(QLLC_ERR_INVALID, "storage_order %lld (0 or 1)", (long long)so);
+    qllc_node_set_attr_int(g, n, "storage_order", so);
+  }
   qllc_node_set_attr_ints(g, n, "kernel_shape", na, k);
   qllc_node_set_attr_ints(g, n, "strides", na, s);
   qllc_node_set_attr_ints(g, n, "dilations", na, d);
@@ -1012,6 +1015,7 @@ static qllc_status infer_spatial(qllc_node *n, qllc_diag *diag) {
     dims[1] = w->dims[0];
   }
   set_out(n, 0, x->elem, x->rank, dims);
+  if (n->op == QLLC_OP_MAXPOOL && n->n_out > 1 && n->out[1]) set_out(n, 1, QLLC_ELEM_I64, x->rank, dims); /* Indices */
   return QLLC_OK;
 }
 

@@ -553,6 +553,18 @@ static qllc_status check_extra_outputs(importer *im) {
       for (int k = 1; k < n->n_out; k++) used |= n->out[k] && (n->out[k]->n_uses > 0 || n->out[k]->is_output);
       if (used) continue;
     }
+    if (n->op == QLLC_OP_DROPOUT && n->out[1] && (n->out[1]->n_uses > 0 || n->out[1]->is_output)) {
+      /* issue 15: in inference Dropout keeps every element, so its mask is a constant of ones (bool as u8) */
+      qllc_value *mk = n->out[1];
+      int64_t cnt = qllc_value_numel(mk);
+      unsigned char *ones = qllc_arena_alloc(g->arena, (size_t)(cnt ? cnt : 1));
+      if (!ones) return qllc_fail(im->diag, QLLC_ERR_NOMEM, n->name, "out of memory");
+      memset(ones, 1, (size_t)cnt);
+      mk->data = ones;
+      mk->producer = NULL;
+      n->out[1] = NULL;
+    }
+    if (n->op == QLLC_OP_MAXPOOL && n->out[1] && (n->out[1]->n_uses > 0 || n->out[1]->is_output)) continue; /* issue 15 */
     for (int k = 1; k < n->n_out; k++) {
       if (n->out[k] && n->out[k]->n_uses > 0) {
         const char *what = n->op == QLLC_OP_MAXPOOL ? "Indices output" : n->op == QLLC_OP_DROPOUT ? "mask output"

@@ -613,16 +613,8 @@ static qllc_status lower_clip(ctx *c, const qllc_node *n) {
   return unary(c, n, "clip", &r);
 }
 
-qllc_status qllc_lower_check_maxpool_indices(ctx *c, const qllc_node *n) {
-  if (n->n_out > 1 && n->out[1] && (n->out[1]->n_uses > 0 || n->out[1]->is_output))
-    return unsupported(c, n, "the Indices output of MaxPool is not supported");
-  return QLLC_OK;
-}
-
 static qllc_status pool(ctx *c, const qllc_node *n, int is_max) {
   qllc_value *x = n->in[0], *y = n->out[0];
-  qllc_status ist = qllc_lower_check_maxpool_indices(c, n);
-  if (ist) return ist;
   if (!qllc_node_attr(n, "kernel_shape")) return invalid(c, n, "missing kernel_shape");
   geom g;
   qllc_status st = spatial(c, n, x, y, 1, 1, 1, &g);
@@ -631,6 +623,11 @@ static qllc_status pool(ctx *c, const qllc_node *n, int is_max) {
   roles r = {.set = {0}};
   qllc_lower_roles_yx(&r, c, x, y);
   qllc_lower_roles_pool(&r, n, x, &g);
+  if (is_max && n->n_out > 1 && n->out[1]) { /* the Indices output (issue 15) */
+    r_buf(&r, QLLC_ROLE_INDICES, buf_of(c, n->out[1]));
+    r_int(&r, QLLC_ROLE_STORAGE_ORDER, qllc_attr_int(n, "storage_order", 0));
+    return call(c, n, kname2(c, "maxpool2d_idx", x->elem, y->elem), &r);
+  }
   return call(c, n, kname2(c, is_max ? "maxpool2d" : "avgpool2d", x->elem, y->elem), &r);
 }
 

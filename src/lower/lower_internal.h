@@ -189,8 +189,6 @@ qllc_status qllc_lower_plain_transpose(qllc_lower_ctx *c, const qllc_node *n);
 qllc_status qllc_lower_plain_maxpool(qllc_lower_ctx *c, const qllc_node *n);
 /* Views make no instruction (their output shares the input's bytes). */
 qllc_status qllc_lower_view(qllc_lower_ctx *c, const qllc_node *n);
-/* The Indices output of MaxPool is not supported (UNSUPPORTED when used). */
-qllc_status qllc_lower_check_maxpool_indices(qllc_lower_ctx *c, const qllc_node *n);
 
 /* ---- lower_q.c: quantized nodes ------------------------------------------------------------------ */
 
