@@ -163,6 +163,11 @@ void qllc_k_resize_linear_f32_f32(float *y, const float *x, int64_t NC, int64_t 
  * and edge, whose source indices the lowering computes. */
 void qllc_k_clip_rt_f32_f32(float *y, const float *x, int64_t n, const float *lo_p, const float *hi_p, float lo,
                             float hi);
+/* batchnorm: BatchNormalization with its statistics given at run time (a constant one folds into the layer
+ * before it or becomes channel_affine): x[N][C][inner], scale, bias, mean, var [C];
+ * y = (x - mean) * (scale / sqrt(var + eps)) + bias, the factor in double. */
+void qllc_k_batchnorm_f32_f32(float *y, const float *x, const float *scale, const float *bias, const float *mean,
+                              const float *var, int64_t N, int64_t C, int64_t inner, float eps);
 /* maxpool2d_idx: MaxPool (as maxpool2d) that also writes ind, the flat index into x of each maximum (the
  * first in window order), row major (h * W + w) or, storage_order 1, column major (w * H + h), plus
  * plane * H * W. */

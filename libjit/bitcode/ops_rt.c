@@ -1,6 +1,7 @@
 /* libjit/bitcode/ops_rt.c: kernels for operands known only at run time and for index-map padding
  * (issue 15): Clip with bounds given as graph inputs, constant Pad with its value given as a graph input,
- * Pad modes reflect, edge and wrap (pad_map, every element kind), and MaxPool with its Indices output. */
+ * Pad modes reflect, edge and wrap (pad_map, every element kind), MaxPool with its Indices output and
+ * BatchNormalization with run-time statistics. */
 #include "kernels_f32.h"
 #include "qllc_math.h"
 
@@ -71,5 +72,18 @@ QLLC_KERNEL void qllc_k_maxpool2d_idx_f32_f32(float *QLLC_RESTRICT y, int64_t *Q
         y[(c * OH + oh) * OW + ow] = best;
         ind[(c * OH + oh) * OW + ow] = at < 0 ? -1 : c * H * W + at;
       }
+  }
+}
+
+QLLC_KERNEL void qllc_k_batchnorm_f32_f32(float *QLLC_RESTRICT y, const float *QLLC_RESTRICT x, const float *scale,
+                                          const float *bias, const float *mean, const float *var, int64_t N, int64_t C,
+                                          int64_t inner, float eps) {
+  for (int64_t c = 0; c < C; c++) {
+    const float a = (float)((double)scale[c] / __builtin_sqrt((double)var[c] + (double)eps)), m = mean[c], b = bias[c];
+    for (int64_t n = 0; n < N; n++) {
+      const float *xr = x + (n * C + c) * inner;
+      float *yr = y + (n * C + c) * inner;
+      for (int64_t i = 0; i < inner; i++) yr[i] = (xr[i] - m) * a + b;
+    }
   }
 }
