@@ -644,26 +644,11 @@ static qllc_status lower_global_avgpool(ctx *c, const qllc_node *n) {
   return call(c, n, kname2(c, "global_avgpool", x->elem, y->elem), &r);
 }
 
-/* BatchNormalization whose statistics are computed at run time (fold_batchnorm turned every constant one
- * into a folded layer or a ChannelAffine). */
-static qllc_status lower_batchnorm(ctx *c, const qllc_node *n) {
-  qllc_value *x = n->in[0], *y = n->out[0];
-  if (x->rank < 2) return invalid(c, n, "input rank < 2");
-  roles r = {.set = {0}};
-  qllc_lower_roles_yx(&r, c, x, y);
-  r_buf(&r, QLLC_ROLE_W, buf_of(c, n->in[1]));
-  r_buf(&r, QLLC_ROLE_BIAS, buf_of(c, n->in[2]));
-  r_buf(&r, QLLC_ROLE_A, buf_of(c, n->in[3]));
-  r_buf(&r, QLLC_ROLE_B, buf_of(c, n->in[4]));
-  r_int(&r, QLLC_ROLE_DIM_N, x->dims[0]);
-  r_int(&r, QLLC_ROLE_DIM_C, x->dims[1]);
-  r_int(&r, QLLC_ROLE_INNER, prod(x->dims, 2, x->rank));
-  r_float(&r, QLLC_ROLE_EPS, qllc_attr_float(n, "epsilon", 1e-5f));
-  return call(c, n, kname2(c, "batchnorm", x->elem, y->elem), &r);
-}
-
+/* ChannelAffine (y = x * a[c] + b[c]), and BatchNormalization whose statistics are computed at run time
+ * (fold_batchnorm turned every constant one into a folded layer or a ChannelAffine): its mean and var too. */
 static qllc_status lower_channel_affine(ctx *c, const qllc_node *n) {
   qllc_value *x = n->in[0], *y = n->out[0];
+  int bn = n->op == QLLC_OP_BATCHNORM;
   if (x->rank < 2) return invalid(c, n, "input rank < 2");
   roles r = {.set = {0}};
   qllc_lower_roles_yx(&r, c, x, y);
@@ -672,7 +657,12 @@ static qllc_status lower_channel_affine(ctx *c, const qllc_node *n) {
   r_int(&r, QLLC_ROLE_DIM_N, x->dims[0]);
   r_int(&r, QLLC_ROLE_DIM_C, x->dims[1]);
   r_int(&r, QLLC_ROLE_INNER, prod(x->dims, 2, x->rank));
-  return call(c, n, kname2(c, "channel_affine", x->elem, y->elem), &r);
+  if (bn) {
+    r_buf(&r, QLLC_ROLE_A, buf_of(c, n->in[3]));
+    r_buf(&r, QLLC_ROLE_B, buf_of(c, n->in[4]));
+    r_float(&r, QLLC_ROLE_EPS, qllc_attr_float(n, "epsilon", 1e-5f));
+  }
+  return call(c, n, kname2(c, bn ? "batchnorm" : "channel_affine", x->elem, y->elem), &r);
 }
 
 qllc_status qllc_lower_softmax_geom(ctx *c, const qllc_node *n, int64_t *outer_out, int64_t *len_out,
@@ -858,7 +848,7 @@ static const lowerer lowerers[QLLC_OP_COUNT] = {
     [QLLC_OP_AVGPOOL] = {lower_avgpool, qllc_lower_q_avgpool},
     [QLLC_OP_GLOBAL_AVGPOOL] = {lower_global_avgpool, qllc_lower_q_global_avgpool},
     [QLLC_OP_CHANNEL_AFFINE] = {lower_channel_affine, qllc_lower_q_channel_affine},
-    [QLLC_OP_BATCHNORM] = {lower_batchnorm, NULL}, /* run-time statistics: float (quantize.c says why) */
+    [QLLC_OP_BATCHNORM] = {lower_channel_affine, NULL}, /* run-time statistics: float (quantize.c says why) */
     [QLLC_OP_SOFTMAX] = {lower_softmax, qllc_lower_q_softmax},
     [QLLC_OP_TRANSPOSE] = {lower_transpose, qllc_lower_q_transpose},
     [QLLC_OP_CONCAT] = {lower_concat, qllc_lower_q_concat},

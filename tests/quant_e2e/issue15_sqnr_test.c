@@ -5,7 +5,7 @@
  * Softmax), transformer_block17 (the same at opset 17: LayerNormalization), mobilenetv3_block (HardSwish,
  * depthwise conv, squeeze-excite with HardSigmoid and a per-channel Mul, PRelu, nearest and bilinear
  * Upsample), attention4d (self-attention on rank-4 [B, heads, S, d] tensors: batched MatMul of two
- * activations, Softmax on the last axis of a rank-4 tensor), volumetric3d (Conv3d + BatchNorm3d, MaxPool3d,
+ * activations, Softmax on the last axis of a rank-4 tensor), volumetric3d (Conv3d + BatchNorm3d folded by torch, MaxPool3d,
  * grouped Conv3d, AvgPool3d, strided and dilated Conv3d) and pad_modes (ReflectionPad2d, ReplicationPad2d
  * between convolutions), made by make_issue15_group3_models.py. For each, profiled on calib.npy, JIT-compiled with --strict (every node must get an
  * integer kernel: no node left in float) at int8 and int16, run on eval_x.npy and compared with torch's
