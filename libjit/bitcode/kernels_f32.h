@@ -155,4 +155,35 @@ void qllc_k_resize_linear_f32_f32(float *y, const float *x, int64_t NC, int64_t 
                                   int64_t OW, const int64_t *iy, const int64_t *ix, const float *wy,
                                   const float *wx);
 
+/* ---- run-time operands and index-map padding (issue 15; ops_rt.c) ----
+ * clip_rt: clip with bounds read from one-element tensors lo_p / hi_p when not NULL (else lo / hi).
+ * pad_rt: the constant pad (pad above) with its value read from the one-element tensor value_p.
+ * pad_map (every element kind): y[i_0]..[i_r-1] = x[sum_d map_d[i_d]], map the rank tables of
+ * out_dims[d] element offsets (already multiplied by x's strides), concatenated: Pad modes reflect
+ * and edge, whose source indices the lowering computes. */
+void qllc_k_clip_rt_f32_f32(float *y, const float *x, int64_t n, const float *lo_p, const float *hi_p, float lo,
+                            float hi);
+/* batchnorm: BatchNormalization with its statistics given at run time (a constant one folds into the layer
+ * before it or becomes channel_affine): x[N][C][inner], scale, bias, mean, var [C];
+ * y = (x - mean) * (scale / sqrt(var + eps)) + bias, the factor in double. */
+void qllc_k_batchnorm_f32_f32(float *y, const float *x, const float *scale, const float *bias, const float *mean,
+                              const float *var, int64_t N, int64_t C, int64_t inner, float eps);
+/* maxpool2d_idx: MaxPool (as maxpool2d) that also writes ind, the flat index into x of each maximum (the
+ * first in window order), row major (h * W + w) or, storage_order 1, column major (w * H + h), plus
+ * plane * H * W. */
+void qllc_k_maxpool2d_idx_f32_f32(float *y, int64_t *ind, const float *x, int64_t NC, int64_t H, int64_t W, int64_t OH,
+                                  int64_t OW, int64_t KH, int64_t KW, int64_t stride_h, int64_t stride_w,
+                                  int64_t pad_top, int64_t pad_left, int64_t pad_bottom, int64_t pad_right,
+                                  int64_t dil_h, int64_t dil_w, int64_t storage_order);
+void qllc_k_pad_rt_f32_f32(float *y, const float *x, int64_t rank, const int64_t *out_dims, const int64_t *in_dims,
+                           const int64_t *pads_begin, const float *value_p);
+#define QLLC_PAD_MAP(T, t)                                                                               \
+  void qllc_k_pad_map_##t##_##t(T *y, const T *x, int64_t rank, const int64_t *out_dims, const int64_t *map);
+QLLC_PAD_MAP(float, f32)
+QLLC_PAD_MAP(int8_t, i8)
+QLLC_PAD_MAP(uint8_t, u8)
+QLLC_PAD_MAP(int16_t, i16)
+QLLC_PAD_MAP(int32_t, i32)
+#undef QLLC_PAD_MAP
+
 #endif

@@ -24,7 +24,6 @@
 
 #include "ir/ir.h"
 
-#define QLLC_MAX_FOLD_BYTES ((int64_t)1 << 30)
 
 static double load_f(const qllc_value *v, int64_t i) {
   switch (v->elem) {

@@ -8,13 +8,16 @@
  *                [top, left, bottom, right], "group" (default 1). auto_pad (SAME_UPPER, SAME_LOWER,
  *                VALID) is resolved into pads and removed. 1-D Conv (X rank 3, W rank 3) keeps its
  *                rank-3 tensors but gets the 2-D attributes with H = 1 (kh = sh = dh = 1, top = bottom
- *                = 0); its output is rank 3. 3-D Conv is unsupported.
+ *                = 0); its output is rank 3. 3-D Conv (rank 5) gets 3-entry kernel_shape, strides and
+ *                dilations and 6-entry pads [front, top, left, back, bottom, right]; pass_spatial3d.c
+ *                rewrites it into 2-D ops before any other pass.
  *   MaxPool,     same four attributes (dilations only matter for MaxPool). ceil_mode is resolved by
  *   AveragePool  growing the bottom/right pads so that the floor formula gives the ceil result, the
  *                amount added is recorded in "ceil_pads" [0, 0, extra_h, extra_w] (an AveragePool with
  *                count_include_pad = 1 must not count those cells) and ceil_mode is removed.
- *                AveragePool gets "count_include_pad" (default 0). MaxPool's Indices output and
- *                storage_order != 0 are unsupported.
+ *                AveragePool gets "count_include_pad" (default 0); MaxPool "storage_order" (0 or 1, the
+ *                order of its Indices output, int64, flattened over the whole input).
+ *                Rank 5 (3-D) as Conv, "ceil_pads" then with 6 entries.
  *   GlobalAveragePool  rank 4 ([N,C,H,W] -> [N,C,1,1]) and rank 3 ([N,C,L] -> [N,C,1]).
  *   Softmax      "axis" non-negative, "coerce2d": 1 for opset < 13 (input seen as 2-D
  *                [prod(d[0:axis]), prod(d[axis:])], default axis 1), 0 from opset 13 (one axis,
@@ -23,10 +26,12 @@
  *   Unsqueeze    input, which is then dropped (n_in = 1). Squeeze without axes lists every 1 dim.
  *                Unsqueeze axes refer to the output rank.
  *   Clip         "min", "max" floats (absent = -inf / +inf) from attributes (opset < 11) or constant
- *                inputs 2 and 3, which are dropped. Run-time min/max are unsupported.
+ *                inputs 2 and 3, which are dropped (NULL). A bound computed at run time (a float scalar)
+ *                stays an input and overrides the attribute; trailing absent inputs are dropped.
  *   Pad          "pads" (2 * rank, ONNX order: all begins then all ends) and "value" (float), from
- *                attributes (opset < 11) or constant inputs, which are dropped. Only mode "constant";
- *                negative pads are unsupported.
+ *                attributes (opset < 11) or constant inputs, which are dropped. A float value computed at
+ *                run time stays input 2 (input 1 NULL). Modes constant, reflect (pads < dim), edge and
+ *                wrap (pads <= dim); negative pads are unsupported.
  *   Reshape      "shape": the final dims (0 and -1 resolved, allowzero honoured), from the constant
  *                second input (dropped) or the attribute (opset < 5). A run-time shape is unsupported.
  *   Flatten      "axis" non-negative (default 1).
@@ -133,6 +138,18 @@ static void drop_inputs_from(qllc_node *n, int k) {
   if (n->n_in > k) n->n_in = k;
 }
 
+/* Pad: the input index output index o reads along an axis of size dim padded by `begin` in front, in
+ * mode constant (-1: the pad value), reflect (the edge is not repeated), edge or wrap. The pads are
+ * those infer.c accepted (reflect: < dim; wrap: <= dim). Shared by the lowering's index maps and folding. */
+int64_t qllc_pad_source(const char *mode, int64_t o, int64_t begin, int64_t dim) {
+  int64_t i = o - begin;
+  if (i >= 0 && i < dim) return i;
+  if (!strcmp(mode, "edge")) return i < 0 ? 0 : dim - 1;
+  if (!strcmp(mode, "wrap")) return ((i % dim) + dim) % dim;
+  if (!strcmp(mode, "reflect")) return i < 0 ? -i : 2 * (dim - 1) - i;
+  return -1;
+}
+
 /* ---- normalisation ---------------------------------------------------------------------------- */
 
 /* (k - 1) * d + 1, the extent of a dilated window; -1 on overflow (k, d >= 1). */
@@ -149,60 +166,63 @@ static qllc_status norm_spatial(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
   const qllc_value *x = n->in[0];
   int is_conv = n->op == QLLC_OP_CONV || n->op == QLLC_OP_CONV_INTEGER || n->op == QLLC_OP_QLINEAR_CONV;
   int wi = n->op == QLLC_OP_QLINEAR_CONV ? 3 : 1; /* the weight input */
-  if (x->rank != 3 && x->rank != 4) {
-    if (x->rank == 5) return FAIL(QLLC_ERR_UNSUPPORTED, "3-D convolution and pooling are not supported");
-    return FAIL(QLLC_ERR_INVALID, "input must have rank 3 or 4, has rank %d", x->rank);
+  int vol = x->rank == 5 && (n->op == QLLC_OP_CONV || n->op == QLLC_OP_MAXPOOL || n->op == QLLC_OP_AVGPOOL);
+  if (x->rank != 3 && x->rank != 4 && !vol) {
+    if (x->rank == 5) return FAIL(QLLC_ERR_UNSUPPORTED, "3-D %s is not supported", qllc_op_name(n->op));
+    return FAIL(QLLC_ERR_INVALID, "input must have rank 3, 4 or 5, has rank %d", x->rank);
   }
-  int sp = x->rank - 2; /* spatial dims: 1 or 2 */
+  int sp = x->rank - 2;  /* spatial dims: 1, 2 or 3 */
+  int na = vol ? 3 : 2;  /* normalised axes: 2 (1-D gets H = 1), or 3 */
+  int o = na - sp;       /* where the model's first spatial axis lands */
   const int64_t *a;
-  int64_t k[2], s[2] = {1, 1}, d[2] = {1, 1}, p[4] = {0, 0, 0, 0}, cp[4] = {0, 0, 0, 0};
+  int64_t k[3], s[3] = {1, 1, 1}, d[3] = {1, 1, 1}, p[6] = {0}, cp[6] = {0};
   int already = qllc_node_attr(n, "auto_pad") == NULL && qllc_node_attr(n, "ceil_mode") == NULL &&
-                qllc_attr_ints(n, "pads", &a) == 4 && qllc_attr_ints(n, "kernel_shape", &a) == 2;
+                qllc_attr_ints(n, "pads", &a) == 2 * na && qllc_attr_ints(n, "kernel_shape", &a) == na;
   int cnt = qllc_attr_ints(n, "kernel_shape", &a);
   if (already) {
     /* normalised before: only check and fill absent defaults */
-    if (qllc_attr_ints(n, "strides", &a) != 2) qllc_node_set_attr_ints(g, n, "strides", 2, s);
-    if (qllc_attr_ints(n, "dilations", &a) != 2) qllc_node_set_attr_ints(g, n, "dilations", 2, d);
+    if (qllc_attr_ints(n, "strides", &a) != na) qllc_node_set_attr_ints(g, n, "strides", na, s);
+    if (qllc_attr_ints(n, "dilations", &a) != na) qllc_node_set_attr_ints(g, n, "dilations", na, d);
     if (is_conv && !qllc_node_attr(n, "group")) qllc_node_set_attr_int(g, n, "group", 1);
     return QLLC_OK;
   }
   /* kernel */
   if (cnt == 0 && is_conv && n->n_in > wi && n->in[wi] && n->in[wi]->rank == x->rank) {
-    for (int i = 0; i < sp; i++) k[2 - sp + i] = n->in[wi]->dims[2 + i];
+    for (int i = 0; i < sp; i++) k[o + i] = n->in[wi]->dims[2 + i];
   } else if (cnt == sp) {
-    for (int i = 0; i < sp; i++) k[2 - sp + i] = a[i];
+    for (int i = 0; i < sp; i++) k[o + i] = a[i];
   } else {
     return FAIL(QLLC_ERR_INVALID, "kernel_shape has %d entries for %d spatial dims", cnt, sp);
   }
   if (sp == 1) k[0] = 1;
   cnt = qllc_attr_ints(n, "strides", &a);
   if (cnt && cnt != sp) return FAIL(QLLC_ERR_INVALID, "strides has %d entries for %d spatial dims", cnt, sp);
-  for (int i = 0; i < cnt; i++) s[2 - sp + i] = a[i];
+  for (int i = 0; i < cnt; i++) s[o + i] = a[i];
   cnt = qllc_attr_ints(n, "dilations", &a);
   if (cnt && cnt != sp) return FAIL(QLLC_ERR_INVALID, "dilations has %d entries for %d spatial dims", cnt, sp);
-  for (int i = 0; i < cnt; i++) d[2 - sp + i] = a[i];
+  for (int i = 0; i < cnt; i++) d[o + i] = a[i];
   cnt = qllc_attr_ints(n, "pads", &a);
   if (cnt && cnt != 2 * sp) return FAIL(QLLC_ERR_INVALID, "pads has %d entries for %d spatial dims", cnt, sp);
   for (int i = 0; i < sp; i++) {
     if (cnt) {
-      p[2 - sp + i] = a[i];
-      p[4 - sp + i] = a[sp + i];
+      p[o + i] = a[i];
+      p[na + o + i] = a[sp + i];
     }
   }
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < na; i++) {
     if (k[i] <= 0 || s[i] <= 0 || d[i] <= 0)
       return FAIL(QLLC_ERR_INVALID, "kernel_shape, strides and dilations must be positive");
   }
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < 2 * na; i++)
     if (p[i] < 0) return FAIL(QLLC_ERR_UNSUPPORTED, "negative pads are not supported");
   const char *auto_pad = qllc_attr_string(n, "auto_pad", "NOTSET");
-  int64_t in[2] = {sp == 1 ? 1 : x->dims[2], x->dims[x->rank - 1]};
-  int64_t ek[2];
-  for (int i = 0; i < 2; i++)
+  int64_t in[3], ek[3];
+  for (int i = 0; i < na; i++) in[i] = i < o ? 1 : x->dims[2 + i - o];
+  for (int i = 0; i < na; i++)
     if (window_extent(k[i], d[i], &ek[i]))
       return FAIL(QLLC_ERR_INVALID, "kernel_shape %lld with dilation %lld overflows", (long long)k[i], (long long)d[i]);
   if (!strcmp(auto_pad, "SAME_UPPER") || !strcmp(auto_pad, "SAME_LOWER")) {
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < na; i++) {
       int64_t out = in[i] / s[i] + (in[i] % s[i] != 0), total;
       if (qllc_mul_size(out > 0 ? out - 1 : 0, s[i], &total) || qllc_add_size(total, ek[i], &total))
         return FAIL(QLLC_ERR_INVALID, "SAME padding with stride %lld overflows", (long long)s[i]);
@@ -210,7 +230,7 @@ static qllc_status norm_spatial(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
       if (total < 0) total = 0;
       int64_t small = total / 2, big = total - small;
       p[i] = !strcmp(auto_pad, "SAME_UPPER") ? small : big;
-      p[i + 2] = total - p[i];
+      p[i + na] = total - p[i];
     }
   } else if (!strcmp(auto_pad, "VALID")) {
     memset(p, 0, sizeof p);
@@ -218,10 +238,10 @@ static qllc_status norm_spatial(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
     return FAIL(QLLC_ERR_INVALID, "unknown auto_pad '%s'", auto_pad);
   }
   if (qllc_attr_int(n, "ceil_mode", 0)) {
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < na; i++) {
       int64_t padded, begin, last;
-      if (padded_extent(in[i], p[i], p[i + 2], &padded) || qllc_add_size(in[i], p[i], &begin))
-        return FAIL(QLLC_ERR_INVALID, "pads %lld, %lld overflow the input size", (long long)p[i], (long long)p[i + 2]);
+      if (padded_extent(in[i], p[i], p[i + na], &padded) || qllc_add_size(in[i], p[i], &begin))
+        return FAIL(QLLC_ERR_INVALID, "pads %lld, %lld overflow the input size", (long long)p[i], (long long)p[i + na]);
       int64_t span = padded - ek[i];
       if (span < 0) continue;
       int64_t out = span / s[i] + (span % s[i] != 0) + 1;
@@ -234,21 +254,23 @@ static qllc_status norm_spatial(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
         return FAIL(QLLC_ERR_INVALID, "ceil_mode with stride %lld overflows", (long long)s[i]);
       extra -= padded;
       if (extra > 0) {
-        p[i + 2] += extra;
-        cp[i + 2] = extra;
+        p[i + na] += extra;
+        cp[i + na] = extra;
       }
     }
-    qllc_node_set_attr_ints(g, n, "ceil_pads", 4, cp);
+    qllc_node_set_attr_ints(g, n, "ceil_pads", 2 * na, cp);
   }
   qllc_node_remove_attr(n, "auto_pad");
   qllc_node_remove_attr(n, "ceil_mode");
-  if (n->op == QLLC_OP_MAXPOOL && qllc_attr_int(n, "storage_order", 0) != 0)
-    return FAIL(QLLC_ERR_UNSUPPORTED, "storage_order other than 0 is not supported");
-  qllc_node_remove_attr(n, "storage_order");
-  qllc_node_set_attr_ints(g, n, "kernel_shape", 2, k);
-  qllc_node_set_attr_ints(g, n, "strides", 2, s);
-  qllc_node_set_attr_ints(g, n, "dilations", 2, d);
-  qllc_node_set_attr_ints(g, n, "pads", 4, p);
+  if (n->op == QLLC_OP_MAXPOOL) { /* the Indices' order: 0 row major, 1 column major */
+    int64_t so = qllc_attr_int(n, "storage_order", 0);
+    if (so != 0 && so != 1) return FAIL(QLLC_ERR_INVALID, "storage_order %lld (0 or 1)", (long long)so);
+    qllc_node_set_attr_int(g, n, "storage_order", so);
+  }
+  qllc_node_set_attr_ints(g, n, "kernel_shape", na, k);
+  qllc_node_set_attr_ints(g, n, "strides", na, s);
+  qllc_node_set_attr_ints(g, n, "dilations", na, d);
+  qllc_node_set_attr_ints(g, n, "pads", 2 * na, p);
   if (is_conv) qllc_node_set_attr_int(g, n, "group", qllc_attr_int(n, "group", 1));
   if (n->op == QLLC_OP_AVGPOOL)
     qllc_node_set_attr_int(g, n, "count_include_pad", qllc_attr_int(n, "count_include_pad", 0));
@@ -675,6 +697,13 @@ qllc_status qllc_normalize_node(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
   qllc_status st;
   const qllc_value *x = n->n_in > 0 ? n->in[0] : NULL;
   switch (n->op) {
+  case QLLC_OP_CAST_LIKE: /* becomes Cast to float (a float or double `like`, read as float) */
+    if (!n->in[1] || n->in[1]->elem != QLLC_ELEM_F32)
+      return FAIL(QLLC_ERR_UNSUPPORTED, "CastLike to a type other than float or double is not supported");
+    n->op = QLLC_OP_CAST;
+    n->n_in = 1;
+    qllc_node_set_attr_int(g, n, "to", 1);
+    return QLLC_OK;
   case QLLC_OP_HARD_SIGMOID: case QLLC_OP_POW: case QLLC_OP_LAYER_NORM: case QLLC_OP_REDUCE_MEAN:
   case QLLC_OP_REDUCE_SUM: case QLLC_OP_REDUCE_MAX: case QLLC_OP_SPLIT: case QLLC_OP_EXPAND: case QLLC_OP_RESIZE:
   case QLLC_OP_UPSAMPLE: case QLLC_OP_PRELU: case QLLC_OP_CONV_TRANSPOSE:
@@ -720,24 +749,31 @@ qllc_status qllc_normalize_node(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
   }
   case QLLC_OP_CLIP: {
     float lo = qllc_attr_float(n, "min", -INFINITY), hi = qllc_attr_float(n, "max", INFINITY);
+    int last = 0; /* the last run-time bound kept */
     for (int k = 1; k < 3 && k < n->n_in; k++) {
       if (!n->in[k]) continue;
       float v;
-      if (value_float(n->in[k], &v))
-        return FAIL(QLLC_ERR_UNSUPPORTED, "Clip %s computed at run time ('%s') is not supported", k == 1 ? "min" : "max",
-                    n->in[k]->name);
+      if (value_float(n->in[k], &v)) {
+        if (n->in[k]->elem != QLLC_ELEM_F32 || qllc_value_numel(n->in[k]) != 1)
+          return FAIL(QLLC_ERR_UNSUPPORTED, "Clip %s '%s' computed at run time must be a float scalar",
+                      k == 1 ? "min" : "max", n->in[k]->name);
+        last = k;
+        continue;
+      }
       if (k == 1) lo = v;
       else hi = v;
+      n->in[k] = NULL;
     }
-    drop_inputs_from(n, 1);
+    drop_inputs_from(n, last + 1);
     qllc_node_set_attr_float(g, n, "min", lo);
     qllc_node_set_attr_float(g, n, "max", hi);
     return QLLC_OK;
   }
   case QLLC_OP_PAD: {
     const char *mode = qllc_attr_string(n, "mode", "constant");
-    if (strcmp(mode, "constant"))
-      return FAIL(QLLC_ERR_UNSUPPORTED, "Pad mode '%s' is not supported (only 'constant')", mode);
+    int is_const = !strcmp(mode, "constant");
+    if (!is_const && strcmp(mode, "reflect") && strcmp(mode, "edge") && strcmp(mode, "wrap"))
+      return FAIL(QLLC_ERR_UNSUPPORTED, "Pad mode '%s' is not supported (constant, reflect, edge and wrap are)", mode);
     int64_t pads[2 * QLLC_MAX_RANK];
     const int64_t *a;
     int cnt = qllc_attr_ints(n, "pads", &a);
@@ -748,13 +784,27 @@ qllc_status qllc_normalize_node(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
       cnt = qllc_value_ints(n->in[1], pads, 2 * QLLC_MAX_RANK);
       if (cnt < 0) return FAIL(QLLC_ERR_UNSUPPORTED, "pads computed at run time ('%s') are not supported", n->in[1]->name);
     }
-    if (n->n_in > 2 && n->in[2] && value_float(n->in[2], &value))
-      return FAIL(QLLC_ERR_UNSUPPORTED, "constant_value computed at run time is not supported");
+    /* a run-time value stays input 2 (float scalar); a constant one becomes the attribute */
+    qllc_value *rt = NULL;
+    if (is_const && n->n_in > 2 && n->in[2] && value_float(n->in[2], &value)) {
+      if (n->in[2]->elem != QLLC_ELEM_F32 || qllc_value_numel(n->in[2]) != 1 || x->elem != QLLC_ELEM_F32)
+        return FAIL(QLLC_ERR_UNSUPPORTED, "a constant_value computed at run time must be a float scalar padding float data");
+      rt = n->in[2];
+    }
     if (n->n_in > 3 && n->in[3]) return FAIL(QLLC_ERR_UNSUPPORTED, "Pad with an axes input is not supported");
     if (cnt != 2 * x->rank) return FAIL(QLLC_ERR_INVALID, "pads has %d entries for rank %d", cnt, x->rank);
     for (int i = 0; i < cnt; i++)
       if (pads[i] < 0) return FAIL(QLLC_ERR_UNSUPPORTED, "negative pads (cropping) are not supported");
-    drop_inputs_from(n, 1);
+    for (int i = 0; !is_const && i < x->rank; i++) {
+      int64_t most = !strcmp(mode, "reflect") ? x->dims[i] - 1 : !strcmp(mode, "wrap") ? x->dims[i] : INT64_MAX;
+      if (x->dims[i] == 0 && (pads[i] || pads[i + x->rank]))
+        return FAIL(QLLC_ERR_INVALID, "Pad mode '%s' of an empty axis %d", mode, i);
+      if (pads[i] > most || pads[i + x->rank] > most)
+        return FAIL(QLLC_ERR_UNSUPPORTED, "Pad mode '%s' with pads larger than %lld on axis %d is not supported", mode,
+                    (long long)most, i);
+    }
+    drop_inputs_from(n, rt ? 3 : 1);
+    if (rt) n->in[1] = NULL;
     qllc_node_set_attr_ints(g, n, "pads", cnt, pads);
     qllc_node_set_attr_float(g, n, "value", value);
     return QLLC_OK;
@@ -921,24 +971,27 @@ static qllc_elem onnx_cast_elem(int64_t to, int *ok) {
 static qllc_status infer_spatial(qllc_node *n, qllc_diag *diag) {
   const qllc_value *x = n->in[0];
   const int64_t *k, *s, *d, *p;
-  if (qllc_attr_ints(n, "kernel_shape", &k) != 2 || qllc_attr_ints(n, "strides", &s) != 2 ||
-      qllc_attr_ints(n, "dilations", &d) != 2 || qllc_attr_ints(n, "pads", &p) != 4)
+  int na = x->rank == 5 ? 3 : 2, o = na - (x->rank - 2);
+  if (qllc_attr_ints(n, "kernel_shape", &k) != na || qllc_attr_ints(n, "strides", &s) != na ||
+      qllc_attr_ints(n, "dilations", &d) != na || qllc_attr_ints(n, "pads", &p) != 2 * na)
     return FAIL(QLLC_ERR_INVALID, "kernel_shape, strides, dilations or pads of the wrong length");
-  int64_t in[2] = {x->rank == 3 ? 1 : x->dims[2], x->dims[x->rank - 1]}, out[2];
-  for (int i = 0; i < 2; i++) {
+  int64_t in[3], out[3];
+  for (int i = 0; i < na; i++) in[i] = i < o ? 1 : x->dims[2 + i - o];
+  for (int i = 0; i < na; i++) {
     int64_t ek, padded;
     if (k[i] <= 0 || s[i] <= 0 || d[i] <= 0) /* normalised already; checked again before dividing by a stride */
       return FAIL(QLLC_ERR_INVALID, "kernel_shape, strides and dilations must be positive");
     if (window_extent(k[i], n->op == QLLC_OP_AVGPOOL ? 1 : d[i], &ek))
       return FAIL(QLLC_ERR_INVALID, "kernel_shape %lld with dilation %lld overflows", (long long)k[i], (long long)d[i]);
-    if (padded_extent(in[i], p[i], p[i + 2], &padded))
-      return FAIL(QLLC_ERR_INVALID, "pads %lld, %lld overflow the input size", (long long)p[i], (long long)p[i + 2]);
+    if (padded_extent(in[i], p[i], p[i + na], &padded))
+      return FAIL(QLLC_ERR_INVALID, "pads %lld, %lld overflow the input size", (long long)p[i], (long long)p[i + na]);
     int64_t span = padded - ek;
     if (span < 0) return FAIL(QLLC_ERR_INVALID, "kernel (%lld) larger than the padded input (%lld)", (long long)ek,
                               (long long)padded);
     out[i] = span / s[i] + 1;
   }
-  int64_t dims[4] = {x->dims[0], x->dims[1], out[0], out[1]};
+  int64_t dims[5] = {x->dims[0], x->dims[1]};
+  for (int i = o; i < na; i++) dims[2 + i - o] = out[i];
   int is_conv = n->op == QLLC_OP_CONV || n->op == QLLC_OP_CONV_INTEGER || n->op == QLLC_OP_QLINEAR_CONV;
   int wi = n->op == QLLC_OP_QLINEAR_CONV ? 3 : 1, bi = n->op == QLLC_OP_QLINEAR_CONV ? 8 : n->op == QLLC_OP_CONV ? 2 : -1;
   if (is_conv) {
@@ -955,18 +1008,14 @@ static qllc_status infer_spatial(qllc_node *n, qllc_diag *diag) {
                   (long long)x->dims[1], tw, (long long)group, tx);
     }
     for (int i = 0; i < x->rank - 2; i++)
-      if (w->dims[2 + i] != k[2 - (x->rank - 2) + i]) return FAIL(QLLC_ERR_INVALID, "kernel_shape does not match the weight");
+      if (w->dims[2 + i] != k[o + i]) return FAIL(QLLC_ERR_INVALID, "kernel_shape does not match the weight");
     if (bi > 0 && n->n_in > bi && n->in[bi] && (qllc_value_numel(n->in[bi]) != w->dims[0] || n->in[bi]->rank != 1))
       return FAIL(QLLC_ERR_INVALID, "bias has %lld elements for %lld output channels", (long long)qllc_value_numel(n->in[bi]),
                   (long long)w->dims[0]);
     dims[1] = w->dims[0];
   }
-  if (x->rank == 3) {
-    dims[2] = dims[3];
-    set_out(n, 0, x->elem, 3, dims);
-  } else {
-    set_out(n, 0, x->elem, 4, dims);
-  }
+  set_out(n, 0, x->elem, x->rank, dims);
+  if (n->op == QLLC_OP_MAXPOOL && n->n_out > 1 && n->out[1]) set_out(n, 1, QLLC_ELEM_I64, x->rank, dims); /* Indices */
   return QLLC_OK;
 }
 

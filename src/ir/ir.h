@@ -235,6 +235,8 @@ qllc_status qllc_normalize_node(qllc_graph *g, qllc_node *n, qllc_diag *diag);
 /* Reads a constant integer value (i64, i32, i16, i8, u8) into out[0..max); returns the element count,
  * or -1 when v is not a constant integer tensor or has more than max elements. */
 int qllc_value_ints(const qllc_value *v, int64_t *out, int max);
+/* Pad (issue 15): the input index output index o reads along one axis; -1 for the constant value. */
+int64_t qllc_pad_source(const char *mode, int64_t o, int64_t begin, int64_t dim);
 /* Multidirectional (numpy) broadcast of two shapes; returns the result rank, -1 when incompatible. */
 int qllc_broadcast_shape(int ra, const int64_t *a, int rb, const int64_t *b, int64_t *out);
 
@@ -242,6 +244,8 @@ int qllc_broadcast_shape(int ra, const int64_t *a, int rb, const int64_t *b, int
  * (constants, or only the shape of a value with a known shape, as for Shape), computes n's outputs as
  * constants (n->out[i]->data), marks n dead and sets *folded to 1; otherwise *folded = 0 and the graph
  * is unchanged. Used by the importer for each node and by qllc_pass_fold_constants. */
+/* the largest constant folding makes (const_eval.c, const_eval_ext.c) */
+#define QLLC_MAX_FOLD_BYTES ((int64_t)1 << 30)
 qllc_status qllc_const_eval(qllc_graph *g, qllc_node *n, int *folded, qllc_diag *diag);
 
 /* Checks arities (from ops.def), that every input is defined before use, shapes and kinds agree,
@@ -264,6 +268,8 @@ qllc_status qllc_pass_fuse_activation(qllc_graph *g, qllc_diag *diag);
 qllc_status qllc_pass_eliminate_identity(qllc_graph *g, qllc_diag *diag);
 /* issue 15: LayerNorm and GELU patterns to single ops, Div by a constant to Mul, Split to Slices */
 qllc_status qllc_pass_transformer(qllc_graph *g, qllc_diag *diag);
+/* 3-D Conv / MaxPool / AveragePool rewritten as 2-D ones (pass_spatial3d.c, issue 15) */
+qllc_status qllc_pass_spatial3d(qllc_graph *g, qllc_diag *diag);
 /* Runs the float pipeline. When dump_after names a pass, the graph is printed to dump after it. */
 qllc_status qllc_graph_optimize(qllc_graph *g, const char *dump_after, FILE *dump, qllc_diag *diag);
 /* The names of the passes qllc_graph_optimize runs, in order, NULL-terminated (for --dump-after). */

@@ -228,6 +228,9 @@ static qllc_status load_input(importer *im, const Onnx__ValueInfoProto *vi) {
   qllc_elem elem;
   switch (tt->elem_type) {
   case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: elem = QLLC_ELEM_F32; break;
+  /* a double input is read as float, like every double of the model (initializers, Cast to double): qllc
+     computes in float32; its callers pass float data (qllc_tensor_read converts double .pb files) */
+  case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: elem = QLLC_ELEM_F32; break;
   /* integer inputs feed pre-quantized models (quantized tensors, scales' zero points, int32 biases);
      an integer input reaching a float op fails there, naming the op */
   case ONNX__TENSOR_PROTO__DATA_TYPE__INT8: elem = QLLC_ELEM_I8; break;
@@ -235,7 +238,7 @@ static qllc_status load_input(importer *im, const Onnx__ValueInfoProto *vi) {
   case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: elem = QLLC_ELEM_I32; break;
   default:
     return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL,
-                     "graph input '%s' has element type %s; qllc takes float, int8, uint8 and int32 inputs (or bind it "
+                     "graph input '%s' has element type %s; qllc takes float (and double, read as float), int8, uint8 and int32 inputs (or bind it "
                      "to a constant: qllc --const %s=FILE, qllc_model_load_bound)", name,
                      onnx_type_name(tt->elem_type), name);
   }
@@ -550,6 +553,18 @@ static qllc_status check_extra_outputs(importer *im) {
       for (int k = 1; k < n->n_out; k++) used |= n->out[k] && (n->out[k]->n_uses > 0 || n->out[k]->is_output);
       if (used) continue;
     }
+    if (n->op == QLLC_OP_DROPOUT && n->out[1] && (n->out[1]->n_uses > 0 || n->out[1]->is_output)) {
+      /* issue 15: in inference Dropout keeps every element, so its mask is a constant of ones (bool as u8) */
+      qllc_value *mk = n->out[1];
+      int64_t cnt = qllc_value_numel(mk);
+      unsigned char *ones = qllc_arena_alloc(g->arena, (size_t)(cnt ? cnt : 1));
+      if (!ones) return qllc_fail(im->diag, QLLC_ERR_NOMEM, n->name, "out of memory");
+      memset(ones, 1, (size_t)cnt);
+      mk->data = ones;
+      mk->producer = NULL;
+      n->out[1] = NULL;
+    }
+    if (n->op == QLLC_OP_MAXPOOL && n->out[1] && (n->out[1]->n_uses > 0 || n->out[1]->is_output)) continue; /* issue 15 */
     for (int k = 1; k < n->n_out; k++) {
       if (n->out[k] && n->out[k]->n_uses > 0) {
         const char *what = n->op == QLLC_OP_MAXPOOL ? "Indices output" : n->op == QLLC_OP_DROPOUT ? "mask output"

@@ -1,9 +1,11 @@
 /* src/ir/pipeline.c: the float graph pipeline, straight-line, in one place.
  *
- *   fold_constants -> transformer -> fold_batchnorm -> gemm_to_fc -> fuse_activation -> eliminate_identity
+ *   spatial3d -> fold_constants -> transformer -> fold_batchnorm -> gemm_to_fc -> fuse_activation -> eliminate_identity
  *   -> fold_constants (again: the rewrites can leave constant subgraphs behind) -> verify
  *
- * transformer (pass_transformer.c, issue 15) runs first: its LayerNorm and GELU patterns contain Div and
+ * spatial3d (pass_spatial3d.c, issue 15) rewrites 3-D Conv and pools as 2-D ones first, so the weight
+ * reshape it makes is folded and every later pass sees only 2-D layers.
+ * transformer (pass_transformer.c, issue 15) runs next: its LayerNorm and GELU patterns contain Div and
  * Add nodes the later passes would otherwise rewrite.
  * Order matters: fold_batchnorm runs before fuse_activation because it only folds into a producer
  * without a fused clamp (Conv -> BN -> Relu: the BN folds first, then the Relu fuses), and
@@ -20,7 +22,7 @@
 
 typedef qllc_status (*pass_fn)(qllc_graph *, qllc_diag *);
 
-static const char *const pass_names[] = {"fold_constants", "transformer", "fold_batchnorm", "gemm_to_fc", "fuse_activation",
+static const char *const pass_names[] = {"spatial3d", "fold_constants", "transformer", "fold_batchnorm", "gemm_to_fc", "fuse_activation",
                                          "eliminate_identity", NULL};
 #define N_PASSES (sizeof pass_names / sizeof pass_names[0] - 1)
 
@@ -53,6 +55,7 @@ qllc_status qllc_graph_optimize(qllc_graph *g, const char *dump_after, FILE *dum
     }
   }
   qllc_status st;
+  if ((st = run(g, "spatial3d", qllc_pass_spatial3d, dump_after, dump, diag))) return st;
   if ((st = run(g, "fold_constants", qllc_pass_fold_constants, dump_after, dump, diag))) return st;
   if ((st = run(g, "transformer", qllc_pass_transformer, dump_after, dump, diag))) return st;
   if ((st = run(g, "fold_batchnorm", qllc_pass_fold_batchnorm, dump_after, dump, diag))) return st;

@@ -589,8 +589,21 @@ static int const_scalar(const qllc_node *n, int i, double *out) {
   }
 }
 
+/* Whether input i is a tensor computed at run time (not a constant). */
+static int run_time_input(const qllc_node *n, int i) { return n->n_in > i && n->in[i] && !n->in[i]->data; }
+
 static qllc_status lower_clip(ctx *c, const qllc_node *n) {
   double f[2] = {qllc_attr_float(n, "min", -INFINITY), qllc_attr_float(n, "max", INFINITY)};
+  if (run_time_input(n, 1) || run_time_input(n, 2)) { /* bounds given as graph inputs: read by the kernel */
+    roles r = {.set = {0}};
+    qllc_lower_roles_yx(&r, c, n->in[0], n->out[0]);
+    r_int(&r, QLLC_ROLE_COUNT, qllc_value_numel(n->out[0]));
+    r_opt(c, &r, QLLC_ROLE_A, run_time_input(n, 1) ? n->in[1] : NULL);
+    r_opt(c, &r, QLLC_ROLE_B, run_time_input(n, 2) ? n->in[2] : NULL);
+    r_float(&r, QLLC_ROLE_ACT_LO, f[0]);
+    r_float(&r, QLLC_ROLE_ACT_HI, f[1]);
+    return call(c, n, kname2(c, "clip_rt", n->in[0]->elem, n->out[0]->elem), &r);
+  }
   for (int i = 1; i < 3 && i < n->n_in; i++) {
     if (!n->in[i]) continue;
     if (!const_scalar(n, i, &f[i - 1])) return unsupported(c, n, "min/max must be constants");
@@ -601,16 +614,8 @@ static qllc_status lower_clip(ctx *c, const qllc_node *n) {
   return unary(c, n, "clip", &r);
 }
 
-qllc_status qllc_lower_check_maxpool_indices(ctx *c, const qllc_node *n) {
-  if (n->n_out > 1 && n->out[1] && (n->out[1]->n_uses > 0 || n->out[1]->is_output))
-    return unsupported(c, n, "the Indices output of MaxPool is not supported");
-  return QLLC_OK;
-}
-
 static qllc_status pool(ctx *c, const qllc_node *n, int is_max) {
   qllc_value *x = n->in[0], *y = n->out[0];
-  qllc_status ist = qllc_lower_check_maxpool_indices(c, n);
-  if (ist) return ist;
   if (!qllc_node_attr(n, "kernel_shape")) return invalid(c, n, "missing kernel_shape");
   geom g;
   qllc_status st = spatial(c, n, x, y, 1, 1, 1, &g);
@@ -619,6 +624,11 @@ static qllc_status pool(ctx *c, const qllc_node *n, int is_max) {
   roles r = {.set = {0}};
   qllc_lower_roles_yx(&r, c, x, y);
   qllc_lower_roles_pool(&r, n, x, &g);
+  if (is_max && n->n_out > 1 && n->out[1]) { /* the Indices output (issue 15) */
+    r_buf(&r, QLLC_ROLE_INDICES, buf_of(c, n->out[1]));
+    r_int(&r, QLLC_ROLE_STORAGE_ORDER, qllc_attr_int(n, "storage_order", 0));
+    return call(c, n, kname2(c, "maxpool2d_idx", x->elem, y->elem), &r);
+  }
   return call(c, n, kname2(c, is_max ? "maxpool2d" : "avgpool2d", x->elem, y->elem), &r);
 }
 
@@ -635,8 +645,11 @@ static qllc_status lower_global_avgpool(ctx *c, const qllc_node *n) {
   return call(c, n, kname2(c, "global_avgpool", x->elem, y->elem), &r);
 }
 
+/* ChannelAffine (y = x * a[c] + b[c]), and BatchNormalization whose statistics are computed at run time
+ * (fold_batchnorm turned every constant one into a folded layer or a ChannelAffine): its mean and var too. */
 static qllc_status lower_channel_affine(ctx *c, const qllc_node *n) {
   qllc_value *x = n->in[0], *y = n->out[0];
+  int bn = n->op == QLLC_OP_BATCHNORM;
   if (x->rank < 2) return invalid(c, n, "input rank < 2");
   roles r = {.set = {0}};
   qllc_lower_roles_yx(&r, c, x, y);
@@ -645,7 +658,12 @@ static qllc_status lower_channel_affine(ctx *c, const qllc_node *n) {
   r_int(&r, QLLC_ROLE_DIM_N, x->dims[0]);
   r_int(&r, QLLC_ROLE_DIM_C, x->dims[1]);
   r_int(&r, QLLC_ROLE_INNER, prod(x->dims, 2, x->rank));
-  return call(c, n, kname2(c, "channel_affine", x->elem, y->elem), &r);
+  if (bn) {
+    r_buf(&r, QLLC_ROLE_A, buf_of(c, n->in[3]));
+    r_buf(&r, QLLC_ROLE_B, buf_of(c, n->in[4]));
+    r_float(&r, QLLC_ROLE_EPS, qllc_attr_float(n, "epsilon", 1e-5f));
+  }
+  return call(c, n, kname2(c, bn ? "batchnorm" : "channel_affine", x->elem, y->elem), &r);
 }
 
 qllc_status qllc_lower_softmax_geom(ctx *c, const qllc_node *n, int64_t *outer_out, int64_t *len_out,
@@ -731,7 +749,6 @@ qllc_status qllc_lower_pad_roles(ctx *c, const qllc_node *n, roles *rv, double *
   qllc_value *x = n->in[0], *y = n->out[0];
   int r = x->rank;
   const char *mode = qllc_attr_string(n, "mode", "constant");
-  if (strcmp(mode, "constant") != 0) return unsupported(c, n, "only mode=constant is supported");
   int64_t pads[2 * QLLC_MAX_RANK] = {0};
   const int64_t *pv;
   int k = qllc_attr_ints(n, "pads", &pv);
@@ -746,13 +763,31 @@ qllc_status qllc_lower_pad_roles(ctx *c, const qllc_node *n, roles *rv, double *
   for (int i = 0; i < 2 * r; i++)
     if (pads[i] < 0) return unsupported(c, n, "negative pads");
   double value = qllc_attr_float(n, "value", 0.0f);
-  if (n->n_in > 2 && n->in[2] && !const_scalar(n, 2, &value)) return unsupported(c, n, "value must be a constant");
+  if (n->n_in > 2 && n->in[2] && !run_time_input(n, 2) && !const_scalar(n, 2, &value))
+    return unsupported(c, n, "value must be a scalar");
   int64_t od[QLLC_MAX_RANK], id[QLLC_MAX_RANK];
   for (int d = 0; d < r; d++) id[d] = x->dims[d], od[d] = y->dims[d];
   if (r == 0) return invalid(c, n, "Pad of a scalar");
   qllc_lower_roles_yx(rv, c, x, y);
   r_int(rv, QLLC_ROLE_RANK, r);
   r_buf(rv, QLLC_ROLE_OUT_DIMS, const_i64(c, n, "out_dims", r, od));
+  if (strcmp(mode, "constant") != 0) {
+    /* reflect, edge, wrap: each output index's source offset, per axis (infer.c bounded the pads) */
+    int64_t total = 0, stride = 1, *map;
+    for (int d = 0; d < r; d++) total += od[d];
+    if (!(map = qllc_arena_alloc(c->p->arena, sizeof *map * (size_t)(total ? total : 1)))) return oom(c);
+    for (int d = r - 1, at = (int)total; d >= 0; stride *= id[d], d--) {
+      at -= (int)od[d];
+      for (int64_t o = 0; o < od[d]; o++) {
+        int64_t i = qllc_pad_source(mode, o, pads[d], id[d]);
+        if (i < 0 || i >= id[d]) return invalid(c, n, "pads too large for the mode");
+        map[at + o] = i * stride;
+      }
+    }
+    r_buf(rv, QLLC_ROLE_AXIS_MAP, const_i64(c, n, "axis_map", (int)total, map));
+    *value_out = NAN; /* no value: the caller calls pad_map */
+    return QLLC_OK;
+  }
   r_buf(rv, QLLC_ROLE_IN_DIMS, const_i64(c, n, "in_dims", r, id));
   r_buf(rv, QLLC_ROLE_PADS_BEGIN, const_i64(c, n, "pads_begin", r, pads));
   *value_out = value;
@@ -765,6 +800,11 @@ static qllc_status lower_pad(ctx *c, const qllc_node *n) {
   double value;
   qllc_status st = qllc_lower_pad_roles(c, n, &r, &value);
   if (st) return st;
+  if (isnan(value)) return call(c, n, kname2(c, "pad_map", x->elem, y->elem), &r);
+  if (run_time_input(n, 2)) { /* the value given as a graph input (infer.c: a float scalar) */
+    r_buf(&r, QLLC_ROLE_C, buf_of(c, n->in[2]));
+    return call(c, n, kname2(c, "pad_rt", x->elem, y->elem), &r);
+  }
   if (x->elem == QLLC_ELEM_F32) r_float(&r, QLLC_ROLE_VALUE, value);
   else r_int(&r, QLLC_ROLE_VALUE, (int64_t)value);
   return call(c, n, kname2(c, "pad", x->elem, y->elem), &r);
@@ -809,6 +849,7 @@ static const lowerer lowerers[QLLC_OP_COUNT] = {
     [QLLC_OP_AVGPOOL] = {lower_avgpool, qllc_lower_q_avgpool},
     [QLLC_OP_GLOBAL_AVGPOOL] = {lower_global_avgpool, qllc_lower_q_global_avgpool},
     [QLLC_OP_CHANNEL_AFFINE] = {lower_channel_affine, qllc_lower_q_channel_affine},
+    [QLLC_OP_BATCHNORM] = {lower_channel_affine, NULL}, /* run-time statistics: float (quantize.c says why) */
     [QLLC_OP_SOFTMAX] = {lower_softmax, qllc_lower_q_softmax},
     [QLLC_OP_TRANSPOSE] = {lower_transpose, qllc_lower_q_transpose},
     [QLLC_OP_CONCAT] = {lower_concat, qllc_lower_q_concat},

@@ -164,7 +164,8 @@ qllc_status qllc_lower_matmul_geom(qllc_lower_ctx *c, const qllc_node *n, int64_
 qllc_status qllc_lower_softmax_geom(qllc_lower_ctx *c, const qllc_node *n, int64_t *outer, int64_t *len,
                                     int64_t *inner);
 /* Pad: sets Y, X, RANK, OUT_DIMS, IN_DIMS, PADS_BEGIN and returns the pad value as written in the
- * model (a real number); the caller sets VALUE in the kernel's type. */
+ * model (a real number); the caller sets VALUE in the kernel's type. Modes reflect, edge and wrap:
+ * sets Y, X, RANK, OUT_DIMS, AXIS_MAP instead and returns NaN (the caller calls pad_map). */
 qllc_status qllc_lower_pad_roles(qllc_lower_ctx *c, const qllc_node *n, qllc_lower_roles *r, double *value);
 /* Roles several lowerings set alike (a buffer that cannot be made is left NULL: the emitter reports
  * out of memory). */
@@ -189,8 +190,6 @@ qllc_status qllc_lower_plain_transpose(qllc_lower_ctx *c, const qllc_node *n);
 qllc_status qllc_lower_plain_maxpool(qllc_lower_ctx *c, const qllc_node *n);
 /* Views make no instruction (their output shares the input's bytes). */
 qllc_status qllc_lower_view(qllc_lower_ctx *c, const qllc_node *n);
-/* The Indices output of MaxPool is not supported (UNSUPPORTED when used). */
-qllc_status qllc_lower_check_maxpool_indices(qllc_lower_ctx *c, const qllc_node *n);
 
 /* ---- lower_q.c: quantized nodes ------------------------------------------------------------------ */
 

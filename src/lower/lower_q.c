@@ -526,6 +526,8 @@ qllc_status qllc_lower_q_clamp(ctx *c, const qllc_node *n) {
   const qllc_qnode *q;
   qllc_status st = need_record(c, n, QLLC_QK_NONE, &q);
   if (st) return st;
+  for (int i = 1; n->op == QLLC_OP_CLIP && i < n->n_in; i++)
+    if (n->in[i] && !n->in[i]->data) return qllc_lower_unsupported(c, n, "a Clip with run-time bounds has no integer kernel");
   if ((st = check_act_value(c, n, x)) || (st = check_act_value(c, n, y)) || (st = check_clamp(c, n, q, y))) return st;
   int64_t count = qllc_value_numel(y);
   if (q->kind == QLLC_QK_SAME || same_params(x, y)) {
@@ -713,6 +715,9 @@ qllc_status qllc_lower_q_pad(ctx *c, const qllc_node *n) {
   roles r = {.set = {0}};
   double value;
   if ((st = qllc_lower_pad_roles(c, n, &r, &value))) return st;
+  if (isnan(value)) return qllc_lower_call(c, n, kname2(c, "pad_map", x->elem, y->elem), &r); /* reflect, edge, wrap */
+  if (n->n_in > 2 && n->in[2] && !n->in[2]->data)
+    return qllc_lower_unsupported(c, n, "a Pad value computed at run time has no integer kernel");
   /* The record's z_x is the integer pad value (quant.h's quantizer: the zero point for a real 0). */
   const qllc_qnode *q = n->quant;
   int32_t qmin, qmax;

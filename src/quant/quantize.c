@@ -275,7 +275,11 @@ static qllc_qkind classify(qllc_graph *g, const qllc_node *n, const char **why) 
     }
   }
   if (n->op == QLLC_OP_CLIP && n->n_in > 1) {
-    *why = "a Clip with run-time bounds has no integer kernel";
+    *why = "a Clip with run-time bounds has no integer kernel (docs/ops_notes.md)";
+    return QLLC_QK_NONE;
+  }
+  if (n->op == QLLC_OP_PAD && n->n_in > 2 && n->in[2] && !n->in[2]->data) {
+    *why = "a Pad whose value is computed at run time has no integer kernel (docs/ops_notes.md)";
     return QLLC_QK_NONE;
   }
   return k;

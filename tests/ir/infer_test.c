@@ -152,8 +152,19 @@ static void test_conv(void **state) {
   c = mk(QLLC_OP_CONV, "valid", 2, in(4, DIMS(1, 1, 4, 4)), in(4, DIMS(1, 1, 3, 3)));
   qllc_node_set_attr_string(G, c, "auto_pad", "VALID");
   EXPECT(c, 1, 1, 2, 2);
-  /* 3-D */
-  expect_fail(mk(QLLC_OP_CONV, "c3d", 2, in(5, DIMS(1, 1, 4, 4, 4)), in(5, DIMS(1, 1, 2, 2, 2))), QLLC_ERR_UNSUPPORTED);
+  /* 3-D (issue 15): [1,2,4,6,6] * [4,2,2,3,3], pads (front 1, top 1, left 0, back 0, bottom 1, right 0),
+   * strides (1, 2, 1): D 4+1-2+1 = 4, H (6+2-3)/2+1 = 3, W 6-3+1 = 4; 3-entry attributes, 6 pads */
+  c = mk(QLLC_OP_CONV, "c3d", 2, in(5, DIMS(1, 2, 4, 6, 6)), in(5, DIMS(4, 2, 2, 3, 3)));
+  qllc_node_set_attr_ints(G, c, "pads", 6, DIMS(1, 1, 0, 0, 1, 0));
+  qllc_node_set_attr_ints(G, c, "strides", 3, DIMS(1, 2, 1));
+  EXPECT(c, 1, 4, 4, 3, 4);
+  EXPECT_INTS(c, "kernel_shape", 2, 3, 3);
+  EXPECT_INTS(c, "pads", 1, 1, 0, 0, 1, 0);
+  EXPECT_INTS(c, "dilations", 1, 1, 1);
+  EXPECT(c, 1, 4, 4, 3, 4); /* normalising again changes nothing */
+  /* rank 5 is not read for the pre-quantized convolutions */
+  expect_fail(mk(QLLC_OP_CONV_INTEGER, "ci3d", 2, in(5, DIMS(1, 1, 4, 4, 4)), in(5, DIMS(1, 1, 2, 2, 2))),
+              QLLC_ERR_UNSUPPORTED);
 }
 
 static void test_pool(void **state) {
@@ -183,11 +194,25 @@ static void test_pool(void **state) {
   qllc_node_set_attr_ints(G, p, "kernel_shape", 1, DIMS(3));
   qllc_node_set_attr_ints(G, p, "strides", 1, DIMS(3));
   EXPECT(p, 1, 2, 3);
-  /* storage_order */
+  /* storage_order: 0 or 1 (the order of the Indices output), kept */
   p = mk(QLLC_OP_MAXPOOL, "mp_so", 1, in(4, DIMS(1, 1, 4, 4)));
   qllc_node_set_attr_ints(G, p, "kernel_shape", 2, DIMS(2, 2));
   qllc_node_set_attr_int(G, p, "storage_order", 1);
-  expect_fail(p, QLLC_ERR_UNSUPPORTED);
+  EXPECT(p, 1, 1, 3, 3);
+  assert_int_equal(qllc_attr_int(p, "storage_order", 0), 1);
+  p = mk(QLLC_OP_MAXPOOL, "mp_so2", 1, in(4, DIMS(1, 1, 4, 4)));
+  qllc_node_set_attr_ints(G, p, "kernel_shape", 2, DIMS(2, 2));
+  qllc_node_set_attr_int(G, p, "storage_order", 2);
+  expect_fail(p, QLLC_ERR_INVALID);
+  /* 3-D max pool with ceil_mode (issue 15): [1,1,4,5,5], k3 s2: D ceil((4-3)/2)+1 = 2, the back pad grows
+   * by (2-1)*2+3-4 = 1; H, W (5-3)/2+1 = 2 exactly */
+  p = mk(QLLC_OP_MAXPOOL, "mp3d", 1, in(5, DIMS(1, 1, 4, 5, 5)));
+  qllc_node_set_attr_ints(G, p, "kernel_shape", 3, DIMS(3, 3, 3));
+  qllc_node_set_attr_ints(G, p, "strides", 3, DIMS(2, 2, 2));
+  qllc_node_set_attr_int(G, p, "ceil_mode", 1);
+  EXPECT(p, 1, 1, 2, 2, 2);
+  EXPECT_INTS(p, "pads", 0, 0, 0, 1, 0, 0);
+  EXPECT_INTS(p, "ceil_pads", 0, 0, 0, 1, 0, 0);
   EXPECT(mk(QLLC_OP_GLOBAL_AVGPOOL, "gap", 1, in(4, DIMS(2, 3, 5, 7))), 2, 3, 1, 1);
   EXPECT(mk(QLLC_OP_GLOBAL_AVGPOOL, "gap3", 1, in(3, DIMS(2, 3, 5))), 2, 3, 1);
 }
@@ -247,9 +272,28 @@ static void test_operand_inputs_to_attrs(void **state) {
   assert_int_equal(p->n_in, 1);
   assert_true(qllc_attr_float(p, "value", 0) == 0.5f);
   EXPECT_INTS(p, "pads", 0, 0, 1, 2, 0, 0, 1, 2);
+  /* reflect pads at most dim - 1, wrap at most dim, edge any (issue 15) */
   qllc_node *pr = mk(QLLC_OP_PAD, "pad_reflect", 2, in(2, DIMS(2, 2)), ci64(4, DIMS(1, 1, 1, 1)));
   qllc_node_set_attr_string(G, pr, "mode", "reflect");
+  EXPECT(pr, 4, 4);
+  pr = mk(QLLC_OP_PAD, "pad_reflect2", 2, in(2, DIMS(2, 2)), ci64(4, DIMS(0, 2, 0, 0)));
+  qllc_node_set_attr_string(G, pr, "mode", "reflect");
   expect_fail(pr, QLLC_ERR_UNSUPPORTED);
+  pr = mk(QLLC_OP_PAD, "pad_wrap", 2, in(2, DIMS(2, 2)), ci64(4, DIMS(0, 2, 0, 0)));
+  qllc_node_set_attr_string(G, pr, "mode", "wrap");
+  EXPECT(pr, 2, 4);
+  pr = mk(QLLC_OP_PAD, "pad_edge", 2, in(2, DIMS(2, 2)), ci64(4, DIMS(5, 0, 0, 0)));
+  qllc_node_set_attr_string(G, pr, "mode", "edge");
+  EXPECT(pr, 7, 2);
+  pr = mk(QLLC_OP_PAD, "pad_mode", 2, in(2, DIMS(2, 2)), ci64(4, DIMS(0, 0, 0, 0)));
+  qllc_node_set_attr_string(G, pr, "mode", "mirror");
+  expect_fail(pr, QLLC_ERR_UNSUPPORTED);
+  /* a value given at run time stays input 2 (input 1, the pads, dropped) */
+  pr = mk(QLLC_OP_PAD, "pad_rt", 3, in(2, DIMS(2, 2)), ci64(4, DIMS(0, 1, 0, 1)), in(0, NULL));
+  EXPECT(pr, 2, 4);
+  assert_int_equal(pr->n_in, 3);
+  assert_null(pr->in[1]);
+  assert_non_null(pr->in[2]);
   expect_fail(mk(QLLC_OP_PAD, "pad_neg", 2, in(2, DIMS(2, 2)), ci64(4, DIMS(-1, 0, 0, 0))), QLLC_ERR_UNSUPPORTED);
   /* Clip with min only (max absent = +inf) */
   float zero = 0.0f;
@@ -258,7 +302,16 @@ static void test_operand_inputs_to_attrs(void **state) {
   assert_int_equal(c->n_in, 1);
   assert_true(qllc_attr_float(c, "min", -1) == 0.0f);
   assert_true(isinf(qllc_attr_float(c, "max", 0)) && qllc_attr_float(c, "max", 0) > 0);
-  expect_fail(mk(QLLC_OP_CLIP, "clip_dyn", 3, in(2, DIMS(2, 2)), NULL, in(0, NULL)), QLLC_ERR_UNSUPPORTED);
+  /* a bound given at run time (a float scalar) stays an input (issue 15); the constant one is an attribute */
+  c = mk(QLLC_OP_CLIP, "clip_dyn", 3, in(2, DIMS(2, 2)), cf32(0, NULL, &zero), in(0, NULL));
+  EXPECT(c, 2, 2);
+  assert_int_equal(c->n_in, 3);
+  assert_null(c->in[1]);
+  assert_true(qllc_attr_float(c, "min", -1) == 0.0f);
+  c = mk(QLLC_OP_CLIP, "clip_dyn_min", 3, in(2, DIMS(2, 2)), in(0, NULL), NULL);
+  EXPECT(c, 2, 2);
+  assert_int_equal(c->n_in, 2); /* the absent max dropped */
+  expect_fail(mk(QLLC_OP_CLIP, "clip_vec", 3, in(2, DIMS(2, 2)), NULL, in(1, DIMS(2))), QLLC_ERR_UNSUPPORTED);
   /* Unsqueeze axes [0, -1] refer to the output rank 4: [0, 3]: [3,4] -> [1,3,4,1] */
   qllc_node *u = mk(QLLC_OP_UNSQUEEZE, "unsq", 2, in(2, DIMS(3, 4)), ci64(2, DIMS(0, -1)));
   EXPECT(u, 1, 3, 4, 1);
@@ -311,6 +364,20 @@ static void test_const_eval(void **state) {
   fold(s);
   assert_int_equal(s->out[0]->dims[0], 2);
   assert_int_equal(((int64_t *)s->out[0]->data)[1], 5);
+  /* Pad of a constant, every mode (issue 15): [1,2,3] -> reflect (2, 2): 3 2 1 2 3 2 1; edge (1, 2):
+   * 1 1 2 3 3 3; wrap (1, 1): 3 1 2 3 1; constant 9 (1, 0): 9 1 2 3 */
+  static const char *const modes[] = {"reflect", "edge", "wrap", "constant"};
+  static const int64_t pads[4][2] = {{2, 2}, {1, 2}, {1, 1}, {1, 0}};
+  static const float want[4][7] = {{3, 2, 1, 2, 3, 2, 1}, {1, 1, 2, 3, 3, 3}, {3, 1, 2, 3, 1}, {9, 1, 2, 3}};
+  const float v3[3] = {1, 2, 3};
+  for (int k = 0; k < 4; k++) {
+    qllc_node *pd = mk(QLLC_OP_PAD, "pad_fold", 2, cf32(1, DIMS(3), v3), ci64(2, pads[k]));
+    qllc_node_set_attr_string(G, pd, "mode", modes[k]);
+    qllc_node_set_attr_float(G, pd, "value", 9.0f);
+    fold(pd);
+    assert_int_equal(pd->out[0]->dims[0], 3 + pads[k][0] + pads[k][1]);
+    for (int i = 0; i < pd->out[0]->dims[0]; i++) assert_true(((float *)pd->out[0]->data)[i] == want[k][i]);
+  }
   /* Transpose of [[1,2,3],[4,5,6]] -> [[1,4],[2,5],[3,6]] */
   const float m[6] = {1, 2, 3, 4, 5, 6};
   qllc_node *t = mk(QLLC_OP_TRANSPOSE, "tr", 1, cf32(2, DIMS(2, 3), m));

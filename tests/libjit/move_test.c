@@ -1,4 +1,4 @@
-/* tests/libjit/move_test.c: transpose, copy2d, copy and pad for every element type (f32, i8, u8, i16,
+/* tests/libjit/move_test.c: transpose, copy2d, copy, pad and pad_map for every element type (f32, i8, u8, i16,
  * i32), against references that compute each output element's source index independently (by
  * unravelling the output index), so a wrong stride or offset shows up as a wrong value: the input
  * holds distinct values (mod the type's range) and the output is pre-filled with a sentinel. */
@@ -50,8 +50,39 @@
     }                                                                                                    \
     free(x), free(y);                                                                                    \
   }                                                                                                      \
+  /* pad_map (issue 15): axis d is padded by edge when d is odd, else by reflection; the maps hold x     \
+   * offsets as the lowering makes them; each output element is checked against x at its unravelled     \
+   * index mapped by the mode. */                                                                        \
+  static void check_pad_map_##t(int64_t rank, const int64_t *in_dims, const int64_t *begin, const int64_t *end) { \
+    int64_t nx = 1, ny = 1, nm = 0, out_dims[8], xs[8];                                                  \
+    for (int64_t d = 0; d < rank; d++) out_dims[d] = in_dims[d] + begin[d] + end[d], nx *= in_dims[d], ny *= out_dims[d], nm += out_dims[d]; \
+    for (int64_t d = rank - 1, st = 1; d >= 0; d--) xs[d] = st, st *= in_dims[d];                        \
+    T *x = calloc(nx, sizeof(T)), *y = calloc(ny, sizeof(T));                                              \
+    int64_t *map = calloc(nm, sizeof(int64_t)), *src_of = calloc(nm, sizeof(int64_t));                    \
+    for (int64_t i = 0; i < nx; i++) x[i] = (T)(i * 3 + 2);                                              \
+    for (int64_t d = 0, at = 0; d < rank; at += out_dims[d], d++)                                        \
+      for (int64_t o = 0; o < out_dims[d]; o++) {                                                        \
+        int64_t k = o - begin[d], D = in_dims[d];                                                        \
+        k = d % 2 ? (k < 0 ? 0 : k >= D ? D - 1 : k) : (k < 0 ? -k : k >= D ? 2 * D - 2 - k : k);        \
+        src_of[at + o] = k, map[at + o] = k * xs[d];                                                     \
+      }                                                                                                  \
+    qllc_k_pad_map_##t##_##t(y, x, rank, out_dims, map);                                                 \
+    for (int64_t i = 0; i < ny; i++) {                                                                   \
+      int64_t rem = i, src = 0, at = nm;                                                                 \
+      for (int64_t d = rank - 1; d >= 0; d--) {                                                          \
+        at -= out_dims[d];                                                                               \
+        src += src_of[at + rem % out_dims[d]] * xs[d];                                                   \
+        rem /= out_dims[d];                                                                              \
+      }                                                                                                  \
+      if (y[i] != x[src]) fail_msg(#t " pad_map rank %ld element %ld", (long)rank, (long)i);            \
+    }                                                                                                    \
+    free(x), free(y), free(map), free(src_of);                                                           \
+  }                                                                                                      \
   static void test_move_##t(void **state) {                                                              \
     (void)state;                                                                                         \
+    check_pad_map_##t(1, (const int64_t[]){5}, (const int64_t[]){4}, (const int64_t[]){2});             \
+    check_pad_map_##t(3, (const int64_t[]){3, 4, 6}, (const int64_t[]){2, 3, 1}, (const int64_t[]){1, 5, 5}); \
+    check_pad_map_##t(4, (const int64_t[]){1, 2, 5, 5}, (const int64_t[]){0, 0, 2, 2}, (const int64_t[]){0, 1, 2, 0}); \
     check_transpose_##t(1, (const int64_t[]){17}, (const int64_t[]){0});                                 \
     check_transpose_##t(2, (const int64_t[]){3, 17}, (const int64_t[]){1, 0});                           \
     check_transpose_##t(3, (const int64_t[]){3, 7, 17}, (const int64_t[]){2, 0, 1});                     \

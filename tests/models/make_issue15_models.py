@@ -110,7 +110,7 @@ def randomize(m, gen):
     """Non-trivial BatchNorm statistics and PRelu slopes (the defaults are identities)."""
     with torch.no_grad():
         for mod in m.modules():
-            if isinstance(mod, nn.BatchNorm2d):
+            if isinstance(mod, (nn.BatchNorm2d, nn.BatchNorm3d)):
                 mod.running_mean.copy_(torch.randn(mod.num_features, generator=gen) * 0.1)
                 mod.running_var.copy_(torch.rand(mod.num_features, generator=gen) * 0.5 + 0.75)
                 mod.weight.copy_(torch.rand(mod.num_features, generator=gen) * 0.5 + 0.75)

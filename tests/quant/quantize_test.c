@@ -441,6 +441,47 @@ static void test_div_not_quantizable(void **state) {
   }
 }
 
+/* Issue 15: a Clip whose max and a Pad whose value are graph inputs stay float with their reason (the
+ * integer kernels take them as compile-time constants); strict names the node. */
+static void test_runtime_operands_float(void **state) {
+  (void)state;
+  static const char *const names[] = {"clip", "pad"};
+  static const char *const why[] = {"Clip with run-time bounds", "Pad whose value is computed at run time"};
+  for (int k = 0; k < 4; k++) {
+    int op = k / 2, strict = k % 2;
+    teardown(NULL), setup(NULL);
+    qllc_value *x = val("x", 1, 4), *h = val("h", 1, 4), *r = val("r", 1, 1), *y = val("y", 1, op ? 6 : 4);
+    qllc_graph_add_input(G, x);
+    qllc_graph_add_input(G, r);
+    node(QLLC_OP_RELU, "relu", x, NULL, NULL, h);
+    qllc_node *n = node(op ? QLLC_OP_PAD : QLLC_OP_CLIP, names[op], h, NULL, r, y); /* input 1 absent */
+    if (op) {
+      static const int64_t pads[4] = {0, 1, 0, 1};
+      qllc_node_set_attr_ints(G, n, "pads", 4, pads);
+      qllc_node_set_attr_float(G, n, "value", 0.0f);
+    }
+    qllc_graph_add_output(G, y);
+    range("x", -1, 1), range("h", 0, 1), range("r", 0, 0.5f), range("y", 0, 1);
+    seal();
+    qllc_quant_opts o = opts(QLLC_ELEM_I8, QLLC_ELEM_I8);
+    o.strict = strict;
+    memset(&D, 0, sizeof D);
+    qllc_status st = qllc_quantize_graph(G, P, &o, &D);
+    if (strict) {
+      assert_int_equal(st, QLLC_ERR_STRICT);
+      assert_string_equal(D.node, names[op]);
+      assert_non_null(strstr(D.message, why[op]));
+    } else {
+      assert_int_equal(st, QLLC_OK);
+      verify();
+      qllc_node *f = find_node(names[op]);
+      assert_true(f->keep_float);
+      assert_non_null(strstr(f->float_reason, why[op]));
+      assert_int_equal(f->in[2], r); /* the run-time operand is read as it is */
+    }
+  }
+}
+
 /* Residual: x -> fc1 -> a, x -> fc2 -> b, add(a, b) -> y. One shared QUANTIZE of x. */
 static void test_add_rescale(void **state) {
   (void)state;
@@ -911,6 +952,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_quantized_io_float_ends, setup, teardown),
       cmocka_unit_test_setup_teardown(test_symmetric_uint8_classes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_gemm_runtime_b, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_runtime_operands_float, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,9 @@
  * Softmax), transformer_block17 (the same at opset 17: LayerNormalization), mobilenetv3_block (HardSwish,
  * depthwise conv, squeeze-excite with HardSigmoid and a per-channel Mul, PRelu, nearest and bilinear
  * Upsample), attention4d (self-attention on rank-4 [B, heads, S, d] tensors: batched MatMul of two
- * activations, Softmax on the last axis of a rank-4 tensor). For each, profiled on calib.npy, JIT-compiled with --strict (every node must get an
+ * activations, Softmax on the last axis of a rank-4 tensor), volumetric3d (Conv3d + BatchNorm3d folded by torch, MaxPool3d,
+ * grouped Conv3d, AvgPool3d, strided and dilated Conv3d) and pad_modes (ReflectionPad2d, ReplicationPad2d
+ * between convolutions), made by make_issue15_group3_models.py. For each, profiled on calib.npy, JIT-compiled with --strict (every node must get an
  * integer kernel: no node left in float) at int8 and int16, run on eval_x.npy and compared with torch's
  * eval_y.npy by SQNR (qe2e.h). Checks: float (the harness) >= 100 dB; int8 >= the measured value less
  * ~5 dB (docs/quantization.md has the figures); int16 at least 30 dB above int8 (issue 15).
@@ -30,6 +32,10 @@ static const expect models[] = {
     {"transformer_block17", 25},
     {"mobilenetv3_block", 25},
     {"attention4d", 25},
+    /* group 3 (tests/models/make_issue15_group3_models.py): 3-D Conv and pools, rewritten as 2-D layers;
+       Pad modes reflect and edge (pad_map) */
+    {"volumetric3d", 25},
+    {"pad_modes", 25},
 };
 
 static double run_one(qllc_model *m, const char *model, const char *profile, qllc_precision p) {

@@ -352,7 +352,7 @@ static const cli_opt model_opts[] = {
     {NULL, NULL, NULL, NULL, NULL}};
 
 static const cli_opt common_opts[] = {
-    {"--dump-after", NULL, "PASS", "print the IR after PASS to stderr (import, fold_constants, transformer, fold_batchnorm, "
+    {"--dump-after", NULL, "PASS", "print the IR after PASS to stderr (import, spatial3d, fold_constants, transformer, fold_batchnorm, "
      "gemm_to_fc, fuse_activation, eliminate_identity, quantize, lower, memory_plan)", set_dump_after},
     {"--help", "-h", NULL, "show this help", set_help},
     {NULL, NULL, NULL, NULL, NULL}};
