@@ -22,7 +22,7 @@ QLLC_KERNEL void qllc_k_pad_rt_f32_f32(float *QLLC_RESTRICT y, const float *QLLC
 #define PAD_MAP(T, t)                                                                                   \
   QLLC_KERNEL void qllc_k_pad_map_##t##_##t(T *QLLC_RESTRICT y, const T *QLLC_RESTRICT x, int64_t rank,    \
                                             const int64_t *out_dims, const int64_t *map) {              \
-    const int64_t *m[8];                                                                                \
+    const int64_t *m[8] = {0};                                                                          \
     int64_t idx[8] = {0}, outer = 1;                                                                    \
     for (int64_t d = 0, at = 0; d < rank; at += out_dims[d], d++) m[d] = map + at;                      \
     for (int64_t d = 0; d < rank - 1; d++) outer *= out_dims[d];                                        \
