@@ -183,29 +183,7 @@ QM_INL void qm_pack(uint8_t *panel, const uint8_t *xg, int64_t Cg, int64_t H, in
   for (int64_t c = 0; c < Cg; c++)
     for (int64_t kh = 0; kh < KH; kh++)
       for (int64_t kw = 0; kw < KW; kw++, k++) {
-        uint8_t *d = rows[k % 4];
-        const int64_t off = kw * dw - pl;
-        for (int64_t j = 0, p = p0; j < np;) {
-          const int64_t oh = p / OW, ow = p % OW, seg = np - j < OW - ow ? np - j : OW - ow;
-          const int64_t ih = oh * sh - pt + kh * dh;
-          uint8_t *dj = d + j;
-          if (ih < 0 || ih >= H) {
-            for (int64_t t = 0; t < seg; t++) dj[t] = zu;
-          } else {
-            const uint8_t *row = xg + (c * H + ih) * W + off;
-            int64_t lo = qk_first_inside(off, sw) - ow, hi = qk_end_inside(off, sw, W, OW) - ow;
-            lo = lo < 0 ? 0 : lo > seg ? seg : lo;
-            hi = hi < lo ? lo : hi > seg ? seg : hi;
-            int64_t t = 0;
-            for (; t < lo; t++) dj[t] = zu;
-            if (sw == 1)
-              for (const uint8_t *src = row + ow; t < hi; t++) dj[t] = src[t] ^ flip;
-            else
-              for (; t < hi; t++) dj[t] = row[(ow + t) * sw] ^ flip;
-            for (; t < seg; t++) dj[t] = zu;
-          }
-          j += seg, p += seg;
-        }
+        qk_tap_row_u8(rows[k % 4], xg + c * H * W, H, W, OW, sh, sw, kh * dh - pt, kw * dw - pl, p0, np, zu, flip);
         if (k % 4 == 3) qm_tr4(panel + (k / 4) * QLLC_CONV_PB * 4, rows[0], rows[1], rows[2], rows[3]);
       }
   if (k % 4) { /* the taps past K read 0 against zero weights */
