@@ -180,28 +180,6 @@ QA_INL void qa_block_params(int32_t *bb, int32_t *mb, int32_t *nbv, const int32_
   }
 }
 
-__attribute__((target(QA_T_DOT))) static void qa_fc_dot(uint8_t *y, const uint8_t *x, const int8_t *wp,
-                                                        const int32_t *bias, const int32_t *m, const int32_t *n,
-                                                        int64_t M, int64_t N, int64_t K, uint8_t flip, int32_t z_y,
-                                                        int32_t lo, int32_t hi) {
-  const int64_t nk4 = qllc_round_up(K, 4) / 4;
-  for (int64_t c0 = 0; c0 < N; c0 += 16) {
-    const int64_t ch = N - c0 < 16 ? N - c0 : 16;
-    const uint8_t *wb = (const uint8_t *)wp + (c0 / 16) * nk4 * 64;
-    int32_t bb[16], mb[16], nbv[16];
-    qa_block_params(bb, mb, nbv, bias, m, n, c0, ch);
-    int64_t i0 = 0;
-    for (; i0 + 4 <= M; i0 += 4)
-      qa_fc_dot_tile(4, y + c0, x, wb, bb, mb, nbv, i0, N, K, nk4, ch, flip, z_y, lo, hi);
-    switch (M - i0) {
-    case 3: qa_fc_dot_tile(3, y + c0, x, wb, bb, mb, nbv, i0, N, K, nk4, ch, flip, z_y, lo, hi); break;
-    case 2: qa_fc_dot_tile(2, y + c0, x, wb, bb, mb, nbv, i0, N, K, nk4, ch, flip, z_y, lo, hi); break;
-    case 1: qa_fc_dot_tile(1, y + c0, x, wb, bb, mb, nbv, i0, N, K, nk4, ch, flip, z_y, lo, hi); break;
-    default: break;
-    }
-  }
-}
-
 /* ---- FC, i8mm ------------------------------------------------------------------------------------- */
 /* RP row pairs (1..2) from row i0 (the last pair of an odd count repeats its row) against the 16
    channels of block nb: acc[p][q] is the 2x2 tile (rows 2p, 2p+1) x (channels 2q, 2q+1). */
@@ -265,23 +243,6 @@ QA_MM void qa_fc_mm_tile(const int RP, uint8_t *y, const uint8_t *x, const uint8
       }
       qa_store16(y + (i0 + r) * N, v[0], v[1], v[2], v[3], ch);
     }
-}
-
-__attribute__((target(QA_T_MM))) static void qa_fc_mm(uint8_t *y, const uint8_t *x, const int8_t *wp,
-                                                      const int32_t *bias, const int32_t *m, const int32_t *n,
-                                                      int64_t M, int64_t N, int64_t K, uint8_t flip, int32_t z_y,
-                                                      int32_t lo, int32_t hi) {
-  const int64_t nk4 = qllc_round_up(K, 4) / 4;
-  for (int64_t c0 = 0; c0 < N; c0 += 16) {
-    const int64_t ch = N - c0 < 16 ? N - c0 : 16;
-    const uint8_t *wb = (const uint8_t *)wp + (c0 / 16) * nk4 * 64;
-    int32_t bb[16], mb[16], nbv[16];
-    qa_block_params(bb, mb, nbv, bias, m, n, c0, ch);
-    int64_t i0 = 0;
-    for (; i0 + 4 <= M; i0 += 4) qa_fc_mm_tile(2, y + c0, x, wb, bb, mb, nbv, i0, 4, N, K, nk4, ch, flip, z_y, lo, hi);
-    if (M - i0 > 2) qa_fc_mm_tile(2, y + c0, x, wb, bb, mb, nbv, i0, M - i0, N, K, nk4, ch, flip, z_y, lo, hi);
-    else if (M > i0) qa_fc_mm_tile(1, y + c0, x, wb, bb, mb, nbv, i0, M - i0, N, K, nk4, ch, flip, z_y, lo, hi);
-  }
 }
 
 /* ---- Conv ------------------------------------------------------------------------------------------ */
@@ -393,21 +354,17 @@ QA_MM void qa_cv_mm_tile(const int CP, uint8_t *y, int64_t NP, const uint8_t *pa
     }
 }
 
-/* One conv per ISA (arm_q8_conv.h), x as u8 after the flip. */
+/* One FC and one conv driver per ISA (arm_q8_drivers.h, which undefines these), x as u8 after the flip. */
+#define QA_FC_NAME qa_fc_dot
 #define QA_CONV_NAME qa_conv_dot
-#define QA_CONV_ATTR __attribute__((target(QA_T_DOT))) static
-#define QA_CONV_MM 0
-#include "arm_q8_conv.h"
-#undef QA_CONV_NAME
-#undef QA_CONV_ATTR
-#undef QA_CONV_MM
+#define QA_DRV_ATTR __attribute__((target(QA_T_DOT))) static
+#define QA_DRV_MM 0
+#include "arm_q8_drivers.h"
+#define QA_FC_NAME qa_fc_mm
 #define QA_CONV_NAME qa_conv_mm
-#define QA_CONV_ATTR __attribute__((target(QA_T_MM))) static
-#define QA_CONV_MM 1
-#include "arm_q8_conv.h"
-#undef QA_CONV_NAME
-#undef QA_CONV_ATTR
-#undef QA_CONV_MM
+#define QA_DRV_ATTR __attribute__((target(QA_T_MM))) static
+#define QA_DRV_MM 1
+#include "arm_q8_drivers.h"
 
 /* ---- the registry's entry points ------------------------------------------------------------------ */
 #define QA_DEF(TI, ti, TO, to, isa, T, FC, CONV)                                                                 \
