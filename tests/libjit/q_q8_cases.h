@@ -45,44 +45,32 @@ typedef struct fc_case {
 static Q_UNUSED void q8_run_fc(const char *isa, fc_fn *ref, fc_fn *var, int combo, const fc_case *t) {
   const kind ki = cin(combo), ko = cout_(combo);
   const int64_t M = t->M, N = t->N, K = t->K;
-  int32_t *xv = ivec(M * K), *wv = ivec(N * K);
-  fill(xv, M * K, kmin(ki), kmax(ki), t->xpat);
-  fill(wv, N * K, -128, 127, t->wpat);
-  gbuf gx, gw, gb, gm, gn, gwp, gbc;
-  void *x = galloc(&gx, (size_t)(M * K));
-  int8_t *w = galloc(&gw, (size_t)(N * K));
-  int32_t *bias = galloc(&gb, (size_t)N * 4), *m = galloc(&gm, (size_t)N * 4), *n = galloc(&gn, (size_t)N * 4);
-  for (int64_t i = 0; i < M * K; i++) ((uint8_t *)x)[i] = (uint8_t)xv[i];
-  for (int64_t i = 0; i < N * K; i++) w[i] = (int8_t)wv[i];
-  make_bias(bias, wv, N, K, t->z_x, t->bmode);
-  pick_mn(m, n, N, acc_scale(xv, M * K, wv, N * K, K, t->z_x), t->mnmode);
-  int32_t z_y, lo, hi;
-  pick_out(ko, t->outvar, &z_y, &lo, &hi);
+  q8_operands o;
+  q8_operands_make(&o, ki, ko, M * K, N, K, t->z_x, t->xpat, t->wpat, t->bmode, t->mnmode, t->outvar, 0);
+  gbuf gwp, gbc;
   int8_t *wp = galloc(&gwp, qllc_pack_size(QLLC_LAYOUT_K4N16, N, K));
-  qllc_pack_w8(QLLC_LAYOUT_K4N16, wp, w, N, K);
+  qllc_pack_w8(QLLC_LAYOUT_K4N16, wp, o.w, N, K);
   int32_t *bias_c = galloc(&gbc, (size_t)N * 4);
-  qllc_pack_bias8(bias_c, bias, w, N, K, ki == K_I8);
+  qllc_pack_bias8(bias_c, o.bias, o.w, N, K, ki == K_I8);
   const size_t ssz = (size_t)qllc_scratch_fc(M, K, 1);
   uint8_t *scratch = gzone(ssz), *want = calloc((size_t)(M * N), 1), *got = gzone((size_t)(M * N));
-  ref(want, x, w, bias, m, n, M, N, K, t->z_x, z_y, lo, hi, NULL);
-  var(got, x, wp, bias_c, m, n, M, N, K, t->z_x, z_y, lo, hi, scratch);
-  for (int64_t i = 0; i < M * N; i++) {
+  ref(want, o.x, o.w, o.bias, o.m, o.n, M, N, K, t->z_x, o.z_y, o.lo, o.hi, NULL);
+  var(got, o.x, wp, bias_c, o.m, o.n, M, N, K, t->z_x, o.z_y, o.lo, o.hi, scratch);
+  const int64_t i = q8_compare(ko, got, want, M * N, o.lo, o.hi, &n_out, &n_inside);
+  if (i >= 0) {
     const int32_t g = tget(ko, got, i), e = tget(ko, want, i);
-    n_out++;
-    n_inside += e > lo && e < hi;
-    if (g != e) {
-      fail_msg("fc %s combo %d M=%lld N=%lld K=%lld z_x=%d pat %d/%d out %d bias %d mn %d: [%lld][%lld] got %d want %d "
-               "(m=%d n=%d bias=%d z_y=%d lo=%d hi=%d)",
-               isa, combo, (long long)M, (long long)N, (long long)K, t->z_x, t->xpat, t->wpat, t->outvar, t->bmode,
-               t->mnmode, (long long)(i / N), (long long)(i % N), g, e, m[i % N], n[i % N], bias[i % N], z_y, lo, hi);
-      break;
-    }
+    fail_msg("fc %s combo %d M=%lld N=%lld K=%lld z_x=%d pat %d/%d out %d bias %d mn %d: [%lld][%lld] got %d want %d "
+             "(m=%d n=%d bias=%d z_y=%d lo=%d hi=%d)",
+             isa, combo, (long long)M, (long long)N, (long long)K, t->z_x, t->xpat, t->wpat, t->outvar, t->bmode,
+             t->mnmode, (long long)(i / N), (long long)(i % N), g, e, o.m[i % N], o.n[i % N], o.bias[i % N], o.z_y,
+             o.lo, o.hi);
   }
   if (!guard_ok(got, (size_t)(M * N))) fail_msg("fc %s: wrote past y (M=%lld N=%lld)", isa, (long long)M, (long long)N);
   if (!guard_ok(scratch, ssz))
     fail_msg("fc %s: wrote past the scratch (M=%lld K=%lld)", isa, (long long)M, (long long)K);
-  free(xv), free(wv), free(scratch), free(want), free(got);
-  gfree(&gx), gfree(&gw), gfree(&gb), gfree(&gm), gfree(&gn), gfree(&gwp), gfree(&gbc);
+  q8_operands_free(&o);
+  free(scratch), free(want), free(got);
+  gfree(&gwp), gfree(&gbc);
 }
 
 /* Extreme values: all min / max / alternating inputs and weights, z_x at both ends, biases at the bound,
@@ -110,55 +98,42 @@ typedef struct conv_case {
 /* One conv case of type combination combo: var (the variant named isa) against ref. c4: var is the
    direct conv (weights QLLC_LAYOUT_ROWS_C4, scratch qllc_scratch_c4), else the implicit GEMM
    (QLLC_LAYOUT_ROWS_K4, qllc_scratch_conv). */
-static Q_UNUSED void q8_run_conv(const char *isa, conv_fn *ref, conv_fn *var, int c4, int combo, const conv_case *t) {
+static Q_UNUSED void q8_run_conv(const char *isa, conv_fn *ref, conv_fn *var, int c4, int combo,
+                                 const conv_case *t) {
   const kind ki = cin(combo), ko = cout_(combo);
   const int64_t *d = t->d;
   const int64_t N = d[0], C = d[1], H = d[2], W = d[3], M = d[4], OH = d[5], OW = d[6], KH = d[7], KW = d[8];
-  const int64_t group = d[15], cg = C / group, K = cg * KH * KW;
-  const int64_t nx = N * C * H * W, nw = M * K, ny = N * M * OH * OW;
-  int32_t *xv = ivec(nx), *wv = ivec(nw);
-  fill(xv, nx, kmin(ki), kmax(ki), t->xpat);
-  fill(wv, nw, -128, 127, t->wpat);
-  gbuf gx, gw, gb, gm, gn, gwp, gbc;
-  void *x = galloc(&gx, (size_t)nx);
-  int8_t *w = galloc(&gw, (size_t)nw);
-  int32_t *bias = galloc(&gb, (size_t)M * 4), *m = galloc(&gm, (size_t)M * 4), *n = galloc(&gn, (size_t)M * 4);
-  for (int64_t i = 0; i < nx; i++) ((uint8_t *)x)[i] = (uint8_t)xv[i];
-  for (int64_t i = 0; i < nw; i++) w[i] = (int8_t)wv[i];
-  make_bias(bias, wv, M, K, t->z_x, t->bmode);
-  pick_mn(m, n, M, acc_scale(xv, nx, wv, nw, K, t->z_x), t->mnmode);
-  int32_t z_y, lo, hi;
-  pick_out(ko, t->outvar, &z_y, &lo, &hi);
+  const int64_t group = d[15], cg = C / group, K = cg * KH * KW, ny = N * M * OH * OW;
+  q8_operands o;
+  q8_operands_make(&o, ki, ko, N * C * H * W, M, K, t->z_x, t->xpat, t->wpat, t->bmode, t->mnmode, t->outvar, 0);
   if (c4 && !qllc_c4_fits(C, group, KH, KW, d[9], d[10])) fail_msg("conv2dc4: a shape it does not take");
+  gbuf gwp, gbc;
   int8_t *wp = galloc(&gwp, qllc_pack_size(c4 ? QLLC_LAYOUT_ROWS_C4 : QLLC_LAYOUT_ROWS_K4, M, K));
-  if (c4) qllc_pack_w8_c4(wp, w, M, K, KH * KW);
-  else qllc_pack_w8(QLLC_LAYOUT_ROWS_K4, wp, w, M, K);
+  if (c4) qllc_pack_w8_c4(wp, o.w, M, K, KH * KW);
+  else qllc_pack_w8(QLLC_LAYOUT_ROWS_K4, wp, o.w, M, K);
   int32_t *bias_c = galloc(&gbc, (size_t)M * 4);
-  qllc_pack_bias8(bias_c, bias, w, M, K, ki == K_I8);
+  qllc_pack_bias8(bias_c, o.bias, o.w, M, K, ki == K_I8);
   const size_t ssz =
       (size_t)(c4 ? qllc_scratch_c4(C, group, W, OH, OW, KH, KW, d[12], d[13], d[14]) : qllc_scratch_conv(K, 1));
   uint8_t *scratch = gzone(ssz), *want = calloc((size_t)ny, 1), *got = gzone((size_t)ny);
-  ref(want, x, w, bias, m, n, d, t->z_x, z_y, lo, hi, NULL);
-  var(got, x, wp, bias_c, m, n, d, t->z_x, z_y, lo, hi, scratch);
-  for (int64_t i = 0; i < ny; i++) {
+  ref(want, o.x, o.w, o.bias, o.m, o.n, d, t->z_x, o.z_y, o.lo, o.hi, NULL);
+  var(got, o.x, wp, bias_c, o.m, o.n, d, t->z_x, o.z_y, o.lo, o.hi, scratch);
+  const int64_t i = q8_compare(ko, got, want, ny, o.lo, o.hi, &n_out, &n_inside);
+  if (i >= 0) {
     const int32_t g = tget(ko, got, i), e = tget(ko, want, i);
-    n_out++;
-    n_inside += e > lo && e < hi;
-    if (g != e) {
-      const int64_t oc = i / (OH * OW) % M;
-      fail_msg("conv %s combo %d N=%lld C=%lld H=%lld W=%lld M=%lld OH=%lld OW=%lld K=%lldx%lld s=%lld,%lld p=%lld,%lld "
-               "d=%lld,%lld g=%lld z_x=%d pat %d/%d out %d bias %d mn %d: y[%lld] (oc %lld) got %d want %d (m=%d n=%d)",
-               isa, combo, (long long)N, (long long)C, (long long)H, (long long)W, (long long)M, (long long)OH,
-               (long long)OW, (long long)KH, (long long)KW, (long long)d[9], (long long)d[10], (long long)d[11],
-               (long long)d[12], (long long)d[13], (long long)d[14], (long long)group, t->z_x, t->xpat, t->wpat,
-               t->outvar, t->bmode, t->mnmode, (long long)i, (long long)oc, g, e, m[oc], n[oc]);
-      break;
-    }
+    const int64_t oc = i / (OH * OW) % M;
+    fail_msg("conv %s combo %d N=%lld C=%lld H=%lld W=%lld M=%lld OH=%lld OW=%lld K=%lldx%lld s=%lld,%lld p=%lld,%lld "
+             "d=%lld,%lld g=%lld z_x=%d pat %d/%d out %d bias %d mn %d: y[%lld] (oc %lld) got %d want %d (m=%d n=%d)",
+             isa, combo, (long long)N, (long long)C, (long long)H, (long long)W, (long long)M, (long long)OH,
+             (long long)OW, (long long)KH, (long long)KW, (long long)d[9], (long long)d[10], (long long)d[11],
+             (long long)d[12], (long long)d[13], (long long)d[14], (long long)group, t->z_x, t->xpat, t->wpat,
+             t->outvar, t->bmode, t->mnmode, (long long)i, (long long)oc, g, e, o.m[oc], o.n[oc]);
   }
   if (!guard_ok(got, (size_t)ny)) fail_msg("conv %s: wrote past y", isa);
   if (!guard_ok(scratch, ssz)) fail_msg("conv %s: wrote past the scratch (K=%lld)", isa, (long long)K);
-  free(xv), free(wv), free(scratch), free(want), free(got);
-  gfree(&gx), gfree(&gw), gfree(&gb), gfree(&gm), gfree(&gn), gfree(&gwp), gfree(&gbc);
+  q8_operands_free(&o);
+  free(scratch), free(want), free(got);
+  gfree(&gwp), gfree(&gbc);
 }
 
 /* A conv shape; pads (top, left, bottom, right); returns 0 when the output would be empty. */
