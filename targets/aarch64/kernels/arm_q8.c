@@ -246,11 +246,6 @@ QA_MM void qa_fc_mm_tile(const int RP, uint8_t *y, const uint8_t *x, const uint8
 }
 
 /* ---- Conv ------------------------------------------------------------------------------------------ */
-typedef struct qa_conv {
-  int64_t N, C, H, W, M, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw, group;
-  int32_t z_x, z_y, lo, hi;
-} qa_conv;
-
 /* dotprod: CR channels (1..4) from weight row wr x 16 pixels (4 vectors) of the panel from pixel pv. */
 QA_DOT void qa_cv_dot_tile(const int CR, uint8_t *y, int64_t NP, const uint8_t *panel, const uint32_t *psum,
                            const uint8_t *wr, int64_t Kp4, const int32_t *bias, const int32_t *m, const int32_t *n,
@@ -380,8 +375,8 @@ QA_MM void qa_cv_mm_tile(const int CP, uint8_t *y, int64_t NP, const uint8_t *pa
       int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW,                \
       int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w,       \
       int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi, uint8_t *scratch) {               \
-    const qa_conv s = {N,        C,        H,     W,     M,     OH,  OW,     KH,     KW, stride_h, stride_w,    \
-                       pad_top, pad_left, dil_h, dil_w, group, z_x, z_y, act_lo, act_hi};                       \
+    const qllc_conv_shape s = {N, C, H, W, M, OH, OW, KH, KW, stride_h, stride_w, pad_top, pad_left,             \
+                               dil_h, dil_w, group, z_x, z_y, act_lo, act_hi};                                   \
     CONV((uint8_t *)y, (const uint8_t *)x, wp, bias_c, m, n, &s, (uint8_t)((TI)-1 < 0 ? 0x80 : 0), scratch);    \
   }
 #define QA_DEF_ISA(isa, T, FC, CONV)                   \

@@ -36,7 +36,7 @@ QA_DRV_ATTR void QA_FC_NAME(uint8_t *y, const uint8_t *x, const int8_t *wp, cons
 /* Conv: per image and group, panels of output pixels packed into the scratch buffer, then the channel
    tiles of the ISA over it. */
 QA_DRV_ATTR void QA_CONV_NAME(uint8_t *y, const uint8_t *x, const int8_t *wp, const int32_t *bias,
-                        const int32_t *m, const int32_t *n, const qa_conv *s, uint8_t flip, uint8_t *scratch) {
+                        const int32_t *m, const int32_t *n, const qllc_conv_shape *s, uint8_t flip, uint8_t *scratch) {
   const int mm = QA_DRV_MM;
   const int64_t Cg = s->C / s->group, Mg = s->M / s->group, K = Cg * s->KH * s->KW, NP = s->OH * s->OW;
   const int64_t Kp4 = qllc_round_up(K, 4), G = mm ? 8 : 4, Kp = qllc_round_up(K, G);

@@ -193,13 +193,8 @@ QM_INL void qm_pack(uint8_t *panel, const uint8_t *xg, int64_t Cg, int64_t H, in
   (void)Kp4;
 }
 
-typedef struct qm_conv {
-  int64_t N, C, H, W, M, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw, group;
-  int32_t z_x, z_y, lo, hi;
-} qm_conv;
-
 QM_INL void qm_convk(uint8_t *y, const uint8_t *x, const int8_t *wp, const int32_t *bias, const int32_t *m,
-                     const int32_t *n, const qm_conv *s, uint8_t flip, uint8_t *scratch) {
+                     const int32_t *n, const qllc_conv_shape *s, uint8_t flip, uint8_t *scratch) {
   const int64_t Cg = s->C / s->group, Mg = s->M / s->group, K = Cg * s->KH * s->KW, NP = s->OH * s->OW;
   if (Mg <= 0 || NP <= 0 || s->N <= 0) return;
   const int64_t Kp4 = qllc_round_up(K, 4), nk4 = Kp4 / 4, R = Mg < 16 ? Mg : 16, PB = QLLC_CONV_PB;
@@ -250,8 +245,8 @@ QM_INL void qm_convk(uint8_t *y, const uint8_t *x, const int8_t *wp, const int32
       int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW,                \
       int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w,       \
       int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi, uint8_t *scratch) {               \
-    const qm_conv s = {N,        C,        H,     W,     M,     OH,  OW,     KH,     KW, stride_h, stride_w,    \
-                       pad_top, pad_left, dil_h, dil_w, group, z_x, z_y, act_lo, act_hi};                       \
+    const qllc_conv_shape s = {N, C, H, W, M, OH, OW, KH, KW, stride_h, stride_w, pad_top, pad_left,             \
+                               dil_h, dil_w, group, z_x, z_y, act_lo, act_hi};                                   \
     qm_convk((uint8_t *)y, (const uint8_t *)x, wp, bias_c, m, n, &s, (uint8_t)((TI)-1 < 0 ? 0x80 : 0), scratch); \
   }
 QM_DEF(int8_t, i8, int8_t, i8)
