@@ -25,6 +25,7 @@
 
 #include "kernels_x86_amx.h"
 #include "q_common.h"
+#include "x86_tr4.h"
 
 #define QM_T "amx-tile,amx-int8,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"
 #define QM_INL static inline __attribute__((always_inline, target(QM_T)))
@@ -153,22 +154,10 @@ QM_INL void qm_fc(uint8_t *y, const uint8_t *x, const int8_t *wp, const int32_t 
 }
 
 /* ---- Conv ------------------------------------------------------------------------------------------ */
-/* 4 rows of 64 bytes -> 64 groups of 4 (pixel j: r0[j] r1[j] r2[j] r3[j]), 256 bytes at d: bytes, then
-   16-bit pairs interleaved within each 128-bit lane, then the lanes put in pixel order. */
-QM_INL void qm_tr4(uint8_t *d, const uint8_t *r0, const uint8_t *r1, const uint8_t *r2, const uint8_t *r3) {
-  const __m512i a = _mm512_loadu_si512(r0), b = _mm512_loadu_si512(r1);
-  const __m512i c = _mm512_loadu_si512(r2), e = _mm512_loadu_si512(r3);
-  const __m512i abl = _mm512_unpacklo_epi8(a, b), abh = _mm512_unpackhi_epi8(a, b);
-  const __m512i cel = _mm512_unpacklo_epi8(c, e), ceh = _mm512_unpackhi_epi8(c, e);
-  /* lane L of q0 .. q3: pixels 16 L + 0..3, 4..7, 8..11, 12..15 */
-  const __m512i q0 = _mm512_unpacklo_epi16(abl, cel), q1 = _mm512_unpackhi_epi16(abl, cel);
-  const __m512i q2 = _mm512_unpacklo_epi16(abh, ceh), q3 = _mm512_unpackhi_epi16(abh, ceh);
-  const __m512i t0 = _mm512_shuffle_i32x4(q0, q1, 0x44), t1 = _mm512_shuffle_i32x4(q2, q3, 0x44);
-  const __m512i t2 = _mm512_shuffle_i32x4(q0, q1, 0xEE), t3 = _mm512_shuffle_i32x4(q2, q3, 0xEE);
-  _mm512_storeu_si512(d, _mm512_shuffle_i32x4(t0, t1, 0x88));
-  _mm512_storeu_si512(d + 64, _mm512_shuffle_i32x4(t0, t1, 0xDD));
-  _mm512_storeu_si512(d + 128, _mm512_shuffle_i32x4(t2, t3, 0x88));
-  _mm512_storeu_si512(d + 192, _mm512_shuffle_i32x4(t2, t3, 0xDD));
+/* The four tap rows (already flipped) interleaved at d (qx_tr4_512). */
+QM_INL void qm_tr4(uint8_t *d, uint8_t (*rows)[QLLC_CONV_PB]) {
+  qx_tr4_512(d, _mm512_loadu_si512(rows[0]), _mm512_loadu_si512(rows[1]), _mm512_loadu_si512(rows[2]),
+             _mm512_loadu_si512(rows[3]), 0);
 }
 
 /* The panel [Kp4/4][64][4] of output pixels p0 .. p0+np-1 of one image and group (u8, padding zu): each
@@ -184,11 +173,11 @@ QM_INL void qm_pack(uint8_t *panel, const uint8_t *xg, int64_t Cg, int64_t H, in
     for (int64_t kh = 0; kh < KH; kh++)
       for (int64_t kw = 0; kw < KW; kw++, k++) {
         qk_tap_row_u8(rows[k % 4], xg + c * H * W, H, W, OW, sh, sw, kh * dh - pt, kw * dw - pl, p0, np, zu, flip);
-        if (k % 4 == 3) qm_tr4(panel + (k / 4) * QLLC_CONV_PB * 4, rows[0], rows[1], rows[2], rows[3]);
+        if (k % 4 == 3) qm_tr4(panel + (k / 4) * QLLC_CONV_PB * 4, rows);
       }
   if (k % 4) { /* the taps past K read 0 against zero weights */
     for (int64_t r = k % 4; r < 4; r++) __builtin_memset(rows[r], 0, QLLC_CONV_PB);
-    qm_tr4(panel + (k / 4) * QLLC_CONV_PB * 4, rows[0], rows[1], rows[2], rows[3]);
+    qm_tr4(panel + (k / 4) * QLLC_CONV_PB * 4, rows);
   }
   (void)Kp4;
 }
