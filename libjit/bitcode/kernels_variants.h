@@ -18,6 +18,14 @@
             int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w,   \
             int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi, uint8_t *scratch);
 
+/* A conv variant's arguments after its operands, in QLLC_VARIANT_CONV's order, as one record for the
+   variants whose drivers take them by pointer: shape, strides, pads (top, left), dilations, group,
+   zero points and the activation clamp. */
+typedef struct qllc_conv_shape {
+  int64_t N, C, H, W, M, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw, group;
+  int32_t z_x, z_y, lo, hi;
+} qllc_conv_shape;
+
 /* The four 8-bit input / output combinations of one op stem (fc, conv2d, dwconv2d, conv2dc4) and ISA:
    qllc_k_<stem>_<in>_i8_<out>__<isa> */
 #define QLLC_VARIANT_Q8_IO(KIND, stem, isa)                                                  \

@@ -82,6 +82,21 @@ typedef struct model {
   Onnx__TensorProto *inits[1];
 } model;
 
+/* A float tensor value `name` (shape: shape, or none). */
+static void value_info(Onnx__ValueInfoProto *v, Onnx__TypeProto *t, Onnx__TypeProto__Tensor *tt, const char *name,
+                       Onnx__TensorShapeProto *shape) {
+  onnx__value_info_proto__init(v);
+  onnx__type_proto__init(t);
+  onnx__type_proto__tensor__init(tt);
+  tt->has_elem_type = 1;
+  tt->elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+  tt->shape = shape;
+  t->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+  t->tensor_type = tt;
+  v->name = (char *)name;
+  v->type = t;
+}
+
 static void model_init(model *md, int rank, const int64_t *dims) {
   memset(md, 0, sizeof *md);
   onnx__model_proto__init(&md->m);
@@ -98,9 +113,6 @@ static void model_init(model *md, int rank, const int64_t *dims) {
   md->m.graph = &md->g;
   md->g.name = "limits";
 
-  onnx__value_info_proto__init(&md->in);
-  onnx__type_proto__init(&md->in_t);
-  onnx__type_proto__tensor__init(&md->in_tt);
   onnx__tensor_shape_proto__init(&md->in_shape);
   for (int i = 0; i < rank; i++) {
     onnx__tensor_shape_proto__dimension__init(&md->in_dim[i]);
@@ -110,26 +122,12 @@ static void model_init(model *md, int rank, const int64_t *dims) {
   }
   md->in_shape.n_dim = (size_t)rank;
   md->in_shape.dim = md->in_dims;
-  md->in_tt.has_elem_type = 1;
-  md->in_tt.elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
-  md->in_tt.shape = &md->in_shape;
-  md->in_t.value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
-  md->in_t.tensor_type = &md->in_tt;
-  md->in.name = "x";
-  md->in.type = &md->in_t;
+  value_info(&md->in, &md->in_t, &md->in_tt, "x", &md->in_shape);
   md->ins[0] = &md->in;
   md->g.n_input = 1;
   md->g.input = md->ins;
 
-  onnx__value_info_proto__init(&md->out);
-  onnx__type_proto__init(&md->out_t);
-  onnx__type_proto__tensor__init(&md->out_tt);
-  md->out_tt.has_elem_type = 1;
-  md->out_tt.elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
-  md->out_t.value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
-  md->out_t.tensor_type = &md->out_tt;
-  md->out.name = "y";
-  md->out.type = &md->out_t;
+  value_info(&md->out, &md->out_t, &md->out_tt, "y", NULL);
   md->outs[0] = &md->out;
   md->g.n_output = 1;
   md->g.output = md->outs;
@@ -146,6 +144,13 @@ static void model_init(model *md, int rank, const int64_t *dims) {
   md->nodes[0] = &md->node;
   md->g.n_node = 1;
   md->g.node = md->nodes;
+}
+
+/* w as the model's one initializer */
+static void model_add_init(model *md, Onnx__TensorProto *w) {
+  md->inits[0] = w;
+  md->g.n_initializer = 1;
+  md->g.initializer = md->inits;
 }
 
 static const char *model_write(model *md, const char *name) {
@@ -180,54 +185,79 @@ static void expect_load_error(const char *path, ...) {
 
 /* ---- validate before allocating ---------------------------------------------------------------- */
 
-static void test_initializer_short_raw_data(void **state) {
-  (void)state;
-  int64_t xd[1] = {4};
-  model md;
-  model_init(&md, 1, xd);
-  int64_t wd[2] = {(int64_t)1 << 22, (int64_t)1 << 22}; /* 2^44 floats = 64 TiB, with 64 bytes */
-  Onnx__TensorProto w;
-  make_tensor(&w, "huge_w", 2, wd, 64);
-  md.inits[0] = &w;
-  md.g.n_initializer = 1;
-  md.g.initializer = md.inits;
-  expect_load_error(model_write(&md, "short_raw.onnx"), "huge_w", "raw_data has 64 bytes", NULL);
+/* A model whose load must fail: graph input x of dims (rank 1 or 2) and, with init, one float initializer
+   of init_dims carrying init_bytes bytes of raw_data, or, with typed, that many float_data values
+   instead. The error must name needle[0] and say needle[1]. cli: the qllc CLI is tried on it too. */
+typedef struct load_case {
+  const char *file;
+  int rank;
+  int64_t dims[2];
+  const char *init;
+  int init_rank;
+  int64_t init_dims[2];
+  size_t init_bytes, typed;
+  const char *needle[2];
+  int cli;
+} load_case;
 
-  int64_t wd31[1] = {(int64_t)1 << 31}; /* the case: 2^31 floats (8 GiB) with 64 bytes */
-  make_tensor(&w, "w31", 1, wd31, 64);
-  expect_load_error(model_write(&md, "short_raw31.onnx"), "w31", "raw_data has 64 bytes", NULL);
+#define P2(n) ((int64_t)1 << (n))
+static const load_case load_cases[] = {
+    /* validate before allocating: 2^44 floats = 64 TiB, with 64 bytes */
+    {"short_raw.onnx", 1, {4}, "huge_w", 2, {P2(22), P2(22)}, 64, 0, {"huge_w", "raw_data has 64 bytes"}, 1},
+    /* the case: 2^31 floats (8 GiB) with 64 bytes */
+    {"short_raw31.onnx", 1, {4}, "w31", 1, {P2(31)}, 64, 0, {"w31", "raw_data has 64 bytes"}, 0},
+    /* 2^44 floats with 16 float_data values */
+    {"short_typed.onnx", 1, {4}, "typed_w", 2, {P2(22), P2(22)}, 0, 16, {"typed_w", "16 values"}, 0},
+    /* 2^62 floats: 2^64 bytes wraps to 0 */
+    {"wrap_init.onnx", 1, {4}, "wrap_w", 2, {P2(31), P2(31)}, 0, 0, {"wrap_w", "larger than"}, 0},
+    /* checked sizes of graph inputs: 2^80 elements, 2^62 + 1 elements, 2^23 x (2^23 + 1) floats (just past
+       2^48 bytes) */
+    {"in_2p80.onnx", 2, {P2(40), P2(40)}, NULL, 0, {0}, 0, 0, {"graph input 'x'", "larger than"}, 1},
+    {"in_2p62.onnx", 1, {P2(62) + 1}, NULL, 0, {0}, 0, 0, {"graph input 'x'", "larger than"}, 1},
+    {"in_over.onnx", 2, {P2(23), P2(23) + 1}, NULL, 0, {0}, 0, 0, {"graph input 'x'", "larger than"}, 0},
+};
+
+/* Builds case c in md (w: its initializer) and writes it under prefix + c->file. */
+static const char *load_case_write(model *md, Onnx__TensorProto *w, const load_case *c, const char *prefix) {
+  static float vals[16];
+  char name[64];
+  model_init(md, c->rank, c->dims);
+  if (c->init) {
+    make_tensor(w, c->init, c->init_rank, (int64_t *)c->init_dims, c->init_bytes);
+    if (c->typed) {
+      assert_true(c->typed <= sizeof vals / sizeof vals[0]);
+      w->has_raw_data = 0;
+      w->n_float_data = c->typed;
+      w->float_data = vals;
+    }
+    model_add_init(md, w);
+  }
+  snprintf(name, sizeof name, "%s%s", prefix, c->file);
+  return model_write(md, name);
 }
 
-static void test_initializer_short_typed_data(void **state) {
+static void test_load_errors(void **state) {
   (void)state;
-  int64_t xd[1] = {4};
-  model md;
-  model_init(&md, 1, xd);
-  int64_t wd[2] = {(int64_t)1 << 22, (int64_t)1 << 22};
-  float vals[16] = {0};
-  Onnx__TensorProto w;
-  make_tensor(&w, "typed_w", 2, wd, 0);
-  w.has_raw_data = 0;
-  w.n_float_data = 16;
-  w.float_data = vals;
-  md.inits[0] = &w;
-  md.g.n_initializer = 1;
-  md.g.initializer = md.inits;
-  expect_load_error(model_write(&md, "short_typed.onnx"), "typed_w", "16 values", NULL);
+  for (size_t i = 0; i < sizeof load_cases / sizeof load_cases[0]; i++) {
+    const load_case *c = &load_cases[i];
+    model md;
+    Onnx__TensorProto w;
+    expect_load_error(load_case_write(&md, &w, c, ""), c->needle[0], c->needle[1], NULL);
+  }
 }
 
-static void test_initializer_bytes_overflow(void **state) {
+static void test_input_at_the_limit(void **state) {
   (void)state;
-  int64_t xd[1] = {4};
+  /* 2^46 floats = 2^48 bytes exactly: accepted (nothing is allocated for an input); one more row is
+     over (load_cases' in_over.onnx) */
+  int64_t xd[2] = {P2(23), P2(23)};
   model md;
-  model_init(&md, 1, xd);
-  int64_t wd[2] = {(int64_t)1 << 31, (int64_t)1 << 31}; /* 2^62 floats: 2^64 bytes wraps to 0 */
-  Onnx__TensorProto w;
-  make_tensor(&w, "wrap_w", 2, wd, 0);
-  md.inits[0] = &w;
-  md.g.n_initializer = 1;
-  md.g.initializer = md.inits;
-  expect_load_error(model_write(&md, "wrap_init.onnx"), "wrap_w", "larger than", NULL);
+  model_init(&md, 2, xd);
+  qllc_graph *g = NULL;
+  qllc_diag d = {0};
+  assert_int_equal(qllc_onnx_load(model_write(&md, "in_limit.onnx"), &g, &d), QLLC_OK);
+  assert_int_equal(qllc_value_bytes(g->inputs[0]), (size_t)1 << 48);
+  qllc_graph_free(g);
 }
 
 static void test_pb_short_raw_data(void **state) {
@@ -260,40 +290,7 @@ static void test_pb_short_raw_data(void **state) {
   assert_non_null(strstr(d.message, "pb_wrap"));
 }
 
-/* ---- checked sizes of graph inputs and inferred shapes ------------------------------------------ */
-
-static void test_input_2p40_squared(void **state) {
-  (void)state;
-  int64_t xd[2] = {(int64_t)1 << 40, (int64_t)1 << 40};
-  model md;
-  model_init(&md, 2, xd);
-  expect_load_error(model_write(&md, "in_2p80.onnx"), "graph input 'x'", "larger than", NULL);
-}
-
-static void test_input_2p62_plus_1(void **state) {
-  (void)state;
-  int64_t xd[1] = {((int64_t)1 << 62) + 1};
-  model md;
-  model_init(&md, 1, xd);
-  expect_load_error(model_write(&md, "in_2p62.onnx"), "graph input 'x'", "larger than", NULL);
-}
-
-static void test_input_at_the_limit(void **state) {
-  (void)state;
-  /* 2^46 floats = 2^48 bytes exactly: accepted (nothing is allocated for an input) */
-  int64_t xd[2] = {(int64_t)1 << 23, (int64_t)1 << 23};
-  model md;
-  model_init(&md, 2, xd);
-  qllc_graph *g = NULL;
-  qllc_diag d = {0};
-  assert_int_equal(qllc_onnx_load(model_write(&md, "in_limit.onnx"), &g, &d), QLLC_OK);
-  assert_int_equal(qllc_value_bytes(g->inputs[0]), (size_t)1 << 48);
-  qllc_graph_free(g);
-  /* one more element is over */
-  xd[1]++;
-  model_init(&md, 2, xd);
-  expect_load_error(model_write(&md, "in_over.onnx"), "graph input 'x'", "larger than", NULL);
-}
+/* ---- checked sizes of inferred shapes ------------------------------------------------------------ */
 
 /* Conv x[1,1,8,8] * w[1,1,3,3] with the given dilations/pads/strides attribute. */
 static void conv_model(model *md, Onnx__TensorProto *w, int64_t *wd, Onnx__AttributeProto *a, Onnx__AttributeProto **as,
@@ -303,9 +300,7 @@ static void conv_model(model *md, Onnx__TensorProto *w, int64_t *wd, Onnx__Attri
   model_init(md, 4, xd);
   make_tensor(w, "w", 4, wd, sizeof wv);
   w->raw_data.data = (uint8_t *)wv;
-  md->inits[0] = w;
-  md->g.n_initializer = 1;
-  md->g.initializer = md->inits;
+  model_add_init(md, w);
   md->node.name = "conv";
   md->node.op_type = "Conv";
   md->node_in[1] = "w";
@@ -398,37 +393,21 @@ static void expect_cli_error(const char *model_path, const char *needle) {
 static void test_cli(void **state) {
   (void)state;
   model md;
-  int64_t xd[2] = {(int64_t)1 << 40, (int64_t)1 << 40};
-  model_init(&md, 2, xd);
-  expect_cli_error(model_write(&md, "cli_2p80.onnx"), "graph input 'x'");
-  int64_t x1[1] = {((int64_t)1 << 62) + 1};
-  model_init(&md, 1, x1);
-  expect_cli_error(model_write(&md, "cli_2p62.onnx"), "graph input 'x'");
   Onnx__TensorProto w;
+  for (size_t i = 0; i < sizeof load_cases / sizeof load_cases[0]; i++)
+    if (load_cases[i].cli) expect_cli_error(load_case_write(&md, &w, &load_cases[i], "cli_"), load_cases[i].needle[0]);
   int64_t wd[4] = {1, 1, 3, 3};
   Onnx__AttributeProto a, *as[1];
   int64_t dil[2] = {INT64_MAX, 1};
   conv_model(&md, &w, wd, &a, as, "dilations", dil, 2);
   expect_cli_error(model_write(&md, "cli_dil.onnx"), "node 'conv'");
-  int64_t hd[2] = {(int64_t)1 << 22, (int64_t)1 << 22};
-  int64_t small[1] = {4};
-  model_init(&md, 1, small);
-  make_tensor(&w, "huge_w", 2, hd, 64);
-  md.inits[0] = &w;
-  md.g.n_initializer = 1;
-  md.g.initializer = md.inits;
-  expect_cli_error(model_write(&md, "cli_short.onnx"), "huge_w");
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_size_helpers),
-      cmocka_unit_test(test_initializer_short_raw_data),
-      cmocka_unit_test(test_initializer_short_typed_data),
-      cmocka_unit_test(test_initializer_bytes_overflow),
+      cmocka_unit_test(test_load_errors),
       cmocka_unit_test(test_pb_short_raw_data),
-      cmocka_unit_test(test_input_2p40_squared),
-      cmocka_unit_test(test_input_2p62_plus_1),
       cmocka_unit_test(test_input_at_the_limit),
       cmocka_unit_test(test_conv_dilation_int64_max),
       cmocka_unit_test(test_cli),

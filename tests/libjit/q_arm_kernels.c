@@ -4,7 +4,8 @@
  * qemu-aarch64 -cpu max by q_arm_test.sh (no cmocka there: q_arm_shim/cmocka.h). Inputs, weights and
  * parameter arrays end at a PROT_NONE page (a read past them faults); outputs and scratch carry a guard
  * zone. An ISA the CPU lacks (getauxval hwcaps) is reported SKIPPED, and the driver exits 77 when every
- * one was skipped. Usage: q_arm_kernels [dotprod|i8mm|neon16]... (default: all). */
+ * one was skipped. The 8-bit cases and their runs are q_x86_q8_test.c's (q_q8_cases.h). Usage:
+ * q_arm_kernels [dotprod|i8mm|neon16]... (default: all). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 
 #define Q_TEST_SEED 0x6a09e667f3bcc908ULL
 #include "q_x86_test_util.h"
+#include "q_q8_cases.h"
 
 #ifndef HWCAP_ASIMDDP
 #define HWCAP_ASIMDDP (1 << 20)
@@ -33,22 +35,6 @@ static int have_isa(int isa) {
                             : (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) && (getauxval(AT_HWCAP2) & HWCAP2_I8MM);
 }
 
-typedef void fc_fn(void *y, const void *x, const int8_t *w, const int32_t *b, const int32_t *m, const int32_t *n,
-                   int64_t M, int64_t N, int64_t K, int32_t z_x, int32_t z_y, int32_t lo, int32_t hi, uint8_t *s);
-#define FC_WRAP(ti, TI, to, TO, sfx, name)                                                                      \
-  static void fcw_##ti##_##to##sfx(void *y, const void *x, const int8_t *w, const int32_t *b, const int32_t *m, \
-                                   const int32_t *n, int64_t M, int64_t N, int64_t K, int32_t z_x, int32_t z_y,  \
-                                   int32_t lo, int32_t hi, uint8_t *s) {                                        \
-    name((TO *)y, (const TI *)x, w, b, m, n, M, N, K, z_x, z_y, lo, hi FC_S##sfx(s));                           \
-  }
-#define CONV_WRAP(ti, TI, to, TO, sfx, name)                                                                    \
-  static void cvw_##ti##_##to##sfx(void *y, const void *x, const int8_t *w, const int32_t *b, const int32_t *m, \
-                                   const int32_t *n, const int64_t *d, int32_t z_x, int32_t z_y, int32_t lo,     \
-                                   int32_t hi, uint8_t *s) {                                                    \
-    name((TO *)y, (const TI *)x, w, b, m, n, d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8], d[9], d[10], \
-         d[11], d[12], d[13], d[14], d[15], z_x, z_y, lo, hi FC_S##sfx(s));                                     \
-  }
-#define FC_S_ref(s)
 #define FC_S__dotprod(s) , s
 #define FC_S__i8mm(s) , s
 #define WRAPS(ti, TI, to, TO)                                                      \
@@ -72,54 +58,9 @@ static conv_fn *const conv_var[NISA][4] = {
     {cvw_i8_i8__dotprod, cvw_i8_u8__dotprod, cvw_u8_i8__dotprod, cvw_u8_u8__dotprod},
     {cvw_i8_i8__i8mm, cvw_i8_u8__i8mm, cvw_u8_i8__i8mm, cvw_u8_u8__i8mm}};
 
-static int64_t n_out, n_inside;
-
 /* ---- 8-bit FC --------------------------------------------------------------------------------------- */
-typedef struct fc_case {
-  int64_t M, N, K;
-  int32_t z_x;
-  int xpat, wpat, outvar, bmode, mnmode;
-} fc_case;
-
 static void run_fc(int isa, int combo, const fc_case *t) {
-  const kind ki = cin(combo), ko = cout_(combo);
-  const int64_t M = t->M, N = t->N, K = t->K;
-  int32_t *xv = ivec(M * K), *wv = ivec(N * K);
-  fill(xv, M * K, kmin(ki), kmax(ki), t->xpat);
-  fill(wv, N * K, -128, 127, t->wpat);
-  gbuf gx, gw, gb, gm, gn, gwp, gbc;
-  void *x = galloc(&gx, (size_t)(M * K));
-  int8_t *w = galloc(&gw, (size_t)(N * K));
-  int32_t *bias = galloc(&gb, (size_t)N * 4), *m = galloc(&gm, (size_t)N * 4), *n = galloc(&gn, (size_t)N * 4);
-  for (int64_t i = 0; i < M * K; i++) ((uint8_t *)x)[i] = (uint8_t)xv[i];
-  for (int64_t i = 0; i < N * K; i++) w[i] = (int8_t)wv[i];
-  make_bias(bias, wv, N, K, t->z_x, t->bmode);
-  pick_mn(m, n, N, acc_scale(xv, M * K, wv, N * K, K, t->z_x), t->mnmode);
-  int32_t z_y, lo, hi;
-  pick_out(ko, t->outvar, &z_y, &lo, &hi);
-  int8_t *wp = galloc(&gwp, qllc_pack_size(QLLC_LAYOUT_K4N16, N, K));
-  qllc_pack_w8(QLLC_LAYOUT_K4N16, wp, w, N, K);
-  int32_t *bias_c = galloc(&gbc, (size_t)N * 4);
-  qllc_pack_bias8(bias_c, bias, w, N, K, ki == K_I8);
-  const size_t ssz = (size_t)qllc_scratch_fc(M, K, 1);
-  uint8_t *scratch = gzone(ssz), *want = calloc((size_t)(M * N), 1), *got = gzone((size_t)(M * N));
-  fc_ref[combo](want, x, w, bias, m, n, M, N, K, t->z_x, z_y, lo, hi, NULL);
-  fc_var[isa][combo](got, x, wp, bias_c, m, n, M, N, K, t->z_x, z_y, lo, hi, scratch);
-  for (int64_t i = 0; i < M * N; i++) {
-    const int32_t g = tget(ko, got, i), e = tget(ko, want, i);
-    n_out++;
-    n_inside += e > lo && e < hi;
-    if (g != e) {
-      fail_msg("fc %s combo %d M=%lld N=%lld K=%lld z_x=%d: [%lld][%lld] got %d want %d (m=%d n=%d z_y=%d lo=%d hi=%d)",
-               isa_name[isa], combo, (long long)M, (long long)N, (long long)K, t->z_x, (long long)(i / N),
-               (long long)(i % N), g, e, m[i % N], n[i % N], z_y, lo, hi);
-      break;
-    }
-  }
-  if (!guard_ok(got, (size_t)(M * N))) fail_msg("fc %s: wrote past y", isa_name[isa]);
-  if (!guard_ok(scratch, ssz)) fail_msg("fc %s: wrote past the scratch", isa_name[isa]);
-  free(xv), free(wv), free(scratch), free(want), free(got);
-  gfree(&gx), gfree(&gw), gfree(&gb), gfree(&gm), gfree(&gn), gfree(&gwp), gfree(&gbc);
+  q8_run_fc(isa_name[isa], fc_ref[combo], fc_var[isa][combo], combo, t);
 }
 
 static void fc_suite(int isa) {
@@ -139,102 +80,15 @@ static void fc_suite(int isa) {
     fc_case a = {3, 37, 2050, pick_zx(cin(combo)), 0, 0, 0, 0, 0}, b = {1, 70, 4099, pick_zx(cin(combo)), 0, 0, 2, 0, 0};
     run_fc(isa, combo, &a), run_fc(isa, combo, &b), cases += 2;
   }
-  for (int combo = 0; combo < 4; combo++)
-    for (int xp = 0; xp < 4; xp++)
-      for (int wp = 0; wp < 4; wp++) {
-        const kind ki = cin(combo);
-        fc_case t = {(int64_t)irand(1, 9), (int64_t)irand(1, 40), (int64_t)irand(1, 300),
-                     (xp + wp) % 2 ? kmin(ki) : kmax(ki), xp, wp, (int)irand(0, 4), (int)irand(0, 2), (int)irand(0, 1)};
-        run_fc(isa, combo, &t), cases++;
-      }
+  cases += fc_extremes(isa, run_fc);
   print_message("fc %s: %d cases, %lld outputs, %lld inside the clamp range\n", isa_name[isa], cases,
                 (long long)n_out, (long long)n_inside);
   if (n_inside * 4 < n_out) fail_msg("fc %s: too few outputs inside the clamp range", isa_name[isa]);
 }
 
 /* ---- 8-bit Conv ---------------------------------------------------------------------------------------- */
-typedef struct conv_case {
-  int64_t d[16]; /* N C H W M OH OW KH KW sh sw pt pl dh dw group */
-  int32_t z_x;
-  int xpat, wpat, outvar, bmode, mnmode;
-} conv_case;
-
 static void run_conv(int isa, int combo, const conv_case *t) {
-  const kind ki = cin(combo), ko = cout_(combo);
-  const int64_t *d = t->d;
-  const int64_t N = d[0], C = d[1], H = d[2], W = d[3], M = d[4], OH = d[5], OW = d[6], KH = d[7], KW = d[8];
-  const int64_t group = d[15], cg = C / group, K = cg * KH * KW;
-  const int64_t nx = N * C * H * W, nw = M * K, ny = N * M * OH * OW;
-  int32_t *xv = ivec(nx), *wv = ivec(nw);
-  fill(xv, nx, kmin(ki), kmax(ki), t->xpat);
-  fill(wv, nw, -128, 127, t->wpat);
-  gbuf gx, gw, gb, gm, gn, gwp, gbc;
-  void *x = galloc(&gx, (size_t)nx);
-  int8_t *w = galloc(&gw, (size_t)nw);
-  int32_t *bias = galloc(&gb, (size_t)M * 4), *m = galloc(&gm, (size_t)M * 4), *n = galloc(&gn, (size_t)M * 4);
-  for (int64_t i = 0; i < nx; i++) ((uint8_t *)x)[i] = (uint8_t)xv[i];
-  for (int64_t i = 0; i < nw; i++) w[i] = (int8_t)wv[i];
-  make_bias(bias, wv, M, K, t->z_x, t->bmode);
-  pick_mn(m, n, M, acc_scale(xv, nx, wv, nw, K, t->z_x), t->mnmode);
-  int32_t z_y, lo, hi;
-  pick_out(ko, t->outvar, &z_y, &lo, &hi);
-  int8_t *wp = galloc(&gwp, qllc_pack_size(QLLC_LAYOUT_ROWS_K4, M, K));
-  qllc_pack_w8(QLLC_LAYOUT_ROWS_K4, wp, w, M, K);
-  int32_t *bias_c = galloc(&gbc, (size_t)M * 4);
-  qllc_pack_bias8(bias_c, bias, w, M, K, ki == K_I8);
-  const size_t ssz = (size_t)qllc_scratch_conv(K, 1);
-  uint8_t *scratch = gzone(ssz), *want = calloc((size_t)ny, 1), *got = gzone((size_t)ny);
-  conv_ref[combo](want, x, w, bias, m, n, d, t->z_x, z_y, lo, hi, NULL);
-  conv_var[isa][combo](got, x, wp, bias_c, m, n, d, t->z_x, z_y, lo, hi, scratch);
-  for (int64_t i = 0; i < ny; i++) {
-    const int32_t g = tget(ko, got, i), e = tget(ko, want, i);
-    n_out++;
-    n_inside += e > lo && e < hi;
-    if (g != e) {
-      const int64_t oc = i / (OH * OW) % M;
-      fail_msg("conv %s combo %d N=%lld C=%lld H=%lld W=%lld M=%lld K=%lldx%lld s=%lld,%lld p=%lld,%lld d=%lld,%lld "
-               "g=%lld z_x=%d: y[%lld] (oc %lld) got %d want %d",
-               isa_name[isa], combo, (long long)N, (long long)C, (long long)H, (long long)W, (long long)M,
-               (long long)KH, (long long)KW, (long long)d[9], (long long)d[10], (long long)d[11], (long long)d[12],
-               (long long)d[13], (long long)d[14], (long long)group, t->z_x, (long long)i, (long long)oc, g, e);
-      break;
-    }
-  }
-  if (!guard_ok(got, (size_t)ny)) fail_msg("conv %s: wrote past y", isa_name[isa]);
-  if (!guard_ok(scratch, ssz)) fail_msg("conv %s: wrote past the scratch (K=%lld)", isa_name[isa], (long long)K);
-  free(xv), free(wv), free(scratch), free(want), free(got);
-  gfree(&gx), gfree(&gw), gfree(&gb), gfree(&gm), gfree(&gn), gfree(&gwp), gfree(&gbc);
-}
-
-static int conv_shape(conv_case *t, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t KH, int64_t KW,
-                      int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t dh, int64_t dw,
-                      int64_t group) {
-  const int64_t OH = (H + pt + pb - ((KH - 1) * dh + 1)) / sh + 1, OW = (W + pl + pr - ((KW - 1) * dw + 1)) / sw + 1;
-  if (H + pt + pb < (KH - 1) * dh + 1 || W + pl + pr < (KW - 1) * dw + 1 || OH < 1 || OW < 1) return 0;
-  const int64_t v[16] = {N, C, H, W, M, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw, group};
-  memcpy(t->d, v, sizeof v);
-  return 1;
-}
-
-static void conv_random(conv_case *t, int combo) {
-  for (;;) {
-    const int64_t gsel = irand(0, 5);
-    const int64_t group = gsel < 3 ? 1 : gsel == 3 ? irand(2, 3) : gsel == 4 ? irand(1, 8) : 1;
-    const int64_t cg = irand(1, 12), mg = gsel == 4 ? 1 : irand(1, 20);
-    static const int64_t ks[] = {1, 1, 2, 3, 3, 3, 5, 7};
-    const int64_t KH = ks[irand(0, 7)], KW = irand(0, 3) ? KH : ks[irand(0, 7)];
-    const int64_t sh = irand(1, 3), sw = irand(0, 2) ? sh : irand(1, 3);
-    const int64_t dh = irand(0, 3) ? 1 : 2, dw = irand(0, 3) ? dh : irand(1, 2);
-    const int64_t H = irand(1, 20), W = irand(0, 5) ? irand(1, 20) : irand(60, 140);
-    const int64_t pt = irand(0, (KH - 1) * dh), pb = irand(0, (KH - 1) * dh);
-    const int64_t pl = irand(0, (KW - 1) * dw), pr = irand(0, (KW - 1) * dw);
-    if (conv_shape(t, irand(1, 2), cg * group, H, W, mg * group, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw, group)) break;
-  }
-  t->z_x = pick_zx(cin(combo));
-  t->xpat = t->wpat = 0;
-  t->outvar = (int)irand(0, 4);
-  t->bmode = irand(0, 12) == 0 ? (int)irand(1, 2) : 0;
-  t->mnmode = 0;
+  q8_run_conv(isa_name[isa], conv_ref[combo], conv_var[isa][combo], Q8_PANEL, combo, t);
 }
 
 static void conv_suite(int isa) {
@@ -242,14 +96,12 @@ static void conv_suite(int isa) {
   int cases = 0;
   for (int i = 0; i < 100; i++) {
     conv_case t;
-    conv_random(&t, i % 4);
+    conv_random_hw(&t, i % 4, 20);
     run_conv(isa, i % 4, &t), cases++;
   }
   /* pointwise over more than one panel, the 7x7/2 stem, K = 1 .. 3 and K = 4 (mod 8) (the i8mm half
      step), K > 2000, rows wider than a panel, single pixels, padding on every side, depthwise, dilation */
-  struct {
-    int64_t N, C, H, W, M, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw, g;
-  } e[] = {
+  static const conv_edge e[] = {
       {1, 16, 9, 9, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},    {2, 5, 17, 13, 7, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
       {1, 3, 30, 30, 16, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1},   {1, 1, 5, 6, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
       {1, 2, 5, 6, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},      {1, 4, 9, 9, 5, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
@@ -263,8 +115,7 @@ static void conv_suite(int isa) {
   for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)
     for (int combo = 0; combo < 4; combo++) {
       conv_case t;
-      assert_true(conv_shape(&t, e[i].N, e[i].C, e[i].H, e[i].W, e[i].M, e[i].KH, e[i].KW, e[i].sh, e[i].sw, e[i].pt,
-                             e[i].pl, e[i].pb, e[i].pr, e[i].dh, e[i].dw, e[i].g));
+      edge_shape(&t, &e[i]);
       t.z_x = pick_zx(cin(combo));
       t.xpat = t.wpat = (int)irand(0, 4);
       t.outvar = (int)irand(0, 4), t.bmode = 0, t.mnmode = 0;
@@ -378,9 +229,7 @@ static void q16_suites(void) {
       const int64_t d[16] = {1, 600, 3, 3, 5, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1}; /* K = 5400 */
       run_q16(w16, d, 0, 0, 0, pat, pat == 3 ? 3 : 1), cases++;
     }
-  struct {
-    int64_t N, C, H, W, M, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw, g;
-  } e[] = {
+  static const conv_edge e[] = {
       {1, 16, 9, 9, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1}, {2, 5, 17, 13, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
       {1, 3, 30, 30, 16, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1}, {1, 1, 5, 6, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
       {1, 12, 11, 11, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 12}, {1, 4, 13, 14, 6, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 2},
@@ -389,8 +238,7 @@ static void q16_suites(void) {
   for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)
     for (int w16 = 0; w16 < 2; w16++) {
       conv_case t;
-      assert_true(conv_shape(&t, e[i].N, e[i].C, e[i].H, e[i].W, e[i].M, e[i].KH, e[i].KW, e[i].sh, e[i].sw, e[i].pt,
-                             e[i].pl, e[i].pb, e[i].pr, e[i].dh, e[i].dw, e[i].g));
+      edge_shape(&t, &e[i]);
       run_q16(w16, t.d, 0, 0, 0, (int)irand(0, 4), (int)irand(0, 4)), cases++;
     }
   print_message("neon16: %d cases, %lld outputs, %lld inside the clamp range\n", cases, (long long)n_out,

@@ -71,48 +71,36 @@ static void run_dw(int combo, const dw_case *t) {
   const kind ki = cin(combo), ko = cout_(combo);
   const int64_t *d = t->d;
   const int64_t N = d[0], C = d[1], H = d[2], W = d[3], OH = d[5], OW = d[6], KH = d[7], KW = d[8];
-  const int64_t K = KH * KW, nx = N * C * H * W, nw = C * K, ny = N * C * OH * OW;
+  const int64_t K = KH * KW, nx = N * C * H * W, ny = N * C * OH * OW;
   assert_true(qllc_dw_fits(KH, KW, d[10], d[14]));
-  int32_t *xv = ivec(nx), *wv = ivec(nw);
-  fill(xv, nx, kmin(ki), kmax(ki), t->xpat);
-  fill(wv, nw, -128, 127, t->wpat);
-  gbuf gx, gw, gb, gm, gn, gwp, gbc, gs;
-  void *x = galloc_at(&gx, (size_t)nx, t->x_at_start);
-  int8_t *w = galloc(&gw, (size_t)nw);
-  int32_t *bias = galloc(&gb, (size_t)C * 4), *m = galloc(&gm, (size_t)C * 4), *n = galloc(&gn, (size_t)C * 4);
-  for (int64_t i = 0; i < nx; i++) ((uint8_t *)x)[i] = (uint8_t)xv[i];
-  for (int64_t i = 0; i < nw; i++) w[i] = (int8_t)wv[i];
-  make_bias(bias, wv, C, K, t->z_x, t->bmode);
-  pick_mn(m, n, C, acc_scale(xv, nx, wv, nw, K, t->z_x), t->mnmode);
-  int32_t z_y, lo, hi;
-  pick_out(ko, t->outvar, &z_y, &lo, &hi);
+  q8_operands o;
+  q8_operands_make(&o, ki, ko, nx, C, K, t->z_x, t->xpat, t->wpat, t->bmode, t->mnmode, t->outvar, t->x_at_start);
+  gbuf gwp, gbc, gs;
   int8_t *wp = galloc(&gwp, qllc_pack_size(QLLC_LAYOUT_DW_Q4, C, K));
-  qllc_pack_w8(QLLC_LAYOUT_DW_Q4, wp, w, C, K);
+  qllc_pack_w8(QLLC_LAYOUT_DW_Q4, wp, o.w, C, K);
   int32_t *bias_c = galloc(&gbc, (size_t)C * 4);
-  qllc_pack_bias8(bias_c, bias, w, C, K, ki == K_I8);
+  qllc_pack_bias8(bias_c, o.bias, o.w, C, K, ki == K_I8);
   const size_t ssz = (size_t)qllc_scratch_dw(H, W, KH, KW, d[11], d[12], d[13], d[14]);
   uint8_t *scratch = galloc(&gs, ssz), *want = calloc((size_t)ny, 1), *got = gzone((size_t)ny);
   memset(scratch, 0x5a, ssz);
-  conv_ref[combo](want, x, w, bias, m, n, d, t->z_x, z_y, lo, hi, NULL);
-  conv_dw[combo](got, x, wp, bias_c, m, n, d, t->z_x, z_y, lo, hi, scratch);
-  for (int64_t i = 0; i < ny; i++) {
+  conv_ref[combo](want, o.x, o.w, o.bias, o.m, o.n, d, t->z_x, o.z_y, o.lo, o.hi, NULL);
+  conv_dw[combo](got, o.x, wp, bias_c, o.m, o.n, d, t->z_x, o.z_y, o.lo, o.hi, scratch);
+  const int64_t i = q8_compare(ko, got, want, ny, o.lo, o.hi, &n_out, &n_inside);
+  if (i >= 0) {
     const int32_t g = tget(ko, got, i), e = tget(ko, want, i);
-    n_out++;
-    n_inside += e > lo && e < hi;
-    if (g != e) {
-      const int64_t oc = i / (OH * OW) % C;
-      fail_msg("dw combo %d N=%lld C=%lld H=%lld W=%lld OH=%lld OW=%lld K=%lldx%lld s=%lld,%lld p=%lld,%lld d=%lld,%lld "
-               "z_x=%d pat %d/%d out %d bias %d mn %d: y[%lld] (c %lld, oh %lld, ow %lld) got %d want %d (m=%d n=%d)",
-               combo, (long long)N, (long long)C, (long long)H, (long long)W, (long long)OH, (long long)OW,
-               (long long)KH, (long long)KW, (long long)d[9], (long long)d[10], (long long)d[11], (long long)d[12],
-               (long long)d[13], (long long)d[14], t->z_x, t->xpat, t->wpat, t->outvar, t->bmode, t->mnmode,
-               (long long)i, (long long)oc, (long long)(i / OW % OH), (long long)(i % OW), g, e, m[oc], n[oc]);
-    }
+    const int64_t oc = i / (OH * OW) % C;
+    fail_msg("dw combo %d N=%lld C=%lld H=%lld W=%lld OH=%lld OW=%lld K=%lldx%lld s=%lld,%lld p=%lld,%lld d=%lld,%lld "
+             "z_x=%d pat %d/%d out %d bias %d mn %d: y[%lld] (c %lld, oh %lld, ow %lld) got %d want %d (m=%d n=%d)",
+             combo, (long long)N, (long long)C, (long long)H, (long long)W, (long long)OH, (long long)OW,
+             (long long)KH, (long long)KW, (long long)d[9], (long long)d[10], (long long)d[11], (long long)d[12],
+             (long long)d[13], (long long)d[14], t->z_x, t->xpat, t->wpat, t->outvar, t->bmode, t->mnmode,
+             (long long)i, (long long)oc, (long long)(i / OW % OH), (long long)(i % OW), g, e, o.m[oc], o.n[oc]);
   }
   if (!guard_ok(got, (size_t)ny)) fail_msg("dw: wrote past y");
   n_cases++;
-  free(xv), free(wv), free(want), free(got);
-  gfree(&gx), gfree(&gw), gfree(&gb), gfree(&gm), gfree(&gn), gfree(&gwp), gfree(&gbc), gfree(&gs);
+  q8_operands_free(&o);
+  free(want), free(got);
+  gfree(&gwp), gfree(&gbc), gfree(&gs);
 }
 
 /* A random shape the variant takes (qllc_dw_fits), pads up to the kernel reach and sometimes far past it. */

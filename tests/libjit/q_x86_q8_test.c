@@ -17,6 +17,7 @@
 
 #define Q_TEST_SEED 0x51ed27a3c0ffee11ULL
 #include "q_x86_test_util.h"
+#include "q_q8_cases.h"
 
 /* ---- the variants ---------------------------------------------------------------------------------- */
 /* ISA_C4, ISA_CL: the direct convs (avx512vnni) */
@@ -38,23 +39,6 @@ static int have_isa(int isa) {
   }
 }
 
-typedef void fc_fn(void *y, const void *x, const int8_t *w, const int32_t *b, const int32_t *m, const int32_t *n,
-                   int64_t M, int64_t N, int64_t K, int32_t z_x, int32_t z_y, int32_t lo, int32_t hi, uint8_t *s);
-
-#define FC_WRAP(ti, TI, to, TO, sfx, name)                                                                      \
-  static void fcw_##ti##_##to##sfx(void *y, const void *x, const int8_t *w, const int32_t *b, const int32_t *m, \
-                                   const int32_t *n, int64_t M, int64_t N, int64_t K, int32_t z_x, int32_t z_y,  \
-                                   int32_t lo, int32_t hi, uint8_t *s) {                                        \
-    name((TO *)y, (const TI *)x, w, b, m, n, M, N, K, z_x, z_y, lo, hi FC_S##sfx(s));                           \
-  }
-#define CONV_WRAP(ti, TI, to, TO, sfx, name)                                                                    \
-  static void cvw_##ti##_##to##sfx(void *y, const void *x, const int8_t *w, const int32_t *b, const int32_t *m, \
-                                   const int32_t *n, const int64_t *d, int32_t z_x, int32_t z_y, int32_t lo,     \
-                                   int32_t hi, uint8_t *s) {                                                    \
-    name((TO *)y, (const TI *)x, w, b, m, n, d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8], d[9], d[10], \
-         d[11], d[12], d[13], d[14], d[15], z_x, z_y, lo, hi FC_S##sfx(s));                                     \
-  }
-#define FC_S_ref(s)
 #define FC_S__avx512vnni(s) , s
 #define FC_S__avxvnni(s) , s
 #define FC_S__avx2(s) , s
@@ -91,56 +75,9 @@ static conv_fn *const conv_var[NISA][4] = {
     {cvw_i8_i8_c4__avx512vnni, cvw_i8_u8_c4__avx512vnni, cvw_u8_i8_c4__avx512vnni, cvw_u8_u8_c4__avx512vnni},
     {cvw_i8_i8_cl__avx512vnni, cvw_i8_u8_cl__avx512vnni, cvw_u8_i8_cl__avx512vnni, cvw_u8_u8_cl__avx512vnni}};
 
-static int64_t n_out, n_inside;
-
 /* ---- FC ------------------------------------------------------------------------------------------- */
-typedef struct fc_case {
-  int64_t M, N, K;
-  int32_t z_x;
-  int xpat, wpat, outvar, bmode, mnmode;
-} fc_case;
-
 static void run_fc(int isa, int combo, const fc_case *t) {
-  const kind ki = cin(combo), ko = cout_(combo);
-  const int64_t M = t->M, N = t->N, K = t->K;
-  int32_t *xv = ivec(M * K), *wv = ivec(N * K);
-  fill(xv, M * K, kmin(ki), kmax(ki), t->xpat);
-  fill(wv, N * K, -128, 127, t->wpat);
-  gbuf gx, gw, gb, gm, gn, gwp;
-  void *x = galloc(&gx, (size_t)(M * K));
-  int8_t *w = galloc(&gw, (size_t)(N * K));
-  int32_t *bias = galloc(&gb, (size_t)N * 4), *m = galloc(&gm, (size_t)N * 4), *n = galloc(&gn, (size_t)N * 4);
-  for (int64_t i = 0; i < M * K; i++) ((uint8_t *)x)[i] = (uint8_t)xv[i];
-  for (int64_t i = 0; i < N * K; i++) w[i] = (int8_t)wv[i];
-  make_bias(bias, wv, N, K, t->z_x, t->bmode);
-  pick_mn(m, n, N, acc_scale(xv, M * K, wv, N * K, K, t->z_x), t->mnmode);
-  int32_t z_y, lo, hi;
-  pick_out(ko, t->outvar, &z_y, &lo, &hi);
-  const size_t wsz = qllc_pack_size(QLLC_LAYOUT_K4N16, N, K);
-  int8_t *wp = galloc(&gwp, wsz);
-  qllc_pack_w8(QLLC_LAYOUT_K4N16, wp, w, N, K);
-  gbuf gbc;
-  int32_t *bias_c = galloc(&gbc, (size_t)N * 4);
-  qllc_pack_bias8(bias_c, bias, w, N, K, ki == K_I8);
-  const size_t ssz = (size_t)qllc_scratch_fc(M, K, 1);
-  uint8_t *scratch = gzone(ssz), *want = calloc((size_t)(M * N), 1), *got = gzone((size_t)(M * N));
-  fc_ref[combo](want, x, w, bias, m, n, M, N, K, t->z_x, z_y, lo, hi, NULL);
-  fc_var[isa][combo](got, x, wp, bias_c, m, n, M, N, K, t->z_x, z_y, lo, hi, scratch);
-  for (int64_t i = 0; i < M * N; i++) {
-    const int32_t g = tget(ko, got, i), e = tget(ko, want, i);
-    n_out++;
-    n_inside += e > lo && e < hi;
-    if (g != e)
-      fail_msg("fc %s combo %d M=%lld N=%lld K=%lld z_x=%d pat %d/%d out %d bias %d mn %d: [%lld][%lld] got %d want %d "
-               "(m=%d n=%d bias=%d z_y=%d lo=%d hi=%d)",
-               isa_name[isa], combo, (long long)M, (long long)N, (long long)K, t->z_x, t->xpat, t->wpat, t->outvar,
-               t->bmode, t->mnmode, (long long)(i / N), (long long)(i % N), g, e, m[i % N], n[i % N], bias[i % N], z_y,
-               lo, hi);
-  }
-  if (!guard_ok(got, (size_t)(M * N))) fail_msg("fc %s: wrote past y (M=%lld N=%lld)", isa_name[isa], (long long)M, (long long)N);
-  if (!guard_ok(scratch, ssz)) fail_msg("fc %s: wrote past the scratch (M=%lld K=%lld)", isa_name[isa], (long long)M, (long long)K);
-  free(xv), free(wv), free(scratch), free(want), free(got);
-  gfree(&gx), gfree(&gw), gfree(&gb), gfree(&gm), gfree(&gn), gfree(&gwp), gfree(&gbc);
+  q8_run_fc(isa_name[isa], fc_ref[combo], fc_var[isa][combo], combo, t);
 }
 
 static void fc_suite(int isa) {
@@ -167,112 +104,19 @@ static void fc_suite(int isa) {
     fc_case c = {67, 19, 2001, pick_zx(cin(combo)), 0, 0, 1, 0, 0};
     run_fc(isa, combo, &a), run_fc(isa, combo, &b), run_fc(isa, combo, &c), cases += 3;
   }
-  /* extreme values: all min / max / alternating inputs and weights, z_x at both ends, biases at the bound */
-  for (int combo = 0; combo < 4; combo++)
-    for (int xp = 0; xp < 4; xp++)
-      for (int wp = 0; wp < 4; wp++) {
-        const kind ki = cin(combo);
-        fc_case t = {(int64_t)irand(1, 9), (int64_t)irand(1, 40), (int64_t)irand(1, 300),
-                     (xp + wp) % 2 ? kmin(ki) : kmax(ki), xp, wp, (int)irand(0, 4), (int)irand(0, 2), (int)irand(0, 1)};
-        run_fc(isa, combo, &t), cases++;
-      }
+  cases += fc_extremes(isa, run_fc);
   print_message("fc %s: %d cases, %lld outputs, %lld inside the clamp range\n", isa_name[isa], cases,
                 (long long)n_out, (long long)n_inside);
   if (n_inside * 4 < n_out) fail_msg("fc %s: too few outputs inside the clamp range", isa_name[isa]);
 }
 
 /* ---- Conv ------------------------------------------------------------------------------------------- */
-typedef struct conv_case {
-  int64_t d[16]; /* N C H W M OH OW KH KW sh sw pt pl dh dw group */
-  int32_t z_x;
-  int xpat, wpat, outvar, bmode, mnmode;
-} conv_case;
-
 static void run_conv(int isa, int combo, const conv_case *t) {
-  const kind ki = cin(combo), ko = cout_(combo);
-  const int64_t *d = t->d;
-  const int64_t N = d[0], C = d[1], H = d[2], W = d[3], M = d[4], OH = d[5], OW = d[6], KH = d[7], KW = d[8];
-  const int64_t group = d[15], cg = C / group, K = cg * KH * KW;
-  const int64_t nx = N * C * H * W, nw = M * K, ny = N * M * OH * OW;
-  int32_t *xv = ivec(nx), *wv = ivec(nw);
-  fill(xv, nx, kmin(ki), kmax(ki), t->xpat);
-  fill(wv, nw, -128, 127, t->wpat);
-  gbuf gx, gw, gb, gm, gn, gwp, gbc;
-  void *x = galloc(&gx, (size_t)nx);
-  int8_t *w = galloc(&gw, (size_t)nw);
-  int32_t *bias = galloc(&gb, (size_t)M * 4), *m = galloc(&gm, (size_t)M * 4), *n = galloc(&gn, (size_t)M * 4);
-  for (int64_t i = 0; i < nx; i++) ((uint8_t *)x)[i] = (uint8_t)xv[i];
-  for (int64_t i = 0; i < nw; i++) w[i] = (int8_t)wv[i];
-  make_bias(bias, wv, M, K, t->z_x, t->bmode);
-  pick_mn(m, n, M, acc_scale(xv, nx, wv, nw, K, t->z_x), t->mnmode);
-  int32_t z_y, lo, hi;
-  pick_out(ko, t->outvar, &z_y, &lo, &hi);
-  const int c4 = isa == ISA_C4, cl = isa == ISA_CL;
-  if (c4 && !qllc_c4_fits(C, group, KH, KW, d[9], d[10])) fail_msg("conv2dc4: a shape it does not take");
-  if (cl && !qllc_cl_fits(C, group, KH, KW)) fail_msg("conv2dcl: a shape it does not take");
-  int8_t *wp = galloc(&gwp, qllc_pack_size(c4 ? QLLC_LAYOUT_ROWS_C4 : cl ? QLLC_LAYOUT_C4N16 : QLLC_LAYOUT_ROWS_K4, M, K));
-  if (c4) qllc_pack_w8_c4(wp, w, M, K, KH * KW);
-  else if (cl) qllc_pack_w8_c4n16(wp, w, M, K, KH * KW);
-  else qllc_pack_w8(QLLC_LAYOUT_ROWS_K4, wp, w, M, K);
-  int32_t *bias_c = galloc(&gbc, (size_t)M * 4);
-  qllc_pack_bias8(bias_c, bias, w, M, K, ki == K_I8);
-  const size_t ssz = (size_t)(c4   ? qllc_scratch_c4(C, group, W, OH, OW, KH, KW, d[12], d[13], d[14])
-                              : cl ? qllc_scratch_cl(C, W, OH, OW, KH, KW, d[9], d[10], d[12], d[13], d[14])
-                                   : qllc_scratch_conv(K, 1));
-  uint8_t *scratch = gzone(ssz), *want = calloc((size_t)ny, 1), *got = gzone((size_t)ny);
-  conv_ref[combo](want, x, w, bias, m, n, d, t->z_x, z_y, lo, hi, NULL);
-  conv_var[isa][combo](got, x, wp, bias_c, m, n, d, t->z_x, z_y, lo, hi, scratch);
-  for (int64_t i = 0; i < ny; i++) {
-    const int32_t g = tget(ko, got, i), e = tget(ko, want, i);
-    n_out++;
-    n_inside += e > lo && e < hi;
-    if (g != e) {
-      const int64_t oc = i / (OH * OW) % M;
-      fail_msg("conv %s combo %d N=%lld C=%lld H=%lld W=%lld M=%lld OH=%lld OW=%lld K=%lldx%lld s=%lld,%lld p=%lld,%lld "
-               "d=%lld,%lld g=%lld z_x=%d pat %d/%d out %d bias %d mn %d: y[%lld] (oc %lld) got %d want %d (m=%d n=%d)",
-               isa_name[isa], combo, (long long)N, (long long)C, (long long)H, (long long)W, (long long)M,
-               (long long)OH, (long long)OW, (long long)KH, (long long)KW, (long long)d[9], (long long)d[10],
-               (long long)d[11], (long long)d[12], (long long)d[13], (long long)d[14], (long long)group, t->z_x,
-               t->xpat, t->wpat, t->outvar, t->bmode, t->mnmode, (long long)i, (long long)oc, g, e, m[oc], n[oc]);
-    }
-  }
-  if (!guard_ok(got, (size_t)ny)) fail_msg("conv %s: wrote past y", isa_name[isa]);
-  if (!guard_ok(scratch, ssz)) fail_msg("conv %s: wrote past the scratch (K=%lld)", isa_name[isa], (long long)K);
-  free(xv), free(wv), free(scratch), free(want), free(got);
-  gfree(&gx), gfree(&gw), gfree(&gb), gfree(&gm), gfree(&gn), gfree(&gwp), gfree(&gbc);
+  q8_run_conv(isa_name[isa], conv_ref[combo], conv_var[isa][combo], isa == ISA_C4 ? Q8_C4 : isa == ISA_CL ? Q8_CL : Q8_PANEL,
+              combo, t);
 }
 
-/* A conv shape; pads (top, left, bottom, right); returns 0 when the output would be empty. */
-static int conv_shape(conv_case *t, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t KH, int64_t KW,
-                      int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t dh, int64_t dw,
-                      int64_t group) {
-  const int64_t OH = (H + pt + pb - ((KH - 1) * dh + 1)) / sh + 1, OW = (W + pl + pr - ((KW - 1) * dw + 1)) / sw + 1;
-  if (H + pt + pb < (KH - 1) * dh + 1 || W + pl + pr < (KW - 1) * dw + 1 || OH < 1 || OW < 1) return 0;
-  const int64_t v[16] = {N, C, H, W, M, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw, group};
-  memcpy(t->d, v, sizeof v);
-  return 1;
-}
-
-static void conv_random(conv_case *t, int combo) {
-  for (;;) {
-    const int64_t gsel = irand(0, 5);
-    const int64_t group = gsel < 3 ? 1 : gsel == 3 ? irand(2, 3) : gsel == 4 ? irand(1, 8) : 1;
-    const int64_t cg = irand(1, 12), mg = gsel == 4 ? 1 : irand(1, 20);
-    static const int64_t ks[] = {1, 1, 2, 3, 3, 3, 5, 7};
-    const int64_t KH = ks[irand(0, 7)], KW = irand(0, 3) ? KH : ks[irand(0, 7)];
-    const int64_t sh = irand(1, 3), sw = irand(0, 2) ? sh : irand(1, 3);
-    const int64_t dh = irand(0, 3) ? 1 : 2, dw = irand(0, 3) ? dh : irand(1, 2);
-    const int64_t H = irand(1, 24), W = irand(0, 5) ? irand(1, 24) : irand(60, 140);
-    const int64_t pt = irand(0, (KH - 1) * dh), pb = irand(0, (KH - 1) * dh);
-    const int64_t pl = irand(0, (KW - 1) * dw), pr = irand(0, (KW - 1) * dw);
-    if (conv_shape(t, irand(1, 2), cg * group, H, W, mg * group, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw, group)) break;
-  }
-  t->z_x = pick_zx(cin(combo));
-  t->xpat = t->wpat = 0;
-  t->outvar = (int)irand(0, 4);
-  t->bmode = irand(0, 12) == 0 ? (int)irand(1, 2) : 0;
-  t->mnmode = 0;
-}
+static void conv_random(conv_case *t, int combo) { conv_random_hw(t, combo, 24); }
 
 /* Random shapes of rnd's kind with extreme values (all min / max / alternating inputs and weights, z_x
    at both ends, biases at the bound), then the suite's summary: cases so far + these. */
@@ -306,11 +150,7 @@ static void conv_random_c4(conv_case *t, int combo) {
         conv_shape(t, irand(1, 2), cg * group, H, W, mg * group, KH, KW, 1, 1, pt, pl, pb, pr, dh, dw, group))
       break;
   }
-  t->z_x = pick_zx(cin(combo));
-  t->xpat = t->wpat = 0;
-  t->outvar = (int)irand(0, 4);
-  t->bmode = irand(0, 12) == 0 ? (int)irand(1, 2) : 0;
-  t->mnmode = 0;
+  random_case_params(t, combo);
 }
 
 static void conv_suite_c4(void) {
@@ -423,9 +263,7 @@ static void conv_suite(int isa) {
   }
   /* fixed edge shapes: pointwise over more than one panel, the 7x7 stride-2 stem, K = 1 .. 3, K > 2000,
      rows wider than a panel, single pixels, padding on every side, depthwise, dilations, tall and narrow */
-  struct {
-    int64_t N, C, H, W, M, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw, g;
-  } e[] = {
+  static const conv_edge e[] = {
       {1, 16, 9, 9, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},      {2, 5, 17, 13, 7, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
       {1, 3, 30, 30, 16, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1},     {1, 1, 5, 6, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
       {1, 2, 5, 6, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},        {1, 1, 4, 9, 5, 1, 3, 1, 1, 0, 1, 0, 1, 1, 1, 1},
@@ -451,8 +289,7 @@ static void conv_suite(int isa) {
   for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)
     for (int combo = 0; combo < 4; combo++) {
       conv_case t;
-      assert_true(conv_shape(&t, e[i].N, e[i].C, e[i].H, e[i].W, e[i].M, e[i].KH, e[i].KW, e[i].sh, e[i].sw, e[i].pt,
-                             e[i].pl, e[i].pb, e[i].pr, e[i].dh, e[i].dw, e[i].g));
+      edge_shape(&t, &e[i]);
       t.z_x = pick_zx(cin(combo)), t.xpat = t.wpat = 0, t.outvar = (int)irand(0, 4), t.bmode = 0, t.mnmode = 0;
       run_conv(isa, combo, &t), cases++;
     }

@@ -1,7 +1,8 @@
-/* tests/libjit/q_x86_test_util.h: helpers shared by the x86_64 kernel-variant tests (q_x86_q8_test.c,
- * q_x86_dw_test.c, q_x86_q16_test.c): buffers against an inaccessible page, output / scratch guard zones,
- * the input / weight fill patterns, and the 8-bit tests' type combinations and requantization
- * parameters. Includes q_test_util.h: define Q_TEST_SEED before including. */
+/* tests/libjit/q_x86_test_util.h: helpers shared by the kernel-variant tests (q_x86_q8_test.c,
+ * q_x86_dw_test.c, q_x86_q16_test.c, q_amx_test.c, and q_arm_kernels.c through the cmocka shim): buffers
+ * against an inaccessible page, output / scratch guard zones, the input / weight fill patterns, and the
+ * 8-bit tests' type combinations, requantization parameters, operands and comparison. Includes
+ * q_test_util.h: define Q_TEST_SEED before including. */
 #ifndef QLLC_Q_X86_TEST_UTIL_H
 #define QLLC_Q_X86_TEST_UTIL_H
 #include <setjmp.h>
@@ -127,6 +128,54 @@ static Q_UNUSED double acc_scale(const int32_t *xv, int64_t nx, const int32_t *w
   double e = 1;
   for (double v = sx * sw * (double)K; e * e < v;) e *= 1.41421356;
   return e + (1 << 19);
+}
+
+/* The operands of one 8-bit FC / Conv case, made from the generator in one order (the tests' cases
+   depend on it): x, nx values of kind ki with fill pattern xpat (x_at_start: right after an inaccessible
+   page, else ending at one), w, ch x K int8 weights with pattern wpat, both also as int32 (xv, wv); per
+   channel the folded bias (make_bias mode bmode), m and n (pick_mn mode mnmode); z_y, lo and hi of kind
+   ko (pick_out variant outvar). q8_operands_free releases them. */
+typedef struct q8_operands {
+  int32_t *xv, *wv;
+  void *x;
+  int8_t *w;
+  int32_t *bias, *m, *n;
+  int32_t z_y, lo, hi;
+  gbuf gx, gw, gb, gm, gn;
+} q8_operands;
+static Q_UNUSED void q8_operands_make(q8_operands *o, kind ki, kind ko, int64_t nx, int64_t ch, int64_t K,
+                                      int32_t z_x, int xpat, int wpat, int bmode, int mnmode, int outvar,
+                                      int x_at_start) {
+  const int64_t nw = ch * K;
+  o->xv = ivec(nx), o->wv = ivec(nw);
+  fill(o->xv, nx, kmin(ki), kmax(ki), xpat);
+  fill(o->wv, nw, -128, 127, wpat);
+  o->x = galloc_at(&o->gx, (size_t)nx, x_at_start);
+  o->w = galloc(&o->gw, (size_t)nw);
+  o->bias = galloc(&o->gb, (size_t)ch * 4);
+  o->m = galloc(&o->gm, (size_t)ch * 4), o->n = galloc(&o->gn, (size_t)ch * 4);
+  for (int64_t i = 0; i < nx; i++) ((uint8_t *)o->x)[i] = (uint8_t)o->xv[i];
+  for (int64_t i = 0; i < nw; i++) o->w[i] = (int8_t)o->wv[i];
+  make_bias(o->bias, o->wv, ch, K, z_x, bmode);
+  pick_mn(o->m, o->n, ch, acc_scale(o->xv, nx, o->wv, nw, K, z_x), mnmode);
+  pick_out(ko, outvar, &o->z_y, &o->lo, &o->hi);
+}
+static Q_UNUSED void q8_operands_free(q8_operands *o) {
+  free(o->xv), free(o->wv);
+  gfree(&o->gx), gfree(&o->gw), gfree(&o->gb), gfree(&o->gm), gfree(&o->gn);
+}
+
+/* Compares n outputs of kind ko with the reference's; adds them to *n_out and those strictly inside
+   (lo, hi) to *n_inside (the clamp did not decide them). Returns the first index that differs, or -1. */
+static Q_UNUSED int64_t q8_compare(kind ko, const void *got, const void *want, int64_t n, int32_t lo,
+                                   int32_t hi, int64_t *n_out, int64_t *n_inside) {
+  for (int64_t i = 0; i < n; i++) {
+    const int32_t e = tget(ko, want, i);
+    ++*n_out;
+    *n_inside += e > lo && e < hi;
+    if (tget(ko, got, i) != e) return i;
+  }
+  return -1;
 }
 
 /* An input zero point: either end of the type, or random. */

@@ -153,17 +153,12 @@ QA16_INL void qa16_cv_tile(const int CR, const int PR, const int w8, int16_t *y,
   }
 }
 
-typedef struct qa16_conv {
-  int64_t N, C, H, W, M, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw, group;
-  int32_t z_x, z_y, lo, hi;
-} qa16_shape;
-
 #define QA16_CV_CASE(CC, PP) \
   case (CC) * 8 + (PP): qa16_cv_tile(CC, PP, w8, yo, NP, panel, wr, K, Kp2, bias + o, m + o, n + o, j, s->z_y, s->lo, s->hi); break;
 #define QA16_CV_CASES(CC) QA16_CV_CASE(CC, 1) QA16_CV_CASE(CC, 2) QA16_CV_CASE(CC, 3) QA16_CV_CASE(CC, 4)
 
 QA16_INL void qa16_conv(const int w8, int16_t *y, const int16_t *x, const int16_t *wp, const int64_t *bias,
-                        const int32_t *m, const int32_t *n, const qa16_shape *s, uint8_t *scratch) {
+                        const int32_t *m, const int32_t *n, const qllc_conv_shape *s, uint8_t *scratch) {
   const int64_t Cg = s->C / s->group, Mg = s->M / s->group, K = Cg * s->KH * s->KW, NP = s->OH * s->OW;
   const int64_t Kp2 = qllc_round_up(K, 2), PB = QLLC_CONV_PB;
   int16_t *panel = (int16_t *)scratch;
@@ -204,8 +199,8 @@ QA16_INL void qa16_conv(const int w8, int16_t *y, const int16_t *x, const int16_
       int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW,     \
       int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w,       \
       int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi, uint8_t *scratch) {               \
-    const qa16_shape s = {N,        C,        H,     W,     M,     OH,  OW,     KH,     KW, stride_h, stride_w,  \
-                         pad_top, pad_left, dil_h, dil_w, group, z_x, z_y, act_lo, act_hi};                     \
+    const qllc_conv_shape s = {N, C, H, W, M, OH, OW, KH, KW, stride_h, stride_w, pad_top, pad_left,             \
+                               dil_h, dil_w, group, z_x, z_y, act_lo, act_hi};                                   \
     qa16_conv(W8, y, x, wp, bias, m, n, &s, scratch);                                                            \
   }
 QA16_DEF(int8_t, i8, 1)

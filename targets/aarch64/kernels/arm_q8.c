@@ -106,29 +106,7 @@ QA_INL void qa_pack(uint8_t *panel, const uint8_t *xg, int64_t Cg, int64_t H, in
   for (int64_t c = 0; c < Cg; c++)
     for (int64_t kh = 0; kh < KH; kh++)
       for (int64_t kw = 0; kw < KW; kw++, k++) {
-        uint8_t *d = rows[k % G];
-        const int64_t off = kw * dw - pl;
-        for (int64_t j = 0, p = p0; j < np;) {
-          const int64_t oh = p / OW, ow = p % OW, seg = np - j < OW - ow ? np - j : OW - ow;
-          const int64_t ih = oh * sh - pt + kh * dh;
-          uint8_t *dj = d + j;
-          if (ih < 0 || ih >= H) {
-            for (int64_t t = 0; t < seg; t++) dj[t] = zu;
-          } else {
-            const uint8_t *row = xg + (c * H + ih) * W + off;
-            int64_t lo = qk_first_inside(off, sw) - ow, hi = qk_end_inside(off, sw, W, OW) - ow;
-            lo = lo < 0 ? 0 : lo > seg ? seg : lo;
-            hi = hi < lo ? lo : hi > seg ? seg : hi;
-            int64_t t = 0;
-            for (; t < lo; t++) dj[t] = zu;
-            if (sw == 1)
-              for (const uint8_t *src = row + ow; t < hi; t++) dj[t] = src[t] ^ flip;
-            else
-              for (; t < hi; t++) dj[t] = row[(ow + t) * sw] ^ flip;
-            for (; t < seg; t++) dj[t] = zu;
-          }
-          j += seg, p += seg;
-        }
+        qk_tap_row_u8(rows[k % G], xg + c * H * W, H, W, OW, sh, sw, kh * dh - pt, kw * dw - pl, p0, np, zu, flip);
         if (k % G == G - 1) qa_interleave(panel + (k / G) * PP * G, rows, G, PP);
       }
   if (k % G) { /* taps K .. Kp-1: zero rows */
@@ -202,28 +180,6 @@ QA_INL void qa_block_params(int32_t *bb, int32_t *mb, int32_t *nbv, const int32_
   }
 }
 
-__attribute__((target(QA_T_DOT))) static void qa_fc_dot(uint8_t *y, const uint8_t *x, const int8_t *wp,
-                                                        const int32_t *bias, const int32_t *m, const int32_t *n,
-                                                        int64_t M, int64_t N, int64_t K, uint8_t flip, int32_t z_y,
-                                                        int32_t lo, int32_t hi) {
-  const int64_t nk4 = qllc_round_up(K, 4) / 4;
-  for (int64_t c0 = 0; c0 < N; c0 += 16) {
-    const int64_t ch = N - c0 < 16 ? N - c0 : 16;
-    const uint8_t *wb = (const uint8_t *)wp + (c0 / 16) * nk4 * 64;
-    int32_t bb[16], mb[16], nbv[16];
-    qa_block_params(bb, mb, nbv, bias, m, n, c0, ch);
-    int64_t i0 = 0;
-    for (; i0 + 4 <= M; i0 += 4)
-      qa_fc_dot_tile(4, y + c0, x, wb, bb, mb, nbv, i0, N, K, nk4, ch, flip, z_y, lo, hi);
-    switch (M - i0) {
-    case 3: qa_fc_dot_tile(3, y + c0, x, wb, bb, mb, nbv, i0, N, K, nk4, ch, flip, z_y, lo, hi); break;
-    case 2: qa_fc_dot_tile(2, y + c0, x, wb, bb, mb, nbv, i0, N, K, nk4, ch, flip, z_y, lo, hi); break;
-    case 1: qa_fc_dot_tile(1, y + c0, x, wb, bb, mb, nbv, i0, N, K, nk4, ch, flip, z_y, lo, hi); break;
-    default: break;
-    }
-  }
-}
-
 /* ---- FC, i8mm ------------------------------------------------------------------------------------- */
 /* RP row pairs (1..2) from row i0 (the last pair of an odd count repeats its row) against the 16
    channels of block nb: acc[p][q] is the 2x2 tile (rows 2p, 2p+1) x (channels 2q, 2q+1). */
@@ -289,29 +245,7 @@ QA_MM void qa_fc_mm_tile(const int RP, uint8_t *y, const uint8_t *x, const uint8
     }
 }
 
-__attribute__((target(QA_T_MM))) static void qa_fc_mm(uint8_t *y, const uint8_t *x, const int8_t *wp,
-                                                      const int32_t *bias, const int32_t *m, const int32_t *n,
-                                                      int64_t M, int64_t N, int64_t K, uint8_t flip, int32_t z_y,
-                                                      int32_t lo, int32_t hi) {
-  const int64_t nk4 = qllc_round_up(K, 4) / 4;
-  for (int64_t c0 = 0; c0 < N; c0 += 16) {
-    const int64_t ch = N - c0 < 16 ? N - c0 : 16;
-    const uint8_t *wb = (const uint8_t *)wp + (c0 / 16) * nk4 * 64;
-    int32_t bb[16], mb[16], nbv[16];
-    qa_block_params(bb, mb, nbv, bias, m, n, c0, ch);
-    int64_t i0 = 0;
-    for (; i0 + 4 <= M; i0 += 4) qa_fc_mm_tile(2, y + c0, x, wb, bb, mb, nbv, i0, 4, N, K, nk4, ch, flip, z_y, lo, hi);
-    if (M - i0 > 2) qa_fc_mm_tile(2, y + c0, x, wb, bb, mb, nbv, i0, M - i0, N, K, nk4, ch, flip, z_y, lo, hi);
-    else if (M > i0) qa_fc_mm_tile(1, y + c0, x, wb, bb, mb, nbv, i0, M - i0, N, K, nk4, ch, flip, z_y, lo, hi);
-  }
-}
-
 /* ---- Conv ------------------------------------------------------------------------------------------ */
-typedef struct qa_conv {
-  int64_t N, C, H, W, M, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw, group;
-  int32_t z_x, z_y, lo, hi;
-} qa_conv;
-
 /* dotprod: CR channels (1..4) from weight row wr x 16 pixels (4 vectors) of the panel from pixel pv. */
 QA_DOT void qa_cv_dot_tile(const int CR, uint8_t *y, int64_t NP, const uint8_t *panel, const uint32_t *psum,
                            const uint8_t *wr, int64_t Kp4, const int32_t *bias, const int32_t *m, const int32_t *n,
@@ -415,21 +349,17 @@ QA_MM void qa_cv_mm_tile(const int CP, uint8_t *y, int64_t NP, const uint8_t *pa
     }
 }
 
-/* One conv per ISA (arm_q8_conv.h), x as u8 after the flip. */
+/* One FC and one conv driver per ISA (arm_q8_drivers.h, which undefines these), x as u8 after the flip. */
+#define QA_FC_NAME qa_fc_dot
 #define QA_CONV_NAME qa_conv_dot
-#define QA_CONV_ATTR __attribute__((target(QA_T_DOT))) static
-#define QA_CONV_MM 0
-#include "arm_q8_conv.h"
-#undef QA_CONV_NAME
-#undef QA_CONV_ATTR
-#undef QA_CONV_MM
+#define QA_DRV_ATTR __attribute__((target(QA_T_DOT))) static
+#define QA_DRV_MM 0
+#include "arm_q8_drivers.h"
+#define QA_FC_NAME qa_fc_mm
 #define QA_CONV_NAME qa_conv_mm
-#define QA_CONV_ATTR __attribute__((target(QA_T_MM))) static
-#define QA_CONV_MM 1
-#include "arm_q8_conv.h"
-#undef QA_CONV_NAME
-#undef QA_CONV_ATTR
-#undef QA_CONV_MM
+#define QA_DRV_ATTR __attribute__((target(QA_T_MM))) static
+#define QA_DRV_MM 1
+#include "arm_q8_drivers.h"
 
 /* ---- the registry's entry points ------------------------------------------------------------------ */
 #define QA_DEF(TI, ti, TO, to, isa, T, FC, CONV)                                                                 \
@@ -445,8 +375,8 @@ QA_MM void qa_cv_mm_tile(const int CP, uint8_t *y, int64_t NP, const uint8_t *pa
       int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW,                \
       int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w,       \
       int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi, uint8_t *scratch) {               \
-    const qa_conv s = {N,        C,        H,     W,     M,     OH,  OW,     KH,     KW, stride_h, stride_w,    \
-                       pad_top, pad_left, dil_h, dil_w, group, z_x, z_y, act_lo, act_hi};                       \
+    const qllc_conv_shape s = {N, C, H, W, M, OH, OW, KH, KW, stride_h, stride_w, pad_top, pad_left,             \
+                               dil_h, dil_w, group, z_x, z_y, act_lo, act_hi};                                   \
     CONV((uint8_t *)y, (const uint8_t *)x, wp, bias_c, m, n, &s, (uint8_t)((TI)-1 < 0 ? 0x80 : 0), scratch);    \
   }
 #define QA_DEF_ISA(isa, T, FC, CONV)                   \

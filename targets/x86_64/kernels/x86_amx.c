@@ -25,6 +25,7 @@
 
 #include "kernels_x86_amx.h"
 #include "q_common.h"
+#include "x86_tr4.h"
 
 #define QM_T "amx-tile,amx-int8,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"
 #define QM_INL static inline __attribute__((always_inline, target(QM_T)))
@@ -153,22 +154,10 @@ QM_INL void qm_fc(uint8_t *y, const uint8_t *x, const int8_t *wp, const int32_t 
 }
 
 /* ---- Conv ------------------------------------------------------------------------------------------ */
-/* 4 rows of 64 bytes -> 64 groups of 4 (pixel j: r0[j] r1[j] r2[j] r3[j]), 256 bytes at d: bytes, then
-   16-bit pairs interleaved within each 128-bit lane, then the lanes put in pixel order. */
-QM_INL void qm_tr4(uint8_t *d, const uint8_t *r0, const uint8_t *r1, const uint8_t *r2, const uint8_t *r3) {
-  const __m512i a = _mm512_loadu_si512(r0), b = _mm512_loadu_si512(r1);
-  const __m512i c = _mm512_loadu_si512(r2), e = _mm512_loadu_si512(r3);
-  const __m512i abl = _mm512_unpacklo_epi8(a, b), abh = _mm512_unpackhi_epi8(a, b);
-  const __m512i cel = _mm512_unpacklo_epi8(c, e), ceh = _mm512_unpackhi_epi8(c, e);
-  /* lane L of q0 .. q3: pixels 16 L + 0..3, 4..7, 8..11, 12..15 */
-  const __m512i q0 = _mm512_unpacklo_epi16(abl, cel), q1 = _mm512_unpackhi_epi16(abl, cel);
-  const __m512i q2 = _mm512_unpacklo_epi16(abh, ceh), q3 = _mm512_unpackhi_epi16(abh, ceh);
-  const __m512i t0 = _mm512_shuffle_i32x4(q0, q1, 0x44), t1 = _mm512_shuffle_i32x4(q2, q3, 0x44);
-  const __m512i t2 = _mm512_shuffle_i32x4(q0, q1, 0xEE), t3 = _mm512_shuffle_i32x4(q2, q3, 0xEE);
-  _mm512_storeu_si512(d, _mm512_shuffle_i32x4(t0, t1, 0x88));
-  _mm512_storeu_si512(d + 64, _mm512_shuffle_i32x4(t0, t1, 0xDD));
-  _mm512_storeu_si512(d + 128, _mm512_shuffle_i32x4(t2, t3, 0x88));
-  _mm512_storeu_si512(d + 192, _mm512_shuffle_i32x4(t2, t3, 0xDD));
+/* The four tap rows (already flipped) interleaved at d (qx_tr4_512). */
+QM_INL void qm_tr4(uint8_t *d, uint8_t (*rows)[QLLC_CONV_PB]) {
+  qx_tr4_512(d, _mm512_loadu_si512(rows[0]), _mm512_loadu_si512(rows[1]), _mm512_loadu_si512(rows[2]),
+             _mm512_loadu_si512(rows[3]), 0);
 }
 
 /* The panel [Kp4/4][64][4] of output pixels p0 .. p0+np-1 of one image and group (u8, padding zu): each
@@ -183,45 +172,18 @@ QM_INL void qm_pack(uint8_t *panel, const uint8_t *xg, int64_t Cg, int64_t H, in
   for (int64_t c = 0; c < Cg; c++)
     for (int64_t kh = 0; kh < KH; kh++)
       for (int64_t kw = 0; kw < KW; kw++, k++) {
-        uint8_t *d = rows[k % 4];
-        const int64_t off = kw * dw - pl;
-        for (int64_t j = 0, p = p0; j < np;) {
-          const int64_t oh = p / OW, ow = p % OW, seg = np - j < OW - ow ? np - j : OW - ow;
-          const int64_t ih = oh * sh - pt + kh * dh;
-          uint8_t *dj = d + j;
-          if (ih < 0 || ih >= H) {
-            for (int64_t t = 0; t < seg; t++) dj[t] = zu;
-          } else {
-            const uint8_t *row = xg + (c * H + ih) * W + off;
-            int64_t lo = qk_first_inside(off, sw) - ow, hi = qk_end_inside(off, sw, W, OW) - ow;
-            lo = lo < 0 ? 0 : lo > seg ? seg : lo;
-            hi = hi < lo ? lo : hi > seg ? seg : hi;
-            int64_t t = 0;
-            for (; t < lo; t++) dj[t] = zu;
-            if (sw == 1)
-              for (const uint8_t *src = row + ow; t < hi; t++) dj[t] = src[t] ^ flip;
-            else
-              for (; t < hi; t++) dj[t] = row[(ow + t) * sw] ^ flip;
-            for (; t < seg; t++) dj[t] = zu;
-          }
-          j += seg, p += seg;
-        }
-        if (k % 4 == 3) qm_tr4(panel + (k / 4) * QLLC_CONV_PB * 4, rows[0], rows[1], rows[2], rows[3]);
+        qk_tap_row_u8(rows[k % 4], xg + c * H * W, H, W, OW, sh, sw, kh * dh - pt, kw * dw - pl, p0, np, zu, flip);
+        if (k % 4 == 3) qm_tr4(panel + (k / 4) * QLLC_CONV_PB * 4, rows);
       }
   if (k % 4) { /* the taps past K read 0 against zero weights */
     for (int64_t r = k % 4; r < 4; r++) __builtin_memset(rows[r], 0, QLLC_CONV_PB);
-    qm_tr4(panel + (k / 4) * QLLC_CONV_PB * 4, rows[0], rows[1], rows[2], rows[3]);
+    qm_tr4(panel + (k / 4) * QLLC_CONV_PB * 4, rows);
   }
   (void)Kp4;
 }
 
-typedef struct qm_conv {
-  int64_t N, C, H, W, M, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw, group;
-  int32_t z_x, z_y, lo, hi;
-} qm_conv;
-
 QM_INL void qm_convk(uint8_t *y, const uint8_t *x, const int8_t *wp, const int32_t *bias, const int32_t *m,
-                     const int32_t *n, const qm_conv *s, uint8_t flip, uint8_t *scratch) {
+                     const int32_t *n, const qllc_conv_shape *s, uint8_t flip, uint8_t *scratch) {
   const int64_t Cg = s->C / s->group, Mg = s->M / s->group, K = Cg * s->KH * s->KW, NP = s->OH * s->OW;
   if (Mg <= 0 || NP <= 0 || s->N <= 0) return;
   const int64_t Kp4 = qllc_round_up(K, 4), nk4 = Kp4 / 4, R = Mg < 16 ? Mg : 16, PB = QLLC_CONV_PB;
@@ -272,8 +234,8 @@ QM_INL void qm_convk(uint8_t *y, const uint8_t *x, const int8_t *wp, const int32
       int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW,                \
       int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w,       \
       int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi, uint8_t *scratch) {               \
-    const qm_conv s = {N,        C,        H,     W,     M,     OH,  OW,     KH,     KW, stride_h, stride_w,    \
-                       pad_top, pad_left, dil_h, dil_w, group, z_x, z_y, act_lo, act_hi};                       \
+    const qllc_conv_shape s = {N, C, H, W, M, OH, OW, KH, KW, stride_h, stride_w, pad_top, pad_left,             \
+                               dil_h, dil_w, group, z_x, z_y, act_lo, act_hi};                                   \
     qm_convk((uint8_t *)y, (const uint8_t *)x, wp, bias_c, m, n, &s, (uint8_t)((TI)-1 < 0 ? 0x80 : 0), scratch); \
   }
 QM_DEF(int8_t, i8, int8_t, i8)

@@ -40,6 +40,7 @@
 
 #include "kernels_x86_q8.h"
 #include "q_common.h"
+#include "x86_tr4.h"
 
 typedef int32_t qx_i32u __attribute__((may_alias, aligned(1)));
 typedef uint64_t qx_u64u __attribute__((may_alias, aligned(1)));
@@ -135,24 +136,8 @@ ZI void z_fill_s1(uint8_t *d, uintptr_t src, int64_t lo, int64_t hi, int64_t len
   __m512i v = _mm512_mask_loadu_epi8(_mm512_set1_epi8((char)zx), in, (const void *)src);
   _mm512_mask_storeu_epi8(d, qx_bits(len), v);
 }
-/* 4 rows of 64 bytes (taps k..k+3 of 64 pixels) -> 64 x 4 interleaved bytes (pixel-major), ^ flip. */
-ZI void z_tr4r(uint8_t *dst, __m512i a, __m512i b, __m512i c, __m512i d, uint8_t flip) {
-  const __m512i f = _mm512_set1_epi8((char)flip);
-  a = _mm512_xor_si512(a, f), b = _mm512_xor_si512(b, f), c = _mm512_xor_si512(c, f), d = _mm512_xor_si512(d, f);
-  const __m512i t0 = _mm512_unpacklo_epi8(a, b), t1 = _mm512_unpackhi_epi8(a, b);
-  const __m512i t2 = _mm512_unpacklo_epi8(c, d), t3 = _mm512_unpackhi_epi8(c, d);
-  /* per 128-bit lane l: u0 = pixels 16l+0..3, u1 = 16l+4..7, u2 = 16l+8..11, u3 = 16l+12..15 */
-  const __m512i u0 = _mm512_unpacklo_epi16(t0, t2), u1 = _mm512_unpackhi_epi16(t0, t2);
-  const __m512i u2 = _mm512_unpacklo_epi16(t1, t3), u3 = _mm512_unpackhi_epi16(t1, t3);
-  const __m512i v0 = _mm512_shuffle_i64x2(u0, u1, 0x88), v1 = _mm512_shuffle_i64x2(u2, u3, 0x88);
-  const __m512i v2 = _mm512_shuffle_i64x2(u0, u1, 0xDD), v3 = _mm512_shuffle_i64x2(u2, u3, 0xDD);
-  _mm512_storeu_si512(dst, _mm512_shuffle_i64x2(v0, v1, 0x88));
-  _mm512_storeu_si512(dst + 64, _mm512_shuffle_i64x2(v2, v3, 0x88));
-  _mm512_storeu_si512(dst + 128, _mm512_shuffle_i64x2(v0, v1, 0xDD));
-  _mm512_storeu_si512(dst + 192, _mm512_shuffle_i64x2(v2, v3, 0xDD));
-}
 ZI void z_tr4(uint8_t *dst, const uint8_t *rows, int64_t ld, uint8_t flip) {
-  z_tr4r(dst, z_load(rows), z_load(rows + ld), z_load(rows + 2 * ld), z_load(rows + 3 * ld), flip);
+  qx_tr4_512(dst, z_load(rows), z_load(rows + ld), z_load(rows + 2 * ld), z_load(rows + 3 * ld), flip);
 }
 
 /* Stride-1 panels: np <= 64 consecutive output pixels p0 .. (flattened oh * OW + ow), cut into
@@ -186,7 +171,7 @@ QLLC_INLINE uint64_t qx_mask_s1(int64_t off, int64_t W, int64_t a, int64_t len) 
 }
 /* AVX-512: the row of tap (c, kh, kw) is built by one masked byte load per segment straight into a
    zmm (lanes of padding keep z_x; the mask keeps the load inside the input row), and four rows are
-   interleaved by z_tr4r. The loads of a tap depend on the channel only by c * H * W: per panel, each
+   interleaved by qx_tr4_512. The loads of a tap depend on the channel only by c * H * W: per panel, each
    (kh, kw, segment) gets its offset from the channel's first byte and its lane mask (0 when the input
    row is padding) in a table, when KH * KW * nseg <= QX_TT, and the taps then run as a flat sequence. */
 typedef struct qx_tl {
@@ -224,7 +209,7 @@ ZI void z_taps_s1(const int NS, const int FL, uint8_t *panel, const uint8_t *xg,
       r[j] = z_row_s1(NS, nseg, e + j * step, base, zv);
       if (FL) r[j] = _mm512_xor_si512(r[j], fv);
     }
-    z_tr4r(panel + k * (QX_PB), r[0], r[1], r[2], r[3], 0);
+    qx_tr4_512(panel + k * (QX_PB), r[0], r[1], r[2], r[3], 0);
     e += 4 * step;
     if (e == end) e = tt, base += cpHW;
   }
@@ -235,7 +220,7 @@ ZI void z_taps_s1(const int NS, const int FL, uint8_t *panel, const uint8_t *xg,
       r[j] = z_row_s1(NS, nseg, e + j * step, base, zv);
       if (FL) r[j] = _mm512_xor_si512(r[j], fv);
     }
-    z_tr4r(panel + k * (QX_PB), r[0], r[1], r[2], z, 0);
+    qx_tr4_512(panel + k * (QX_PB), r[0], r[1], r[2], z, 0);
   }
 }
 ZP void z_pack_s1(uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t H, int64_t W, int64_t OW, int64_t KH,
@@ -280,11 +265,11 @@ ZP void z_pack_s1(uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t H, int6
           v = _mm512_mask_loadu_epi8(v, e.mask, xg + c * HW + e.off);
         }
         r[t++] = v;
-        if (t == 4) z_tr4r(panel + k4 * (QX_PB * 4), r[0], r[1], r[2], r[3], flip), k4++, t = 0;
+        if (t == 4) qx_tr4_512(panel + k4 * (QX_PB * 4), r[0], r[1], r[2], r[3], flip), k4++, t = 0;
       }
   if (t) {
     for (; t < 4; t++) r[t] = pv;
-    z_tr4r(panel + k4 * (QX_PB * 4), r[0], r[1], r[2], r[3], flip);
+    qx_tr4_512(panel + k4 * (QX_PB * 4), r[0], r[1], r[2], r[3], flip);
   }
 }
 
@@ -348,7 +333,7 @@ ZI void z_taps_s2(const int NS, uint8_t *panel, const uint8_t *xg, int64_t cg, i
       e += step;
       if (e == end) e = tt, base += HW;
     }
-    z_tr4r(panel + k * (QX_PB), r[0], r[1], r[2], r[3], flip);
+    qx_tr4_512(panel + k * (QX_PB), r[0], r[1], r[2], r[3], flip);
   }
   if (k < KT) { /* the taps past K read 0 (after the flip) against zero weights */
     const __m512i pv = _mm512_set1_epi8((char)flip);
@@ -358,7 +343,7 @@ ZI void z_taps_s2(const int NS, uint8_t *panel, const uint8_t *xg, int64_t cg, i
       e += step;
       if (e == end) e = tt, base += HW;
     }
-    z_tr4r(panel + k * (QX_PB), r[0], r[1], r[2], pv, flip);
+    qx_tr4_512(panel + k * (QX_PB), r[0], r[1], r[2], pv, flip);
   }
 }
 ZP void z_pack_s2(uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t H, int64_t W, int64_t OW, int64_t KH,
@@ -395,11 +380,11 @@ ZP void z_pack_s2(uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t H, int6
           v = z_row_s2(1, 1, &e, xg + c * HW, v, order);
         }
         r[t++] = v;
-        if (t == 4) z_tr4r(panel + k4 * (QX_PB * 4), r[0], r[1], r[2], r[3], flip), k4++, t = 0;
+        if (t == 4) qx_tr4_512(panel + k4 * (QX_PB * 4), r[0], r[1], r[2], r[3], flip), k4++, t = 0;
       }
   if (t) {
     for (; t < 4; t++) r[t] = pv;
-    z_tr4r(panel + k4 * (QX_PB * 4), r[0], r[1], r[2], r[3], flip);
+    qx_tr4_512(panel + k4 * (QX_PB * 4), r[0], r[1], r[2], r[3], flip);
   }
 }
 
@@ -775,7 +760,7 @@ ZP void zc4_convert(uint8_t *xs, const uint8_t *xg, int64_t cq_n, int64_t H, int
       for (int64_t c0 = 0; c0 < Wp; c0 += 64) {
         const __mmask64 in = qx_bits(pl + W - c0) & ~qx_bits(pl - c0); /* lanes on input columns */
         const uintptr_t a = s + (uintptr_t)(c0 - pl);
-        z_tr4r(d + c0 * 4, _mm512_mask_loadu_epi8(zv, in, (const void *)a),
+        qx_tr4_512(d + c0 * 4, _mm512_mask_loadu_epi8(zv, in, (const void *)a),
                _mm512_mask_loadu_epi8(zv, in, (const void *)(a + (uintptr_t)HW)),
                _mm512_mask_loadu_epi8(zv, in, (const void *)(a + (uintptr_t)(2 * HW))),
                _mm512_mask_loadu_epi8(zv, in, (const void *)(a + (uintptr_t)(3 * HW))), flip);
