@@ -22,9 +22,10 @@ qllc_status qllc_const_eval_ext(qllc_graph *g, qllc_node *n, int *folded, qllc_d
   }
   if (n->n_in > 1) return QLLC_OK; /* Pow's exponent not yet an attribute */
   int64_t total = qllc_value_numel(o);
-  if ((double)total * 4 > (double)((int64_t)1 << 30)) return QLLC_OK;
-  float *out = qllc_arena_alloc(g->arena, (size_t)total * 4 + 4);
-  if (!out) return qllc_fail(diag, QLLC_ERR_NOMEM, n->name, "out of memory folding node '%s'", n->name);
+  void *buf;
+  qllc_status st = qllc_fold_alloc(g, n, o, &buf, diag); /* the size limits and the folding budget */
+  if (st) return st;
+  float *out = buf;
   const float *in = x->data;
   double e = qllc_attr_float(n, "exponent", 1.0f), al = qllc_attr_float(n, "alpha", 0.2f), be = qllc_attr_float(n, "beta", 0.5f);
   for (int64_t i = 0; i < total; i++) {
