@@ -138,44 +138,44 @@ static void test_plan_mutable_overflow(void **state) {
 
 /* ---- constant folding ----------------------------------------------------------------------------- */
 
-static void test_fold_huge_constant_of_shape(void **state) {
-  (void)state;
-  qllc_graph *g = qllc_graph_new("t.onnx");
-  int64_t one = 1, shape = (int64_t)1 << 40; /* 4 TiB of floats: under the 2^48 tensor limit */
-  qllc_value *s = qllc_const_new(g, "shape", QLLC_ELEM_I64, 1, &one, &shape);
-  qllc_node *n = qllc_node_new(g, QLLC_OP_CONSTANT_OF_SHAPE, "cos", 1, 1);
-  n->in[0] = s;
-  n->out[0] = qllc_value_new(g, "big", QLLC_ELEM_F32, 0, NULL);
-  n->out[0]->producer = n;
-  qllc_diag d = {0};
-  assert_int_equal(qllc_infer_node(g, n, &d), QLLC_OK);
-  assert_int_equal(n->out[0]->dims[0], shape);
-  int folded = -1;
-  qllc_status st = qllc_const_eval(g, n, &folded, &d);
-  if (st != QLLC_ERR_UNSUPPORTED) fprintf(stderr, "status %d: %s\n", (int)st, d.message);
-  assert_int_equal(st, QLLC_ERR_UNSUPPORTED);
-  assert_int_equal(folded, 0);
-  assert_non_null(strstr(d.message, "node 'cos' (ConstantOfShape)"));
-  assert_non_null(strstr(d.message, "4398046511104 bytes"));
-  assert_null(n->out[0]->data);
-  qllc_graph_free(g);
-}
-
-/* A ConstantOfShape node named `name` making `mib` MiB of zero floats from a new shape constant. */
-static qllc_node *cos_node(qllc_graph *g, const char *name, int64_t mib) {
-  int64_t one = 1, count = mib << 18; /* 2^18 floats = 1 MiB */
+/* A ConstantOfShape node named `name` making `count` zero floats from a new shape constant. */
+static qllc_node *cos_node(qllc_graph *g, const char *name, int64_t count) {
+  int64_t one = 1;
   qllc_node *n = qllc_node_new(g, QLLC_OP_CONSTANT_OF_SHAPE, name, 1, 1);
   n->in[0] = qllc_const_new(g, NULL, QLLC_ELEM_I64, 1, &one, &count);
   n->out[0] = qllc_value_new(g, name, QLLC_ELEM_F32, 0, NULL);
   n->out[0]->producer = n;
   qllc_diag d = {0};
   assert_int_equal(qllc_infer_node(g, n, &d), QLLC_OK);
+  assert_true(n->out[0]->dims[0] == count);
   return n;
 }
 
 static qllc_status fold(qllc_graph *g, qllc_node *n, int *folded, qllc_diag *d) {
   *folded = -1;
   return qllc_const_eval(g, n, folded, d);
+}
+
+/* Folding n is refused (UNSUPPORTED) with a message containing `what` and `why`; nothing is folded. */
+static void expect_fold_refused(qllc_graph *g, qllc_node *n, const char *what, const char *why) {
+  int folded;
+  qllc_diag d = {0};
+  qllc_status st = fold(g, n, &folded, &d);
+  if (st != QLLC_ERR_UNSUPPORTED) fprintf(stderr, "status %d: %s\n", (int)st, d.message);
+  assert_int_equal(st, QLLC_ERR_UNSUPPORTED);
+  assert_int_equal(folded, 0);
+  assert_non_null(strstr(d.message, what));
+  assert_non_null(strstr(d.message, why));
+  assert_null(n->out[0]->data);
+  assert_false(n->dead);
+}
+
+static void test_fold_huge_constant_of_shape(void **state) {
+  (void)state;
+  qllc_graph *g = qllc_graph_new("t.onnx");
+  /* 4 TiB of floats: under the 2^48 tensor limit */
+  expect_fold_refused(g, cos_node(g, "cos", (int64_t)1 << 40), "node 'cos' (ConstantOfShape)", "4398046511104 bytes");
+  qllc_graph_free(g);
 }
 
 static void test_fold_budget(void **state) {
@@ -186,20 +186,13 @@ static void test_fold_budget(void **state) {
   int folded;
   qllc_diag d = {0};
   /* 48 MiB folds: within the 64 MiB a graph without big constants may fold */
-  qllc_node *a = cos_node(g, "a", 48);
+  qllc_node *a = cos_node(g, "a", (int64_t)48 << 18); /* 2^18 floats = 1 MiB */
   assert_int_equal(fold(g, a, &folded, &d), QLLC_OK);
   assert_int_equal(folded, 1);
   assert_true(g->fold_bytes == (int64_t)48 << 20);
   /* 32 MiB more would make 80 MiB: refused, naming the node; nothing folded or charged */
-  qllc_node *b = cos_node(g, "b", 32);
-  qllc_status st = fold(g, b, &folded, &d);
-  if (st != QLLC_ERR_UNSUPPORTED) fprintf(stderr, "status %d: %s\n", (int)st, d.message);
-  assert_int_equal(st, QLLC_ERR_UNSUPPORTED);
-  assert_int_equal(folded, 0);
-  assert_non_null(strstr(d.message, "node 'b' (ConstantOfShape)"));
-  assert_non_null(strstr(d.message, "over its folding budget of"));
-  assert_null(b->out[0]->data);
-  assert_false(b->dead);
+  qllc_node *b = cos_node(g, "b", (int64_t)32 << 18);
+  expect_fold_refused(g, b, "node 'b' (ConstantOfShape)", "over its folding budget of");
   assert_true(g->fold_bytes == (int64_t)48 << 20);
   /* a Constant node is not charged, however big (its value is already one of the graph's constants) */
   int64_t cnt = (int64_t)20 << 18;
