@@ -1419,11 +1419,11 @@ static qllc_status infer_node(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
       if (step > 0) {
         s = s < 0 ? 0 : s > d ? d : s;
         e = e < 0 ? 0 : e > d ? d : e;
-        dims[ax] = e > s ? (e - s + step - 1) / step : 0;
+        dims[ax] = e > s ? 1 + (e - s - 1) / step : 0; /* ceil((e - s) / step), no overflow for a huge step */
       } else {
         s = s < 0 ? -1 : s > d - 1 ? d - 1 : s;
         e = e < -1 ? -1 : e > d - 1 ? d - 1 : e;
-        dims[ax] = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+        dims[ax] = s > e ? 1 + (int64_t)((uint64_t)(s - e - 1) / (0 - (uint64_t)step)) : 0; /* -step may not fit */
       }
       st_[ax] = s, sp_[ax] = step;
     }
