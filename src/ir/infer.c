@@ -1067,6 +1067,7 @@ static qllc_status infer_qop(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
     if (n->n_in < 2) return QLLC_OK; /* the quantizer's own: typed by it */
     int quant = n->op == QLLC_OP_QUANTIZE;
     const qllc_value *s = n->in[1], *z = n->n_in > 2 ? n->in[2] : NULL;
+    if (!s) return FAIL(QLLC_ERR_INVALID, "input %s is missing", quant ? "y_scale" : "x_scale"); /* named "" */
     int64_t axis = 1;
     int has_axis = qllc_node_attr(n, "axis") != NULL;
     if (has_axis && g->opset < 13) return FAIL(QLLC_ERR_INVALID, "attribute axis needs opset 13 (model has %lld)", (long long)g->opset);
