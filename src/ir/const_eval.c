@@ -139,6 +139,11 @@ qllc_status qllc_const_eval(qllc_graph *g, qllc_node *n, int *folded, qllc_diag 
     return QLLC_OK;
   int64_t total = qllc_value_numel(o);
   size_t esz = qllc_elem_size((qllc_elem_kind)o->elem);
+  if (n->op == QLLC_OP_CONCAT) /* the blocks below are copied at the output's element size and rank */
+    for (int k = 0; k < n->n_in; k++)
+      if (n->in[k]->elem != o->elem || n->in[k]->rank != o->rank)
+        return qllc_fail(diag, QLLC_ERR_INVALID, n->name, "node '%s' (Concat): input '%s' differs from the output '%s' in element type or rank",
+                         n->name, n->in[k]->name, o->name);
   void *buf;
   qllc_status st = qllc_fold_alloc(g, n, o, &buf, diag);
   if (st) return st;
