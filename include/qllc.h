@@ -113,7 +113,8 @@ typedef struct qllc_options {
   const char *const *keep_float;   /* op types or node names kept in float */
   int n_keep_float;
   int strict;                      /* any node left in float, bias clipped, or fused layer on the portable
-                                     kernel for a missing CPU feature (or refused AMX), is an error */
+                                     kernel for a feature the named CPU (cpu, features; the JIT: the host)
+                                     lacks (or refused AMX), is an error */
   int quantized_io;                /* inputs and outputs stay integer */
   /* target */
   const char *target;              /* "x86_64" (default) or "aarch64" */

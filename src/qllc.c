@@ -512,7 +512,10 @@ static qllc_status lower_graph(qllc_model *m, qllc_graph *g, const qllc_options 
     if (shared) pthread_mutex_unlock(&m->lock);
   }
   qllc_user_kernels_free(uk);
-  for (int i = 0; st == QLLC_OK && o->strict && i < (*p)->n_instrs; i++) { /* a variant skipped for the CPU */
+  /* --strict: a variant skipped for a CPU the user named (--cpu, --features) or the JIT's host; the
+     default generic CPU of a compile is the portable choice, not a degradation */
+  const int named_cpu = host || (o->cpu && *o->cpu) || (o->features && *o->features);
+  for (int i = 0; st == QLLC_OK && o->strict && named_cpu && i < (*p)->n_instrs; i++) {
     const qllc_instr *in = &(*p)->instrs[i];
     if (!in->reference_for_cpu) continue;
     const char *nn = in->node ? in->node->name : "?";

@@ -15,15 +15,18 @@
  * integer kinds (integer Div truncates toward zero, as onnxruntime does; integer Add/Sub/Mul wrap
  * modulo 2^64 as two's complement, and INT64_MIN / -1 is INT64_MIN, instead of undefined behaviour).
  *
- * Sizes are checked: the output's byte size goes through qllc_shape_bytes, and a folded constant larger
- * than QLLC_MAX_FOLD_BYTES (1 GiB) is an error naming the node rather than a huge allocation (real
- * exporters fold shape tensors of a few bytes; a ConstantOfShape of [2^40] would otherwise zero 4 TiB).
+ * Sizes are checked (qllc_fold_alloc, also used by const_eval_ext.c): the output's byte size goes through
+ * qllc_shape_bytes; a folded constant larger than QLLC_MAX_FOLD_BYTES (1 GiB), or one that takes the
+ * graph's folded total past its folding budget (64 MiB plus 4 times the bytes of the graph's own
+ * constants), is an error naming the node rather than a huge allocation. Real exporters fold shape
+ * tensors of a few bytes and transposes or casts of the weights the model carries; without the budget a
+ * few hundred bytes of ONNX (ConstantOfShape, then Add/Concat/... on the result) made several
+ * constants of just under 1 GiB each.
  */
 #include <math.h>
 #include <string.h>
 
 #include "ir/ir.h"
-
 
 static double load_f(const qllc_value *v, int64_t i) {
   switch (v->elem) {
@@ -80,6 +83,32 @@ static void next_coord(int64_t *c, const int64_t *dims, int r) {
   }
 }
 
+qllc_status qllc_fold_alloc(qllc_graph *g, const qllc_node *n, const qllc_value *o, void **out, qllc_diag *diag) {
+  int64_t obytes, budget, after;
+  *out = NULL;
+  if (qllc_shape_bytes(o->elem, o->rank, o->dims, &obytes))
+    return qllc_fail(diag, QLLC_ERR_INVALID, n->name, "node '%s' (%s): output '%s' is larger than %lld bytes (the largest tensor qllc takes)",
+                     n->name, qllc_op_name(n->op), o->name, (long long)QLLC_MAX_TENSOR_BYTES);
+  if (obytes > QLLC_MAX_FOLD_BYTES)
+    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, n->name,
+                     "node '%s' (%s): folding it makes a constant '%s' of %lld bytes, over the %lld qllc folds at compile time",
+                     n->name, qllc_op_name(n->op), o->name, (long long)obytes, (long long)QLLC_MAX_FOLD_BYTES);
+  int charged = n->op != QLLC_OP_CONSTANT; /* a Constant's value is counted in g->const_bytes already */
+  if (qllc_mul_size(g->const_bytes, QLLC_FOLD_BUDGET_FACTOR, &budget) || qllc_add_size(budget, QLLC_FOLD_BUDGET_BASE, &budget))
+    budget = INT64_MAX;
+  if (qllc_add_size(g->fold_bytes, charged ? obytes : 0, &after)) after = INT64_MAX;
+  if (after > budget)
+    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, n->name,
+                     "node '%s' (%s): folding it makes a constant '%s' of %lld bytes, which takes the bytes folded in this "
+                     "model to %lld, over its folding budget of %lld (%lld MiB + %d x its %lld bytes of constants)",
+                     n->name, qllc_op_name(n->op), o->name, (long long)obytes, (long long)after, (long long)budget,
+                     (long long)(QLLC_FOLD_BUDGET_BASE >> 20), QLLC_FOLD_BUDGET_FACTOR, (long long)g->const_bytes);
+  if (!(*out = qllc_arena_alloc(g->arena, (size_t)obytes)))
+    return qllc_fail(diag, QLLC_ERR_NOMEM, n->name, "out of memory folding node '%s'", n->name);
+  g->fold_bytes = after;
+  return QLLC_OK;
+}
+
 /* issue 15: the elementwise ops of the transformer and mobile list (const_eval_ext.c) */
 qllc_status qllc_const_eval_ext(qllc_graph *g, qllc_node *n, int *folded, qllc_diag *diag);
 
@@ -108,17 +137,17 @@ qllc_status qllc_const_eval(qllc_graph *g, qllc_node *n, int *folded, qllc_diag 
   if (o->elem != QLLC_ELEM_F32 && o->elem != QLLC_ELEM_I8 && o->elem != QLLC_ELEM_U8 && o->elem != QLLC_ELEM_I16 &&
       o->elem != QLLC_ELEM_I32 && o->elem != QLLC_ELEM_I64)
     return QLLC_OK;
-  int64_t total = qllc_value_numel(o), obytes;
+  int64_t total = qllc_value_numel(o);
   size_t esz = qllc_elem_size((qllc_elem_kind)o->elem);
-  if (qllc_shape_bytes(o->elem, o->rank, o->dims, &obytes))
-    return qllc_fail(diag, QLLC_ERR_INVALID, n->name, "node '%s' (%s): output '%s' is larger than %lld bytes (the largest tensor qllc takes)",
-                     n->name, qllc_op_name(n->op), o->name, (long long)QLLC_MAX_TENSOR_BYTES);
-  if (obytes > QLLC_MAX_FOLD_BYTES)
-    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, n->name,
-                     "node '%s' (%s): folding it makes a constant '%s' of %lld bytes, over the %lld qllc folds at compile time",
-                     n->name, qllc_op_name(n->op), o->name, (long long)obytes, (long long)QLLC_MAX_FOLD_BYTES);
-  unsigned char *out = qllc_arena_alloc(g->arena, (size_t)obytes);
-  if (!out) return qllc_fail(diag, QLLC_ERR_NOMEM, n->name, "out of memory folding node '%s'", n->name);
+  if (n->op == QLLC_OP_CONCAT) /* the blocks below are copied at the output's element size and rank */
+    for (int k = 0; k < n->n_in; k++)
+      if (n->in[k]->elem != o->elem || n->in[k]->rank != o->rank)
+        return qllc_fail(diag, QLLC_ERR_INVALID, n->name, "node '%s' (Concat): input '%s' differs from the output '%s' in element type or rank",
+                         n->name, n->in[k]->name, o->name);
+  void *buf;
+  qllc_status st = qllc_fold_alloc(g, n, o, &buf, diag);
+  if (st) return st;
+  unsigned char *out = buf;
   const qllc_value *x = n->n_in > 0 ? n->in[0] : NULL;
   int64_t c[QLLC_MAX_RANK] = {0};
 

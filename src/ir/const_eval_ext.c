@@ -19,10 +19,11 @@ static qllc_status fold_pad(qllc_graph *g, qllc_node *n, int *folded, qllc_diag 
   const char *mode = qllc_attr_string(n, "mode", "constant");
   double value = qllc_attr_float(n, "value", 0.0f);
   size_t es = qllc_elem_size((qllc_elem_kind)x->elem);
-  int64_t total = qllc_value_numel(o), bytes;
-  if (qllc_shape_bytes(o->elem, o->rank, o->dims, &bytes) || bytes > QLLC_MAX_FOLD_BYTES) return QLLC_OK;
-  unsigned char *out = qllc_arena_alloc(g->arena, (size_t)(bytes ? bytes : 1)), fill[8] = {0};
-  if (!out) return qllc_fail(diag, QLLC_ERR_NOMEM, n->name, "out of memory folding node '%s'", n->name);
+  int64_t total = qllc_value_numel(o);
+  void *buf = NULL;
+  qllc_status st = qllc_fold_alloc(g, n, o, &buf, diag); /* the size limits and the folding budget */
+  if (st) return st;
+  unsigned char *out = buf, fill[8] = {0};
   switch (x->elem) { /* the constant value in the data's kind */
   case QLLC_ELEM_F32: { float f = (float)value; memcpy(fill, &f, 4); break; }
   case QLLC_ELEM_I8: case QLLC_ELEM_U8: fill[0] = (unsigned char)(int64_t)value; break;
@@ -61,9 +62,10 @@ qllc_status qllc_const_eval_ext(qllc_graph *g, qllc_node *n, int *folded, qllc_d
   }
   if (n->n_in > 1) return QLLC_OK; /* Pow's exponent not yet an attribute */
   int64_t total = qllc_value_numel(o);
-  if ((double)total * 4 > (double)((int64_t)1 << 30)) return QLLC_OK;
-  float *out = qllc_arena_alloc(g->arena, (size_t)total * 4 + 4);
-  if (!out) return qllc_fail(diag, QLLC_ERR_NOMEM, n->name, "out of memory folding node '%s'", n->name);
+  void *buf;
+  qllc_status st = qllc_fold_alloc(g, n, o, &buf, diag); /* the size limits and the folding budget */
+  if (st) return st;
+  float *out = buf;
   const float *in = x->data;
   double e = qllc_attr_float(n, "exponent", 1.0f), al = qllc_attr_float(n, "alpha", 0.2f), be = qllc_attr_float(n, "beta", 0.5f);
   for (int64_t i = 0; i < total; i++) {

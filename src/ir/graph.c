@@ -159,6 +159,7 @@ qllc_value *qllc_const_new(qllc_graph *g, const char *name, qllc_elem elem, int 
   size_t bytes = qllc_value_bytes(v);
   v->data = data ? qllc_arena_memdup(g->arena, data, bytes) : qllc_arena_alloc(g->arena, bytes);
   if (!v->data) return NULL;
+  if (qllc_add_size(g->const_bytes, (int64_t)bytes, &g->const_bytes)) g->const_bytes = INT64_MAX;
   return v;
 }
 

@@ -1116,6 +1116,7 @@ static qllc_status infer_qop(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
     if (n->n_in < 2) return QLLC_OK; /* the quantizer's own: typed by it */
     int quant = n->op == QLLC_OP_QUANTIZE;
     const qllc_value *s = n->in[1], *z = n->n_in > 2 ? n->in[2] : NULL;
+    if (!s) return FAIL(QLLC_ERR_INVALID, "input %s is missing", quant ? "y_scale" : "x_scale"); /* named "" */
     int64_t axis = 1;
     int has_axis = qllc_node_attr(n, "axis") != NULL;
     if (has_axis && g->opset < 13) return FAIL(QLLC_ERR_INVALID, "attribute axis needs opset 13 (model has %lld)", (long long)g->opset);
@@ -1428,6 +1429,7 @@ static qllc_status infer_node(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
     set_out(n, 0, x->elem, r, dims);
     return QLLC_OK;
   }
+  case QLLC_OP_CAST_LIKE: /* qllc_normalize_node made it a Cast above */
   case QLLC_OP_CAST: {
     int ok;
     qllc_elem e = onnx_cast_elem(qllc_attr_int(n, "to", 1), &ok);
@@ -1468,11 +1470,11 @@ static qllc_status infer_node(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
       if (step > 0) {
         s = s < 0 ? 0 : s > d ? d : s;
         e = e < 0 ? 0 : e > d ? d : e;
-        dims[ax] = e > s ? (e - s + step - 1) / step : 0;
+        dims[ax] = e > s ? 1 + (e - s - 1) / step : 0; /* ceil((e - s) / step), no overflow for a huge step */
       } else {
         s = s < 0 ? -1 : s > d - 1 ? d - 1 : s;
         e = e < -1 ? -1 : e > d - 1 ? d - 1 : e;
-        dims[ax] = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+        dims[ax] = s > e ? 1 + (int64_t)((uint64_t)(s - e - 1) / (0 - (uint64_t)step)) : 0; /* -step may not fit */
       }
       st_[ax] = s, sp_[ax] = step;
     }

@@ -153,6 +153,8 @@ typedef struct qllc_graph {
   qllc_value **inputs;        /* graph inputs, in ONNX order (initializers excluded) */
   int n_outputs;
   qllc_value **outputs;       /* graph outputs, in ONNX order */
+  int64_t const_bytes;        /* bytes of the constants made by qllc_const_new (initializers, tensor attributes) */
+  int64_t fold_bytes;         /* bytes constant folding has made so far (qllc_fold_alloc) */
 } qllc_graph;
 
 qllc_graph *qllc_graph_new(const char *path); /* dispose: qllc_graph_free */
@@ -247,6 +249,15 @@ int qllc_broadcast_shape(int ra, const int64_t *a, int rb, const int64_t *b, int
 /* the largest constant folding makes (const_eval.c, const_eval_ext.c) */
 #define QLLC_MAX_FOLD_BYTES ((int64_t)1 << 30)
 qllc_status qllc_const_eval(qllc_graph *g, qllc_node *n, int *folded, qllc_diag *diag);
+/* The folding budget (docs/limits.md): constant folding may make at most QLLC_FOLD_BUDGET_BASE bytes plus
+ * QLLC_FOLD_BUDGET_FACTOR times the bytes of the graph's own constants (g->const_bytes), in total over the
+ * graph's life, and no single folded constant over QLLC_MAX_FOLD_BYTES. qllc_fold_alloc gives the zeroed
+ * buffer for n's output o and charges it to g->fold_bytes (not for Constant, whose value is already one of
+ * the graph's constants); over a limit it allocates nothing and is an error naming the node. */
+#define QLLC_MAX_FOLD_BYTES ((int64_t)1 << 30)
+#define QLLC_FOLD_BUDGET_BASE ((int64_t)64 << 20)
+#define QLLC_FOLD_BUDGET_FACTOR 4
+qllc_status qllc_fold_alloc(qllc_graph *g, const qllc_node *n, const qllc_value *o, void **out, qllc_diag *diag);
 
 /* Checks arities (from ops.def), that every input is defined before use, shapes and kinds agree,
  * and that quantized values have scales. */

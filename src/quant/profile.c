@@ -490,6 +490,10 @@ static qllc_status check_limits(const unsigned char *buf, size_t len, const char
 }
 
 qllc_status qllc_profile_read(const char *path, qllc_profile **out, qllc_diag *diag) {
+  return qllc_profile_read_limited(path, PROFILE_MAX_COUNTERS, out, diag);
+}
+
+qllc_status qllc_profile_read_limited(const char *path, uint64_t max_counters, qllc_profile **out, qllc_diag *diag) {
   *out = NULL;
   FILE *f = fopen(path, "rb");
   if (!f) {
@@ -572,11 +576,11 @@ qllc_status qllc_profile_read(const char *path, qllc_profile **out, qllc_diag *d
   }
   /* Every value gets bins counters of 8 bytes: the total is bounded before any is allocated. */
   uint64_t n_values = (uint64_t)(nvalues->data.sequence.items.top - nvalues->data.sequence.items.start);
-  if (n_values * bins > PROFILE_MAX_COUNTERS) {
+  if (n_values * bins > max_counters) {
     char what[200];
-    snprintf(what, sizeof what, "%llu values of %llu bins need %llu histogram counters, over the limit of %llu (1 GiB)",
+    snprintf(what, sizeof what, "%llu values of %llu bins need %llu histogram counters, over the limit of %llu (%llu MiB)",
              (unsigned long long)n_values, (unsigned long long)bins, (unsigned long long)(n_values * bins),
-             (unsigned long long)PROFILE_MAX_COUNTERS);
+             (unsigned long long)max_counters, (unsigned long long)(max_counters >> 17));
     st = bad(&r, nvalues, "%s", what);
     goto done;
   }

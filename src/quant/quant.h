@@ -221,6 +221,9 @@ qllc_status qllc_profile_check(const qllc_profile *p, const qllc_graph *g, qllc_
  * from libyaml's problem_mark, diag->file the file). */
 qllc_status qllc_profile_write(const qllc_profile *p, const char *path, qllc_diag *diag);
 qllc_status qllc_profile_read(const char *path, qllc_profile **out, qllc_diag *diag);
+/* The same with another bound on values x bins (qllc_profile_read's is 2^27 counters, 1 GiB): the
+ * fuzz harness uses a small one, so each input is read in milliseconds instead of allocating 1 GiB. */
+qllc_status qllc_profile_read_limited(const char *path, uint64_t max_counters, qllc_profile **out, qllc_diag *diag);
 
 /* ==== 5. the per-node quantization record (qllc_node.quant) ===================================== */
 

@@ -948,7 +948,7 @@ static qllc_status run(qz *z) {
   if (!z->prod || !z->nodes || !z->kind || !z->reason || !z->qn || !z->parent || !z->cls_u8 || !z->ranged || !z->lo || !z->hi ||
       !z->have || !z->qp || !z->int_dom || !z->member)
     return oom(z, NULL);
-  memcpy(z->nodes, g->nodes, (size_t)z->nn * sizeof *z->nodes);
+  if (z->nn) memcpy(z->nodes, g->nodes, (size_t)z->nn * sizeof *z->nodes); /* a graph of no nodes has none */
   for (int i = 0; i < z->n0; i++) z->parent[i] = i, z->cls_u8[i] = 1, z->prod[i] = -1;
   for (int i = 0; i < z->nn; i++)
     for (int k = 0; k < z->nodes[i]->n_out; k++)

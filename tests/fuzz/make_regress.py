@@ -82,6 +82,18 @@ m = model([node(["f"], ["i"], "cast", "Cast", field(5, field(1, b"to") + vint(3,
           [value_info("y", FLOAT, [4])])
 write("fuzz_onnx", "cast_float_out_of_range.onnx", m)
 
+# constant folding past the folding budget: a ConstantOfShape of just under 1 GiB of floats and four
+# elementwise ops on it each folded another one (5 GiB and seconds; fuzz_onnx and fuzz_compile timed out
+# on such inputs); now the first fold over the budget (64 MiB + 4 x the model's constants) is an error
+n = (1 << 28) - 4
+m = model([node(["shape"], ["c0"], "cos", "ConstantOfShape"), node(["c0", "c0"], ["c1"], "add", "Add"),
+           node(["c1", "c0"], ["c2"], "mul", "Mul"), node(["c2", "c1"], ["c3"], "sub", "Sub"),
+           node(["c3", "c2"], ["c4"], "div", "Div"), node(["x", "c4"], ["y"], "add_x", "Add")],
+          [tensor("shape", INT64, [1], struct.pack("<q", n))], [value_info("x", FLOAT, [1])],
+          [value_info("y", FLOAT, [n])])
+write("fuzz_onnx", "fold_budget_5x1gib.onnx", m)
+write("fuzz_compile", "fold_budget_5x1gib.onnx", m)
+
 # a TensorProto claiming 2^31 floats that carries 64 bytes (was: 8 GiB allocated and zeroed first)
 write("fuzz_tensor", "short_raw_data.pb", tensor("W", FLOAT, [1 << 31], bytes(64)))
 # an INT8 TensorProto of 1.58e12 elements with no data (test_identity_opt's optional read as a tensor)

@@ -6,7 +6,11 @@
  *     naming the buffer's value, never wrapped offsets; a small plan is still laid out as before;
  *   - constant folding (src/ir/const_eval.c): a ConstantOfShape of [2^40] floats is refused naming the
  *     node before anything is allocated (was: a 4 TiB allocation), and integer Add/Mul/Div that overflow
- *     int64 wrap as two's complement (INT64_MIN / -1 included) instead of undefined behaviour.
+ *     int64 wrap as two's complement (INT64_MIN / -1 included) instead of undefined behaviour;
+ *   - the folding budget: a graph folds at most 64 MiB plus 4 times the bytes of its own constants in
+ *     total; the fold that would go past it is an error naming the node, allocates nothing and leaves
+ *     the node unfolded (was: any number of folded constants of up to 1 GiB each). A Constant node is
+ *     not charged (its value is one of the graph's constants already).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -134,26 +138,80 @@ static void test_plan_mutable_overflow(void **state) {
 
 /* ---- constant folding ----------------------------------------------------------------------------- */
 
-static void test_fold_huge_constant_of_shape(void **state) {
-  (void)state;
-  qllc_graph *g = qllc_graph_new("t.onnx");
-  int64_t one = 1, shape = (int64_t)1 << 40; /* 4 TiB of floats: under the 2^48 tensor limit */
-  qllc_value *s = qllc_const_new(g, "shape", QLLC_ELEM_I64, 1, &one, &shape);
-  qllc_node *n = qllc_node_new(g, QLLC_OP_CONSTANT_OF_SHAPE, "cos", 1, 1);
-  n->in[0] = s;
-  n->out[0] = qllc_value_new(g, "big", QLLC_ELEM_F32, 0, NULL);
+/* A ConstantOfShape node named `name` making `count` zero floats from a new shape constant. */
+static qllc_node *cos_node(qllc_graph *g, const char *name, int64_t count) {
+  int64_t one = 1;
+  qllc_node *n = qllc_node_new(g, QLLC_OP_CONSTANT_OF_SHAPE, name, 1, 1);
+  n->in[0] = qllc_const_new(g, NULL, QLLC_ELEM_I64, 1, &one, &count);
+  n->out[0] = qllc_value_new(g, name, QLLC_ELEM_F32, 0, NULL);
   n->out[0]->producer = n;
   qllc_diag d = {0};
   assert_int_equal(qllc_infer_node(g, n, &d), QLLC_OK);
-  assert_int_equal(n->out[0]->dims[0], shape);
-  int folded = -1;
-  qllc_status st = qllc_const_eval(g, n, &folded, &d);
+  assert_true(n->out[0]->dims[0] == count);
+  return n;
+}
+
+static qllc_status fold(qllc_graph *g, qllc_node *n, int *folded, qllc_diag *d) {
+  *folded = -1;
+  return qllc_const_eval(g, n, folded, d);
+}
+
+/* Folding n is refused (UNSUPPORTED) with a message containing `what` and `why`; nothing is folded. */
+static void expect_fold_refused(qllc_graph *g, qllc_node *n, const char *what, const char *why) {
+  int folded;
+  qllc_diag d = {0};
+  qllc_status st = fold(g, n, &folded, &d);
   if (st != QLLC_ERR_UNSUPPORTED) fprintf(stderr, "status %d: %s\n", (int)st, d.message);
   assert_int_equal(st, QLLC_ERR_UNSUPPORTED);
   assert_int_equal(folded, 0);
-  assert_non_null(strstr(d.message, "node 'cos' (ConstantOfShape)"));
-  assert_non_null(strstr(d.message, "4398046511104 bytes"));
+  assert_non_null(strstr(d.message, what));
+  assert_non_null(strstr(d.message, why));
   assert_null(n->out[0]->data);
+  assert_false(n->dead);
+}
+
+static void test_fold_huge_constant_of_shape(void **state) {
+  (void)state;
+  qllc_graph *g = qllc_graph_new("t.onnx");
+  /* 4 TiB of floats: under the 2^48 tensor limit */
+  expect_fold_refused(g, cos_node(g, "cos", (int64_t)1 << 40), "node 'cos' (ConstantOfShape)", "4398046511104 bytes");
+  qllc_graph_free(g);
+}
+
+static void test_fold_budget(void **state) {
+  (void)state;
+  const int64_t base = QLLC_FOLD_BUDGET_BASE;
+  assert_int_equal(base, (int64_t)64 << 20);
+  qllc_graph *g = qllc_graph_new("t.onnx");
+  int folded;
+  qllc_diag d = {0};
+  /* 48 MiB folds: within the 64 MiB a graph without big constants may fold */
+  qllc_node *a = cos_node(g, "a", (int64_t)48 << 18); /* 2^18 floats = 1 MiB */
+  assert_int_equal(fold(g, a, &folded, &d), QLLC_OK);
+  assert_int_equal(folded, 1);
+  assert_true(g->fold_bytes == (int64_t)48 << 20);
+  /* 32 MiB more would make 80 MiB: refused, naming the node; nothing folded or charged */
+  qllc_node *b = cos_node(g, "b", (int64_t)32 << 18);
+  expect_fold_refused(g, b, "node 'b' (ConstantOfShape)", "over its folding budget of");
+  assert_true(g->fold_bytes == (int64_t)48 << 20);
+  /* a Constant node is not charged, however big (its value is already one of the graph's constants) */
+  int64_t cnt = (int64_t)20 << 18;
+  qllc_value *t = qllc_const_new(g, "t", QLLC_ELEM_F32, 1, &cnt, NULL);
+  qllc_node *c = qllc_node_new(g, QLLC_OP_CONSTANT, "c", 0, 1);
+  qllc_attr *at = qllc_node_attr_slot(g, c, "value");
+  assert_non_null(at);
+  at->kind = QLLC_ATTR_TENSOR;
+  at->t = t;
+  c->out[0] = qllc_value_new(g, "c_out", QLLC_ELEM_F32, 0, NULL);
+  c->out[0]->producer = c;
+  assert_int_equal(qllc_infer_node(g, c, &d), QLLC_OK);
+  assert_int_equal(fold(g, c, &folded, &d), QLLC_OK);
+  assert_int_equal(folded, 1);
+  assert_true(g->fold_bytes == (int64_t)48 << 20);
+  /* the 20 MiB constant raised the budget by 80 MiB: b now folds */
+  assert_int_equal(fold(g, b, &folded, &d), QLLC_OK);
+  assert_int_equal(folded, 1);
+  assert_true(g->fold_bytes == (int64_t)80 << 20);
   qllc_graph_free(g);
 }
 
@@ -198,6 +256,7 @@ int main(void) {
       cmocka_unit_test(test_plan_mutable_overflow),
       cmocka_unit_test(test_fold_huge_constant_of_shape),
       cmocka_unit_test(test_fold_int64_wraps),
+      cmocka_unit_test(test_fold_budget),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
