@@ -146,7 +146,7 @@ static inline int64_t qllc_c4_lanes_used(int64_t W, int64_t OH, int64_t OW, int6
   const int64_t nv = (OH - 1) * Wp + OW;
   return OH * OW * 1000 / qllc_round_up(nv, 16);
 }
-#define QLLC_C4_MIN_LANES 950 /* below it, a conv the CL variant takes runs there */
+#define QLLC_C4_MIN_LANES 970 /* below it (28x28 3x3: 960), a conv the CL variant takes runs there */
 
 /* The direct 16-bit conv over channel pairs (ROWS_C2, shapes qllc_c4_fits): planes of 2 int16 channels
  * x (Hp + 1) rows x Wp columns as for qllc_scratch_c4, 256 bytes of slack, rounded up to 64 bytes, then
