@@ -153,8 +153,9 @@ static void conv_random_c4(conv_case *t, int combo) {
   random_case_params(t, combo);
 }
 
-static void conv_suite_c4(void) {
-  const int isa = ISA_C4;
+/* A suite: 320 random cases of rnd's kind, the fixed shapes e (mn_alt: fixed cases of odd combos with
+   all-typical multipliers), then the extremes. */
+static void conv_suite_of(int isa, void (*rnd)(conv_case *, int), const conv_edge *e, size_t ne, int mn_alt) {
   if (!have_isa(isa)) {
     print_message("%s: not supported by this CPU\n", isa_name[isa]);
     skip();
@@ -163,31 +164,32 @@ static void conv_suite_c4(void) {
   int cases = 0;
   for (int i = 0; i < 320; i++) {
     conv_case t;
-    conv_random_c4(&t, i % 4);
+    rnd(&t, i % 4);
     run_conv(isa, i % 4, &t), cases++;
   }
-  /* ResNet's 3x3 layers, rows wider than 64 columns, one pixel, a 1-row image, padding larger than the
-     kernel needs on one side only, many channels (a long reduction), groups, two images */
-  struct {
-    int64_t N, C, H, W, M, KH, KW, pt, pl, pb, pr, dh, dw, g;
-  } e[] = {
-      {1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1}, {1, 128, 28, 28, 128, 3, 3, 1, 1, 1, 1, 1, 1, 1},
-      {1, 512, 7, 7, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1}, {1, 8, 3, 130, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1},
-      {1, 4, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1},    {1, 4, 1, 70, 7, 1, 3, 0, 1, 0, 1, 1, 1, 1},
-      {1, 8, 6, 6, 8, 3, 3, 2, 0, 0, 2, 1, 1, 1},    {2, 16, 9, 9, 19, 3, 3, 1, 1, 1, 1, 1, 1, 1},
-      {1, 24, 7, 7, 18, 3, 3, 1, 1, 1, 1, 1, 1, 3},  {1, 12, 13, 14, 6, 3, 3, 2, 2, 2, 2, 2, 2, 1},
-      {1, 4, 5, 200, 4, 2, 2, 0, 0, 0, 0, 1, 1, 1},  {1, 1000, 3, 3, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1},
-  };
-  for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)
+  for (size_t i = 0; i < ne; i++)
     for (int combo = 0; combo < 4; combo++) {
       conv_case t;
-      assert_true(conv_shape(&t, e[i].N, e[i].C, e[i].H, e[i].W, e[i].M, e[i].KH, e[i].KW, 1, 1, e[i].pt, e[i].pl,
-                             e[i].pb, e[i].pr, e[i].dh, e[i].dw, e[i].g));
-      t.z_x = pick_zx(cin(combo)), t.xpat = t.wpat = 0, t.outvar = (int)irand(0, 4), t.bmode = 0, t.mnmode = 0;
+      edge_shape(&t, &e[i]);
+      t.z_x = pick_zx(cin(combo)), t.xpat = t.wpat = 0, t.outvar = (int)irand(0, 4), t.bmode = 0;
+      t.mnmode = mn_alt ? combo & 1 : 0;
       run_conv(isa, combo, &t), cases++;
     }
-  conv_extremes(isa, conv_random_c4, cases);
+  conv_extremes(isa, rnd, cases);
 }
+
+/* ResNet's 3x3 layers, rows wider than 64 columns, one pixel, a 1-row image, padding larger than the
+   kernel needs on one side only, many channels (a long reduction), groups, two images */
+static const conv_edge c4_edges[] = {
+    /* N  C   H   W    M   KH KW sh sw pt pl pb pr dh dw g */
+    {1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},  {1, 128, 28, 28, 128, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {1, 512, 7, 7, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},   {1, 8, 3, 130, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {1, 4, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},      {1, 4, 1, 70, 7, 1, 3, 1, 1, 0, 1, 0, 1, 1, 1, 1},
+    {1, 8, 6, 6, 8, 3, 3, 1, 1, 2, 0, 0, 2, 1, 1, 1},      {2, 16, 9, 9, 19, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {1, 24, 7, 7, 18, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3},    {1, 12, 13, 14, 6, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1},
+    {1, 4, 5, 200, 4, 2, 2, 1, 1, 0, 0, 0, 0, 1, 1, 1},    {1, 1000, 3, 3, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+};
+static void conv_suite_c4(void) { conv_suite_of(ISA_C4, conv_random_c4, c4_edges, sizeof c4_edges / sizeof c4_edges[0], 0); }
 
 /* A random shape the channel-lane variant takes: group 1, C a multiple of 4; any stride, dilation and
    kernel, output channel counts on both sides of the 16- and 64-channel blocks. */
@@ -210,90 +212,50 @@ static void conv_random_cl(conv_case *t, int combo) {
   t->mnmode = irand(0, 3) == 0;
 }
 
-static void conv_suite_cl(void) {
-  const int isa = ISA_CL;
-  if (!have_isa(isa)) {
-    print_message("%s: not supported by this CPU\n", isa_name[isa]);
-    skip();
-  }
-  n_out = n_inside = 0;
-  int cases = 0;
-  for (int i = 0; i < 320; i++) {
-    conv_case t;
-    conv_random_cl(&t, i % 4);
-    run_conv(isa, i % 4, &t), cases++;
-  }
-  /* ResNet's layers (3x3 at 56..7, 3x3 and 1x1 stride 2), one pixel, a 1-row image, one-sided pads,
-     a long reduction, 16 / 17 / 64 / 65 output channels, pixel counts around the 48-pixel chunk and the
-     16-pixel transpose, two images */
-  struct {
-    int64_t N, C, H, W, M, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw;
-  } e[] = {
-      {1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   {1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
-      {1, 512, 7, 7, 512, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   {1, 64, 56, 56, 128, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
-      {1, 128, 28, 28, 256, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1}, {1, 4, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
-      {1, 4, 1, 70, 7, 1, 3, 1, 1, 0, 1, 0, 1, 1, 1},      {1, 8, 6, 6, 16, 3, 3, 1, 1, 2, 0, 0, 2, 1, 1},
-      {2, 16, 9, 9, 17, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1},     {1, 12, 13, 14, 64, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2},
-      {1, 4, 5, 200, 65, 2, 2, 1, 1, 0, 0, 0, 0, 1, 1},    {1, 1000, 3, 3, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
-      {1, 8, 7, 7, 33, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1},      {1, 8, 4, 12, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
-      {1, 8, 7, 7, 70, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1},      {1, 4, 9, 9, 3, 3, 3, 3, 3, 0, 0, 0, 0, 1, 1},
-  };
-  for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)
-    for (int combo = 0; combo < 4; combo++) {
-      conv_case t;
-      assert_true(conv_shape(&t, e[i].N, e[i].C, e[i].H, e[i].W, e[i].M, e[i].KH, e[i].KW, e[i].sh, e[i].sw, e[i].pt,
-                             e[i].pl, e[i].pb, e[i].pr, e[i].dh, e[i].dw, 1));
-      t.z_x = pick_zx(cin(combo)), t.xpat = t.wpat = 0, t.outvar = (int)irand(0, 4), t.bmode = 0, t.mnmode = combo & 1;
-      run_conv(isa, combo, &t), cases++;
-    }
-  conv_extremes(isa, conv_random_cl, cases);
-}
+/* ResNet's layers (3x3 at 56..7, 3x3 and 1x1 stride 2), one pixel, a 1-row image, one-sided pads, a long
+   reduction, 16 / 17 / 64 / 65 output channels, pixel counts around the 48-pixel chunk and the 16-pixel
+   transpose, two images */
+static const conv_edge cl_edges[] = {
+    /* N  C    H   W    M   KH KW sh sw pt pl pb pr dh dw g */
+    {1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},   {1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {1, 512, 7, 7, 512, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},   {1, 64, 56, 56, 128, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1},
+    {1, 128, 28, 28, 256, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1}, {1, 4, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {1, 4, 1, 70, 7, 1, 3, 1, 1, 0, 1, 0, 1, 1, 1, 1},      {1, 8, 6, 6, 16, 3, 3, 1, 1, 2, 0, 0, 2, 1, 1, 1},
+    {2, 16, 9, 9, 17, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1},     {1, 12, 13, 14, 64, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1},
+    {1, 4, 5, 200, 65, 2, 2, 1, 1, 0, 0, 0, 0, 1, 1, 1},    {1, 1000, 3, 3, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {1, 8, 7, 7, 33, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},      {1, 8, 4, 12, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {1, 8, 7, 7, 70, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1},      {1, 4, 9, 9, 3, 3, 3, 3, 3, 0, 0, 0, 0, 1, 1, 1},
+};
+static void conv_suite_cl(void) { conv_suite_of(ISA_CL, conv_random_cl, cl_edges, sizeof cl_edges / sizeof cl_edges[0], 1); }
+
+/* fixed edge shapes: pointwise over more than one panel, the 7x7 stride-2 stem, K = 1 .. 3, K > 2000,
+   rows wider than a panel, single pixels, padding on every side, depthwise, dilations, tall and narrow */
+static const conv_edge panel_edges[] = {
+    {1, 16, 9, 9, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},      {2, 5, 17, 13, 7, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
+    {1, 3, 30, 30, 16, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1},     {1, 1, 5, 6, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
+    {1, 2, 5, 6, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},        {1, 1, 4, 9, 5, 1, 3, 1, 1, 0, 1, 0, 1, 1, 1, 1},
+    {1, 250, 4, 5, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},      {1, 8, 3, 130, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {1, 4, 2, 200, 6, 1, 5, 1, 3, 0, 2, 0, 2, 1, 1, 1},      {1, 6, 1, 1, 5, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
+    {1, 6, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},        {1, 4, 6, 6, 8, 3, 3, 1, 1, 2, 0, 0, 2, 1, 1, 1},
+    {1, 12, 11, 11, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 12},   {1, 12, 11, 11, 24, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 12},
+    {1, 4, 13, 14, 6, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 2},      {1, 7, 64, 1, 9, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1, 1},
+    {1, 3, 8, 64, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},       {1, 3, 8, 65, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {1, 2, 3, 40, 3, 1, 40, 1, 1, 0, 0, 0, 0, 1, 1, 1},      {1, 16, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {1, 1, 9, 9, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1},        {1, 3, 6, 70, 4, 1, 35, 1, 1, 0, 0, 0, 0, 1, 1, 1},
+    /* tall and narrow: up to 64 row segments per panel times a wide kernel (the untabulated masks) */
+    {1, 3, 70, 1, 5, 3, 5, 1, 1, 1, 2, 1, 2, 1, 1, 1},     {1, 2, 66, 2, 4, 3, 7, 1, 1, 1, 3, 1, 3, 1, 1, 1},
+    {1, 2, 90, 3, 4, 3, 9, 2, 2, 1, 4, 1, 4, 1, 1, 1},
+    /* panels ending 1 .. 4 pixels past a whole vector (avx512vnni: those pixels as dot products along
+       K): 3, 19, 49, 82 = 64 + 18, 196 = 3 x 64 + 4 pixels; K below, at and past 64, a partial last
+       chunk of 16 k4 groups; channels not a multiple of 4; groups; two images */
+    {1, 7, 1, 19, 9, 1, 3, 1, 1, 0, 1, 0, 1, 1, 1, 1},     {1, 40, 3, 1, 13, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1, 1},
+    {1, 130, 7, 7, 21, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},   {2, 16, 14, 14, 19, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {1, 6, 41, 2, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},     {1, 24, 7, 7, 18, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3},
+    {1, 64, 14, 14, 7, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1},   {1, 9, 9, 9, 10, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
+};
 
 static void conv_suite(int isa) {
-  if (!have_isa(isa)) {
-    print_message("%s: not supported by this CPU\n", isa_name[isa]);
-    skip();
-  }
-  n_out = n_inside = 0;
-  int cases = 0;
-  for (int i = 0; i < 320; i++) {
-    conv_case t;
-    conv_random(&t, i % 4);
-    run_conv(isa, i % 4, &t), cases++;
-  }
-  /* fixed edge shapes: pointwise over more than one panel, the 7x7 stride-2 stem, K = 1 .. 3, K > 2000,
-     rows wider than a panel, single pixels, padding on every side, depthwise, dilations, tall and narrow */
-  static const conv_edge e[] = {
-      {1, 16, 9, 9, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},      {2, 5, 17, 13, 7, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
-      {1, 3, 30, 30, 16, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1},     {1, 1, 5, 6, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
-      {1, 2, 5, 6, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},        {1, 1, 4, 9, 5, 1, 3, 1, 1, 0, 1, 0, 1, 1, 1, 1},
-      {1, 250, 4, 5, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},      {1, 8, 3, 130, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
-      {1, 4, 2, 200, 6, 1, 5, 1, 3, 0, 2, 0, 2, 1, 1, 1},      {1, 6, 1, 1, 5, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
-      {1, 6, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},        {1, 4, 6, 6, 8, 3, 3, 1, 1, 2, 0, 0, 2, 1, 1, 1},
-      {1, 12, 11, 11, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 12},   {1, 12, 11, 11, 24, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 12},
-      {1, 4, 13, 14, 6, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 2},      {1, 7, 64, 1, 9, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1, 1},
-      {1, 3, 8, 64, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},       {1, 3, 8, 65, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
-      {1, 2, 3, 40, 3, 1, 40, 1, 1, 0, 0, 0, 0, 1, 1, 1},      {1, 16, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
-      {1, 1, 9, 9, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1},        {1, 3, 6, 70, 4, 1, 35, 1, 1, 0, 0, 0, 0, 1, 1, 1},
-      /* tall and narrow: up to 64 row segments per panel times a wide kernel (the untabulated masks) */
-      {1, 3, 70, 1, 5, 3, 5, 1, 1, 1, 2, 1, 2, 1, 1, 1},     {1, 2, 66, 2, 4, 3, 7, 1, 1, 1, 3, 1, 3, 1, 1, 1},
-      {1, 2, 90, 3, 4, 3, 9, 2, 2, 1, 4, 1, 4, 1, 1, 1},
-      /* panels ending 1 .. 4 pixels past a whole vector (avx512vnni: those pixels as dot products along
-         K): 3, 19, 49, 82 = 64 + 18, 196 = 3 x 64 + 4 pixels; K below, at and past 64, a partial last
-         chunk of 16 k4 groups; channels not a multiple of 4; groups; two images */
-      {1, 7, 1, 19, 9, 1, 3, 1, 1, 0, 1, 0, 1, 1, 1, 1},     {1, 40, 3, 1, 13, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1, 1},
-      {1, 130, 7, 7, 21, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},   {2, 16, 14, 14, 19, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
-      {1, 6, 41, 2, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},     {1, 24, 7, 7, 18, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3},
-      {1, 64, 14, 14, 7, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1},   {1, 9, 9, 9, 10, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
-  };
-  for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)
-    for (int combo = 0; combo < 4; combo++) {
-      conv_case t;
-      edge_shape(&t, &e[i]);
-      t.z_x = pick_zx(cin(combo)), t.xpat = t.wpat = 0, t.outvar = (int)irand(0, 4), t.bmode = 0, t.mnmode = 0;
-      run_conv(isa, combo, &t), cases++;
-    }
-  conv_extremes(isa, conv_random, cases);
+  conv_suite_of(isa, conv_random, panel_edges, sizeof panel_edges / sizeof panel_edges[0], 0);
 }
 
 static void test_fc_avx512vnni(void **s) { (void)s, fc_suite(ISA_AVX512VNNI); }
