@@ -13,6 +13,8 @@
 #   3. Bits (where the host runs them; otherwise reported SKIPPED): `qllc run` (the JIT) with each
 #      variant forced through --cpu / --features writes the same bytes as the reference (--cpu x86-64),
 #      int8 and int16 and 16x8, on a conv + FC model and a residual conv model.
+#   Also direct_convs (tests/cli/data): conv2dc4, conv2dcl and conv2dc2 picked where the lowering's rule
+#   says, and in part 3 their bytes equal the reference's.
 #   4. --strict refuses a layer that would run the portable kernel because the CPU lacks every variant's
 #      features (x86-64-v2), and accepts the same model for znver4.
 set -u
@@ -26,9 +28,11 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 flags=$(grep -m1 '^flags' /proc/cpuinfo)
 has() { for f in "$@"; do [[ " $flags " == *" $f "* ]] || return 1; done; }
 
-for n in cnn_bn_pool residual depthwise_separable; do # calibrated on their one test input
-  mkdir -p "$tmp/calib-$n" && cp "$D/$n/input_0.npy" "$tmp/calib-$n/"
-  "$QLLC" profile "$D/$n/model.onnx" --dataset "$tmp/calib-$n" -o "$tmp/$n.yaml" >/dev/null 2>"$tmp/err" ||
+# direct_convs (tests/cli/data/make_direct_convs.py): a conv for each direct variant
+mdir() { if [ "$1" = direct_convs ]; then echo "$QLLC_SOURCE_DIR/tests/cli/data/$1"; else echo "$D/$1"; fi; }
+for n in cnn_bn_pool residual depthwise_separable direct_convs; do # calibrated on their one test input
+  mkdir -p "$tmp/calib-$n" && cp "$(mdir $n)/input_0.npy" "$tmp/calib-$n/"
+  "$QLLC" profile "$(mdir $n)/model.onnx" --dataset "$tmp/calib-$n" -o "$tmp/$n.yaml" >/dev/null 2>"$tmp/err" ||
     fail "profile $n: $(cat "$tmp/err")"
 done
 M=$D/cnn_bn_pool/model.onnx
@@ -55,6 +59,11 @@ expect_kernels "aarch64 (generic): the reference, naming what it lacks" 'qllc_k_
 expect_kernels "int16: avx512vnni" 'qllc_k_(conv2d|fc)_i16_i16_i16__avx512vnni$' 3 "$M" --profile "$tmp/cnn_bn_pool.yaml" --precision int16 --cpu znver4
 expect_kernels "16x8: avx512vnni" 'qllc_k_(conv2d|fc)_i16_i8_i16__avx512vnni$' 3 "$M" --profile "$tmp/cnn_bn_pool.yaml" --precision int16 --weight-precision int8 --cpu znver4
 DW=("$D/depthwise_separable/model.onnx" --profile "$tmp/depthwise_separable.yaml" --precision int8 --cpu znver4)
+DC=("$(mdir direct_convs)/model.onnx" --profile "$tmp/direct_convs.yaml" --cpu znver4)
+expect_kernels "direct convs int8: conv2dc4 for the 40x40 stride-1 conv" '^node /c1/Conv .*: qllc_k_conv2dc4_i8_i8_i8__avx512vnni  \[cpu znver4: __amx needs' 1 "${DC[@]}" --precision int8
+expect_kernels "direct convs int8: conv2dcl for stride 2 and 20x20" '^node /c[23]/Conv .*: qllc_k_conv2dcl_i8_i8_i8__avx512vnni  \[' 2 "${DC[@]}" --precision int8
+expect_kernels "direct convs 16x8: conv2dc2 for the stride-1 convs" '^node /c[13]/Conv .*: qllc_k_conv2dc2_i16_i8_i16__avx512vnni$' 2 "${DC[@]}" --precision int16 --weight-precision int8
+expect_kernels "direct convs int16: conv2dc2 for the stride-1 convs" '^node /c[13]/Conv .*: qllc_k_conv2dc2_i16_i16_i16__avx512vnni$' 2 "${DC[@]}" --precision int16
 expect_kernels "depthwise: the depthwise variant" 'qllc_k_dwconv2d_i8_i8_i8__avx512vnni$' 2 "${DW[@]}"
 expect_kernels "depthwise model: the pointwise conv runs avx512vnni" 'qllc_k_conv2d_i8_i8_i8__avx512vnni  \[cpu znver4: __amx needs amx-tile, amx-int8\]$' 1 "${DW[@]}"
 DWC=("$D/depthwise_separable/model.onnx" --profile "$tmp/depthwise_separable.yaml" --precision int8 --cpu cascadelake)
@@ -111,9 +120,9 @@ same_dir() { # A B WHAT
   for a in "$tmp/$1"/*.npy; do b=$tmp/$2/$(basename "$a"); cmp -s "$a" "$b" || ok=0; done
   [ $ok = 1 ] && ok "$3" || fail "$3: outputs differ"
 }
-for n in cnn_bn_pool residual depthwise_separable; do
-  MODEL=$D/$n/model.onnx
-  IN=$D/$n/input_0.npy
+for n in cnn_bn_pool residual depthwise_separable direct_convs; do
+  MODEL=$(mdir $n)/model.onnx
+  IN=$(mdir $n)/input_0.npy
   for prec in "int8" "int16" "int16 --weight-precision int8"; do
     tag=$n-${prec// /_}
     P=(--profile "$tmp/$n.yaml" --precision $prec)
