@@ -861,8 +861,10 @@ ZP void zc4_tiles(const int NJ, uint8_t *y, int64_t ldy, const uint8_t *xs, cons
 
 ZI void zc4_conv(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *wp, const int32_t *bias,
                  const int32_t *m, const int32_t *n, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M,
-                 int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t pt, int64_t pl, int64_t dh, int64_t dw,
-                 int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi, uint8_t *scratch) {
+                 int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t pt, int64_t pl,
+                 int64_t dh, int64_t dw, int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi,
+                 uint8_t *scratch) {
+  (void)sh, (void)sw; /* 1 (qllc_c4_fits) */
   const int64_t cg = C / group, mg = M / group, Hp = OH + (KH - 1) * dh, pr = OW + (KW - 1) * dw - W - pl;
   const int64_t Wp = W + (pl > pr ? pl : pr), NV = (OH - 1) * Wp + OW, ldy = OH * OW;
   const qx_c4 g = {cg * KH * KW, cg / 4, KH, KW, dh * Wp * 4, dw * 4, (Hp + 1) * Wp * 4};
@@ -895,21 +897,6 @@ ZI void zc4_conv(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *wp, 
     }
 }
 
-#define QX_C4_WRAP(TI, ti, TO, to, xi8)                                                                          \
-  QLLC_KERNEL __attribute__((target(QX_TZ))) void qllc_k_conv2dc4_##ti##_i8_##to##__avx512vnni(                 \
-      TO *y, const TI *x, const int8_t *wp, const int32_t *bias_c, const int32_t *m, const int32_t *n,          \
-      int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW,    \
-      int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w,      \
-      int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi, uint8_t *scratch) {              \
-    (void)stride_h, (void)stride_w; /* 1 (qllc_c4_fits) */                                                       \
-    zc4_conv((uint8_t *)y, (const uint8_t *)x, xi8, wp, bias_c, m, n, N, C, H, W, M, OH, OW, KH, KW, pad_top,  \
-             pad_left, dil_h, dil_w, group, z_x, z_y, act_lo, act_hi, scratch);                                 \
-  }
-QX_C4_WRAP(int8_t, i8, int8_t, i8, 1)
-QX_C4_WRAP(int8_t, i8, uint8_t, u8, 1)
-QX_C4_WRAP(uint8_t, u8, int8_t, i8, 0)
-QX_C4_WRAP(uint8_t, u8, uint8_t, u8, 0)
-#undef QX_C4_WRAP
 
 /* ---- Direct conv with output channels in the lanes (avx512vnni, QLLC_LAYOUT_C4N16) ------------------ */
 /* Any stride and kernel size, C/group a multiple of 4 (qllc_cl_fits). The input of one image and group
@@ -1090,20 +1077,25 @@ ZI void zcl_conv(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *wp, 
     }
 }
 
-#define QX_CL_WRAP(TI, ti, TO, to, xi8)                                                                          \
-  QLLC_KERNEL __attribute__((target(QX_TZ))) void qllc_k_conv2dcl_##ti##_i8_##to##__avx512vnni(                 \
+/* The entry points of both direct convs: qllc_k_<stem>_<in>_i8_<out>__avx512vnni calls drv. */
+#define QX_DIRECT_WRAP(stem, drv, TI, ti, TO, to, xi8)                                                         \
+  QLLC_KERNEL __attribute__((target(QX_TZ))) void qllc_k_##stem##_##ti##_i8_##to##__avx512vnni(                 \
       TO *y, const TI *x, const int8_t *wp, const int32_t *bias_c, const int32_t *m, const int32_t *n,          \
       int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW,    \
       int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w,      \
       int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi, uint8_t *scratch) {              \
-    zcl_conv((uint8_t *)y, (const uint8_t *)x, xi8, wp, bias_c, m, n, N, C, H, W, M, OH, OW, KH, KW, stride_h, \
-             stride_w, pad_top, pad_left, dil_h, dil_w, group, z_x, z_y, act_lo, act_hi, scratch);             \
+    drv((uint8_t *)y, (const uint8_t *)x, xi8, wp, bias_c, m, n, N, C, H, W, M, OH, OW, KH, KW, stride_h,      \
+        stride_w, pad_top, pad_left, dil_h, dil_w, group, z_x, z_y, act_lo, act_hi, scratch);                  \
   }
-QX_CL_WRAP(int8_t, i8, int8_t, i8, 1)
-QX_CL_WRAP(int8_t, i8, uint8_t, u8, 1)
-QX_CL_WRAP(uint8_t, u8, int8_t, i8, 0)
-QX_CL_WRAP(uint8_t, u8, uint8_t, u8, 0)
-#undef QX_CL_WRAP
+#define QX_DIRECT_WRAPS(stem, drv)                           \
+  QX_DIRECT_WRAP(stem, drv, int8_t, i8, int8_t, i8, 1)       \
+  QX_DIRECT_WRAP(stem, drv, int8_t, i8, uint8_t, u8, 1)      \
+  QX_DIRECT_WRAP(stem, drv, uint8_t, u8, int8_t, i8, 0)      \
+  QX_DIRECT_WRAP(stem, drv, uint8_t, u8, uint8_t, u8, 0)
+QX_DIRECT_WRAPS(conv2dc4, zc4_conv)
+QX_DIRECT_WRAPS(conv2dcl, zcl_conv)
+#undef QX_DIRECT_WRAPS
+#undef QX_DIRECT_WRAP
 
 #else /* QX_TEMPLATE: one ISA's kernels ------------------------------------------------------------------ */
 
