@@ -515,12 +515,7 @@ static qllc_status lower_graph(qllc_model *m, qllc_graph *g, const qllc_options 
   /* --strict: a variant skipped for a CPU the user named (--cpu, --features) or the JIT's host; the
      default generic CPU of a compile is the portable choice, not a degradation */
   const int named_cpu = host || (o->cpu && *o->cpu) || (o->features && *o->features);
-  for (int i = 0; st == QLLC_OK && o->strict && named_cpu && i < (*p)->n_instrs; i++) {
-    const qllc_instr *in = &(*p)->instrs[i];
-    if (!in->reference_for_cpu) continue;
-    const char *nn = in->node ? in->node->name : "?";
-    st = qllc_fail(diag, QLLC_ERR_STRICT, nn, "node '%s' (%s) would run the portable kernel %s: %s (--strict)", nn,
-                   in->node ? qllc_op_name(in->node->op) : "?", in->kernel, in->why ? in->why : "");
+  if (st == QLLC_OK && o->strict && named_cpu && (st = qllc_program_check_portable(*p, diag)) != QLLC_OK) {
     qllc_program_free(*p);
     *p = NULL;
   }

@@ -115,6 +115,10 @@ const char *qllc_lower_kernel_name(int i, const char **stem, const char **in, co
  * count (at most max names written), or -1 when the registry has no such kernel. */
 int qllc_lower_kernel_roles(const char *kernel, const char **names, int max);
 
+/* --strict's check of the kernel choice: QLLC_ERR_STRICT naming the first fused layer left on its portable
+ * reference kernel because the target CPU lacks every variant's features (qllc_instr.reference_for_cpu). */
+qllc_status qllc_program_check_portable(const qllc_program *p, qllc_diag *diag);
+
 /* "node NAME (OpType): kernel  [why]" lines for every fused layer of p (malloc'ed, free() it; NULL on
  * out of memory; "" when p has none). */
 char *qllc_program_kernel_report(const qllc_program *p);

@@ -90,3 +90,14 @@ char *qllc_program_kernel_report(const qllc_program *p) {
   }
   return buf;
 }
+
+qllc_status qllc_program_check_portable(const qllc_program *p, qllc_diag *diag) {
+  for (int i = 0; i < p->n_instrs; i++) {
+    const qllc_instr *in = &p->instrs[i];
+    if (!in->reference_for_cpu) continue;
+    const char *nn = in->node ? in->node->name : "?";
+    return qllc_fail(diag, QLLC_ERR_STRICT, nn, "node '%s' (%s) would run the portable kernel %s: %s (--strict)", nn,
+                     in->node ? qllc_op_name(in->node->op) : "?", in->kernel, in->why ? in->why : "");
+  }
+  return QLLC_OK;
+}
