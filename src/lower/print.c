@@ -1,4 +1,5 @@
-/* src/lower/print.c: text form of the instruction IR (for --dump-after=lower and qllc info).
+/* src/lower/print.c: text form of the instruction IR (for --dump-after=lower and qllc info), the per-node kernel
+ * report, and --strict's check of the kernel choice (qllc_program_check_portable).
  *
  *   program: 3 inputs, 1 outputs; mutable 4096 B, const 1024 B, activations 2048 B peak (4096 B summed)
  *   buffers:
