@@ -82,6 +82,9 @@ QLLC_INLINE int64_t qk_merge(int64_t rank, const int64_t *dims, const int64_t *a
     BINARY_WALK(T, MUL_EL)                                                                                       \
   }
 
+/* the row buffers of maxpool, on the stack: 2 x this many elements */
+enum { QK_MP_SPAN = 512 };
+
 #define UNARY(T, t, QMIN)                                                                                        \
   QLLC_KERNEL void qllc_k_requantize_##t##_##t(T *y, const T *x, int64_t rows, int64_t cols, int64_t y_stride,    \
                                                int64_t x_stride, int32_t z_x, int32_t m, int32_t n, int32_t z_y, \
@@ -94,30 +97,56 @@ QLLC_INLINE int64_t qk_merge(int64_t rank, const int64_t *dims, const int64_t *a
   QLLC_KERNEL void qllc_k_clamp_##t##_##t(T *y, const T *x, int64_t count, int32_t lo, int32_t hi) {               \
     for (int64_t i = 0; i < count; i++) y[i] = (T)qk_out(x[i], 0, lo, hi);                                        \
   }                                                                                                              \
-  /* maxpool: whole-row updates over the ow range inside the image per tap (padding never wins); a      \
-     window entirely in the padding gives the type's minimum. */                                           \
+  /* maxpool, by output row and runs of up to QK_MP_SPAN input columns: v = the max over the window's  \
+     rows inside the image (the type's minimum outside it: padding never wins, a window entirely in    \
+     the padding gives the minimum), then hm[j] = the max of v over the window's columns from j, then  \
+     every stride-th hm is an output. All but the last step are contiguous loops, which vectorize       \
+     whatever the stride; a window wider than the buffers runs the per-tap loop instead. */             \
   QLLC_KERNEL void qllc_k_maxpool2d_##t##_##t(T *QLLC_RESTRICT y, const T *QLLC_RESTRICT x, int64_t NC, int64_t H, \
                                               int64_t W, int64_t OH, int64_t OW, int64_t KH, int64_t KW,          \
                                               int64_t stride_h, int64_t stride_w, int64_t pad_top,               \
                                               int64_t pad_left, int64_t pad_bottom, int64_t pad_right,           \
                                               int64_t dil_h, int64_t dil_w) {                                    \
     (void)pad_bottom, (void)pad_right;                                                                           \
+    T v[QK_MP_SPAN], hm[QK_MP_SPAN];                                                                             \
+    const int64_t reach = (KW - 1) * dil_w, run = (QK_MP_SPAN - 1 - reach) / stride_w + 1; /* outputs a run */   \
     for (int64_t p = 0; p < NC; p++)                                                                             \
       for (int64_t oh = 0; oh < OH; oh++) {                                                                      \
         T *yr = y + (p * OH + oh) * OW;                                                                          \
-        for (int64_t ow = 0; ow < OW; ow++) yr[ow] = (T)QMIN;                                                    \
-        for (int64_t kh = 0; kh < KH; kh++) {                                                                    \
-          const int64_t ih = oh * stride_h - pad_top + kh * dil_h;                                               \
-          if (ih < 0 || ih >= H) continue;                                                                       \
-          const T *xr = x + (p * H + ih) * W;                                                                    \
-          for (int64_t kw = 0; kw < KW; kw++) {                                                                  \
-            const int64_t off = kw * dil_w - pad_left;                                                           \
-            const int64_t lo = qk_first_inside(off, stride_w), hi = qk_end_inside(off, stride_w, W, OW);         \
-            for (int64_t ow = lo; ow < hi; ow++) {                                                               \
-              const T v = xr[ow * stride_w + off];                                                               \
-              yr[ow] = v > yr[ow] ? v : yr[ow];                                                                  \
+        if (reach >= QK_MP_SPAN / 2) { /* the per-tap loop */                                                    \
+          for (int64_t ow = 0; ow < OW; ow++) yr[ow] = (T)QMIN;                                                  \
+          for (int64_t kh = 0; kh < KH; kh++) {                                                                  \
+            const int64_t ih = oh * stride_h - pad_top + kh * dil_h;                                             \
+            if (ih < 0 || ih >= H) continue;                                                                     \
+            const T *xr = x + (p * H + ih) * W;                                                                  \
+            for (int64_t kw = 0; kw < KW; kw++) {                                                                \
+              const int64_t off = kw * dil_w - pad_left;                                                         \
+              const int64_t lo = qk_first_inside(off, stride_w), hi = qk_end_inside(off, stride_w, W, OW);       \
+              for (int64_t ow = lo; ow < hi; ow++) {                                                             \
+                const T e = xr[ow * stride_w + off];                                                             \
+                yr[ow] = e > yr[ow] ? e : yr[ow];                                                                \
+              }                                                                                                  \
             }                                                                                                    \
           }                                                                                                      \
+          continue;                                                                                              \
+        }                                                                                                        \
+        for (int64_t o0 = 0; o0 < OW; o0 += run) {                                                               \
+          const int64_t n = OW - o0 < run ? OW - o0 : run, c0 = o0 * stride_w - pad_left;                        \
+          const int64_t J = (n - 1) * stride_w + 1, L = J + reach; /* hm and v lengths */                        \
+          const int64_t ilo = c0 < 0 ? -c0 : 0, ihi = W - c0 < L ? W - c0 : L; /* v's columns inside */        \
+          for (int64_t i = 0; i < L; i++) v[i] = (T)QMIN;                                                        \
+          for (int64_t kh = 0; kh < KH; kh++) {                                                                  \
+            const int64_t ih = oh * stride_h - pad_top + kh * dil_h;                                             \
+            if (ih < 0 || ih >= H) continue;                                                                     \
+            const T *xr = x + (p * H + ih) * W;                                                                  \
+            for (int64_t i = ilo; i < ihi; i++) v[i] = xr[c0 + i] > v[i] ? xr[c0 + i] : v[i];                      \
+          }                                                                                                      \
+          T *h = stride_w == 1 ? yr + o0 : hm; /* stride 1: hm is the output */                                  \
+          for (int64_t j = 0; j < J; j++) h[j] = v[j];                                                           \
+          for (int64_t kw = 1; kw < KW; kw++)                                                                    \
+            for (int64_t j = 0; j < J; j++) h[j] = v[j + kw * dil_w] > h[j] ? v[j + kw * dil_w] : h[j];          \
+          if (stride_w != 1)                                                                                     \
+            for (int64_t k = 0; k < n; k++) yr[o0 + k] = hm[k * stride_w];                                       \
         }                                                                                                        \
       }                                                                                                          \
   }                                                                                                              \

@@ -80,6 +80,14 @@ static void test_maxpool(void **state) {
   for (int k = 0; k < 3; k++) { /* wide rows */
     run_maxpool((kind)k, 2, 3, 150, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0);
     run_maxpool((kind)k, 1, 4, 201, 2, 3, 2, 2, 1, 1, 1, 2, 1, 2, 1, 0);
+    /* rows longer than the kernel's 512-column runs, at strides 1 to 3 (a run ends mid-window) */
+    run_maxpool((kind)k, 1, 2, 1500, 3, 3, 1, 2, 1, 1, 1, 1, 1, 1, 0, 0);
+    run_maxpool((kind)k, 1, 2, 1100, 2, 5, 1, 1, 0, 2, 0, 2, 1, 1, 1, 0);
+    run_maxpool((kind)k, 1, 3, 1301, 3, 4, 2, 3, 1, 3, 1, 0, 2, 3, 1, 0);
+    /* windows reaching 255 columns (runs) and 258 (the per-tap loop) */
+    run_maxpool((kind)k, 1, 2, 700, 1, 4, 1, 2, 0, 0, 0, 0, 1, 85, 0, 0);
+    run_maxpool((kind)k, 1, 2, 700, 1, 4, 1, 2, 0, 0, 0, 0, 1, 86, 0, 0);
+    run_maxpool((kind)k, 3, 112, 112, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0); /* ResNet's */
   }
   /* a 1x1 image under a 3x3 window with pad 1: the only element wins, even the minimum */
   for (int k = 0; k < 3; k++) run_maxpool((kind)k, 2, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1);
