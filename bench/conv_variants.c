@@ -5,12 +5,12 @@
  *
  *   clang-19 -O2 -fno-math-errno -ffp-contract=off -Isrc -Ilibjit/bitcode -Iinclude bench/conv_variants.c \
  *     targets/x86_64/kernels/x86_q8.c src/lower/pack.c -o build/conv_variants   # as the bitcode is built
- *   taskset -c 0 build/conv_variants [--ms MS] [--turns T] [--peak GOPS]
+ *   taskset -c 0 build/conv_variants [--ms MS] [--turns T] [--peak GOPS] [--shape TEXT]
  *
  * Each turn runs every variant that takes the shape for about MS milliseconds (default 100) and keeps
  * the median call; the figure is the best of T turns (default 5), in microseconds and GOPS (2 ops per
  * MAC); with --peak (the machine's int8 vpdpbusd peak, e.g. from `bench/onednn peak`) also the share
- * of it. The lowering's choice for the shape (src/lower/lower_q.c) is marked with '*'. */
+ * of it; --shape runs only the shapes whose name contains TEXT (e.g. "56x56"). The lowering's choice for the shape (src/lower/lower_q.c) is marked with '*'. */
 #define _POSIX_C_SOURCE 199309L
 #include <stdint.h>
 #include <stdio.h>
@@ -77,11 +77,13 @@ static double median_us(const layer *l, int v, double ms) {
 int main(int argc, char **argv) {
   double ms = 100, peak = 0;
   int turns = 5;
+  const char *only = NULL;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--ms")) ms = atof(argv[i + 1]);
     else if (!strcmp(argv[i], "--turns")) turns = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--peak")) peak = atof(argv[i + 1]);
-    else return fprintf(stderr, "usage: conv_variants [--ms MS] [--turns T] [--peak GOPS]\n"), 2;
+    else if (!strcmp(argv[i], "--shape")) only = argv[i + 1];
+    else return fprintf(stderr, "usage: conv_variants [--ms MS] [--turns T] [--peak GOPS] [--shape TEXT]\n"), 2;
   }
   __builtin_cpu_init();
   if (!__builtin_cpu_supports("avx512vnni") || !__builtin_cpu_supports("avx512bw")) {
@@ -102,6 +104,7 @@ int main(int argc, char **argv) {
          peak > 0 ? ", % of peak" : "");
   srand(1);
   for (int si = 0; si < ns; si++) {
+    if (only && !strstr(shapes[si].name, only)) continue;
     layer l = {.sh = shapes[si]};
     const shape *s = &l.sh;
     l.OH = (s->H + 2 * s->p - s->KH) / s->s + 1, l.OW = (s->W + 2 * s->p - s->KW) / s->s + 1;
