@@ -104,13 +104,22 @@ ZI __m512i z_req(__m512i acc, const qx_zq *q, __m512i zy, __m512i lo, __m512i hi
 /* The same requantization for 33 <= n <= 62 from the high halves of the products alone, in 32-bit
    lanes: with P = acc * m (|P| <= 2^62) and h = P >> 32 (|h| <= 2^30), (P + 2^(n-1)) >> n equals
    (h + 2^(n-33)) >> (n - 32), because the low half adds less than one unit to h + 2^(n-33), which a
-   floor by the power of two 2^(n-32) cannot see; |h + 2^(n-33)| < 2^31 and the result and z_y + it
-   stay far inside int32, so the clamp in 32 bits is exact too. */
-ZI __m512i z_reqh(__m512i acc, __m512i m, __m512i r, __m128i sh, __m512i zy, __m512i lo, __m512i hi) {
-  const __m512i pe = _mm512_mul_epi32(acc, m), po = _mm512_mul_epi32(_mm512_srli_epi64(acc, 32), m);
-  const __m512i h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po);
-  const __m512i v = _mm512_add_epi32(_mm512_sra_epi32(_mm512_add_epi32(h, r), sh), zy);
-  return _mm512_min_epi32(_mm512_max_epi32(v, lo), hi);
+   floor by the power of two 2^(n-32) cannot see. z_y joins the rounding term as z_y 2^(n-32), which
+   the floor passes through unchanged, when |z_y| 2^(n-32) < 2^29 (qx_req32): then |h + r| < 2^31 and
+   the result stays far inside int32, so the clamp in 32 bits is exact too. Per lane: m (mo: m's odd
+   lanes moved to the even ones, m itself when the lanes are equal), r = qx_req32_r(n, z_y), sh = n - 32. */
+static inline int qx_req32(int32_t n, int32_t z_y) {
+  const int64_t za = z_y < 0 ? -(int64_t)z_y : z_y;
+  return n >= 33 && n <= 62 && (za << (n - 32)) < ((int64_t)1 << 29);
+}
+static inline int32_t qx_req32_r(int32_t n, int32_t z_y) {
+  return (int32_t)(((int64_t)1 << (n - 33)) + (int64_t)z_y * ((int64_t)1 << (n - 32)));
+}
+ZI __m512i z_reqh(__m512i acc, __m512i m, __m512i mo, __m512i r, __m512i sh, __m512i lo, __m512i hi) {
+  const __m512i pe = _mm512_mul_epi32(acc, m), po = _mm512_mul_epi32(_mm512_srli_epi64(acc, 32), mo);
+  const __m512i hsel = _mm512_set_epi32(31, 15, 29, 13, 27, 11, 25, 9, 23, 7, 21, 5, 19, 3, 17, 1);
+  const __m512i h = _mm512_permutex2var_epi32(pe, hsel, po); /* the odd dwords of pe and po, in order */
+  return _mm512_min_epi32(_mm512_max_epi32(_mm512_srav_epi32(_mm512_add_epi32(h, r), sh), lo), hi);
 }
 /* The low bytes of the first cnt lanes (values already inside the output type's range). */
 ZI void z_store8(uint8_t *d, __m512i v, int64_t cnt) {
@@ -799,11 +808,10 @@ ZI void zc4_tile(const int R, const int NJ, uint8_t *y, int64_t ldy, const uint8
     }
   QX_UNROLL for (int r = 0; r < R; r++) {
     __m512i v[4];
-    if (n[r] >= 33 && n[r] <= 62) {
-      const __m512i mv = _mm512_set1_epi32(m[r]), rv = _mm512_set1_epi32((int32_t)1 << (n[r] - 33));
-      const __m512i z32 = _mm512_set1_epi32(z_y), l32 = _mm512_set1_epi32(act_lo), h32 = _mm512_set1_epi32(act_hi);
-      const __m128i sh = _mm_cvtsi32_si128(n[r] - 32);
-      QX_UNROLL for (int j = 0; j < NJ; j++) v[j] = z_reqh(acc[r][j], mv, rv, sh, z32, l32, h32);
+    if (qx_req32(n[r], z_y)) {
+      const __m512i mv = _mm512_set1_epi32(m[r]), rv = _mm512_set1_epi32(qx_req32_r(n[r], z_y));
+      const __m512i sh = _mm512_set1_epi32(n[r] - 32), l32 = _mm512_set1_epi32(act_lo), h32 = _mm512_set1_epi32(act_hi);
+      QX_UNROLL for (int j = 0; j < NJ; j++) v[j] = z_reqh(acc[r][j], mv, mv, rv, sh, l32, h32);
     } else {
       qx_zq q;
       z_qprep(&q, _mm512_set1_epi32(m[r]), _mm512_set1_epi32(n[r]));
@@ -916,18 +924,9 @@ typedef struct qx_cl {
   int64_t ncq, KH, KW, rstep, cstep, PS, wstep; /* wstep: bytes between the weights of two 16-channel blocks */
 } qx_cl;
 
-/* Per-lane requantization for 33 <= n <= 62 in every lane (z_reqh with vectors of m, rounding term and
-   shift n - 32). */
-ZI __m512i z_reqhv(__m512i acc, __m512i m, __m512i r, __m512i sh, __m512i zy, __m512i lo, __m512i hi) {
-  const __m512i pe = _mm512_mul_epi32(acc, m), po = _mm512_mul_epi32(_mm512_srli_epi64(acc, 32), _mm512_srli_epi64(m, 32));
-  const __m512i h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po);
-  const __m512i v = _mm512_add_epi32(_mm512_srav_epi32(_mm512_add_epi32(h, r), sh), zy);
-  return _mm512_min_epi32(_mm512_max_epi32(v, lo), hi);
-}
-
 /* The requantization constants of one block of 16 output channels. */
 typedef struct qx_clq {
-  __m512i bias, m, r, sh; /* fast: the 32-bit path (z_reqhv) applies to every lane */
+  __m512i bias, m, mo, r, sh; /* fast: the 32-bit path (z_reqh) applies to every lane */
   qx_zq q;
   int fast;
 } qx_clq;
@@ -954,13 +953,13 @@ ZI void zcl_tile(const int NP, const int NO, uint8_t *stg, const uint8_t *xs, co
         }
       }
     }
-  const __m512i zy32 = _mm512_set1_epi32(z_y), lo32 = _mm512_set1_epi32(act_lo), hi32 = _mm512_set1_epi32(act_hi);
+  const __m512i lo32 = _mm512_set1_epi32(act_lo), hi32 = _mm512_set1_epi32(act_hi);
   QX_UNROLL for (int j = 0; j < NO; j++) {
     uint8_t *d = stg + j * (QX_CL_PC * 16);
     if (cq[j].fast) {
       QX_UNROLL for (int i = 0; i < NP; i++)
         _mm_storeu_si128((__m128i *)(d + i * 16),
-                         _mm512_cvtepi32_epi8(z_reqhv(acc[i][j], cq[j].m, cq[j].r, cq[j].sh, zy32, lo32, hi32)));
+                         _mm512_cvtepi32_epi8(z_reqh(acc[i][j], cq[j].m, cq[j].mo, cq[j].r, cq[j].sh, lo32, hi32)));
     } else {
       const __m512i zy = _mm512_set1_epi64(z_y), lo = _mm512_set1_epi64(act_lo), hi = _mm512_set1_epi64(act_hi);
       QX_UNROLL for (int i = 0; i < NP; i++)
@@ -1051,10 +1050,17 @@ ZI void zcl_conv(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *wp, 
           const __mmask16 in = (__mmask16)qx_bits(mg - ob - 16 * j);
           const __m512i mv = _mm512_maskz_loadu_epi32(in, m + c), nv = _mm512_mask_loadu_epi32(_mm512_set1_epi32(40), in, n + c);
           cq[j].bias = _mm512_maskz_loadu_epi32(in, bias + c);
-          cq[j].fast = !_mm512_cmplt_epi32_mask(nv, _mm512_set1_epi32(33)) && !_mm512_cmpgt_epi32_mask(nv, _mm512_set1_epi32(62));
-          cq[j].m = mv;
+          int32_t nn[16];
+          _mm512_storeu_si512(nn, nv);
+          cq[j].fast = 1;
+          for (int i = 0; i < 16; i++) cq[j].fast &= qx_req32(nn[i], z_y);
+          cq[j].m = mv, cq[j].mo = _mm512_srli_epi64(mv, 32);
           cq[j].sh = _mm512_sub_epi32(nv, _mm512_set1_epi32(32));
-          cq[j].r = _mm512_sllv_epi32(_mm512_set1_epi32(1), _mm512_sub_epi32(nv, _mm512_set1_epi32(33)));
+          if (cq[j].fast) {
+            int32_t rr[16];
+            for (int i = 0; i < 16; i++) rr[i] = qx_req32_r(nn[i], z_y);
+            cq[j].r = _mm512_loadu_si512(rr);
+          }
           z_qprep(&cq[j].q, mv, nv);
         }
         const int8_t *wo = wg + ob * K;
@@ -1230,13 +1236,12 @@ QI void QN(qx_cv_tile)(const int R, const int NJ, uint8_t *y, int64_t ldy, const
 #endif
   QX_UNROLL for (int r = 0; r < R; r++) {
 #ifdef VREQH
-    if (n[r] >= 33 && n[r] <= 62) { /* the usual shifts: 32-bit lanes (VREQH) */
-      const V mv = VSET1(m[r]), rv = VSET1((int32_t)1 << (n[r] - 33)), z32 = VSET1(z_y);
+    if (qx_req32(n[r], z_y)) { /* the usual shifts: 32-bit lanes (VREQH) */
+      const V mv = VSET1(m[r]), rv = VSET1(qx_req32_r(n[r], z_y)), sh = VSET1(n[r] - 32);
       const V l32 = VSET1(act_lo), h32 = VSET1(act_hi);
-      const __m128i sh = _mm_cvtsi32_si128(n[r] - 32);
       QX_UNROLL for (int j = 0; j < NJ; j++) {
         const int64_t c = npx - j * VL;
-        if (c > 0) VSTORE8(y + r * ldy + j * VL, VREQH(acc[r][j], mv, rv, sh, z32, l32, h32), c > VL ? VL : c);
+        if (c > 0) VSTORE8(y + r * ldy + j * VL, VREQH(acc[r][j], mv, mv, rv, sh, l32, h32), c > VL ? VL : c);
       }
       continue;
     }
