@@ -5,12 +5,15 @@
  *
  *   clang-19 -O2 -fno-math-errno -ffp-contract=off -Isrc -Ilibjit/bitcode -Iinclude bench/conv_variants.c \
  *     targets/x86_64/kernels/x86_q8.c src/lower/pack.c -o build/conv_variants   # as the bitcode is built
- *   taskset -c 0 build/conv_variants [--ms MS] [--turns T] [--peak GOPS] [--shape TEXT]
+ *   taskset -c 0 build/conv_variants [--ms MS] [--turns T] [--peak GOPS] [--shape TEXT] [--cold 1]
  *
  * Each turn runs every variant that takes the shape for about MS milliseconds (default 100) and keeps
  * the median call; the figure is the best of T turns (default 5), in microseconds and GOPS (2 ops per
  * MAC); with --peak (the machine's int8 vpdpbusd peak, e.g. from `bench/onednn peak`) also the share
- * of it; --shape runs only the shapes whose name contains TEXT (e.g. "56x56"). The lowering's choice for the shape (src/lower/lower_q.c) is marked with '*'. */
+ * of it. --shape runs only the shapes whose name contains TEXT (e.g. "56x56"). --cold 1 writes 64 MiB
+ * before every timed call, so that each starts with its weights out of the caches, as a layer of a
+ * network larger than the caches does. The lowering's choice for the shape (src/lower/lower_q.c) is
+ * marked with '*'. */
 #define _POSIX_C_SOURCE 199309L
 #include <stdint.h>
 #include <stdio.h>
@@ -59,6 +62,13 @@ static void run(const layer *l, int v) {
     s->p, 1, 1, 1, 128, 0, 0, 255, l->scratch[v]);
 }
 
+static int cold; /* --cold: the caches flushed before every timed call */
+static void flush(void) {
+  enum { FB = 64 << 20 };
+  static uint8_t *buf;
+  if (!buf) buf = calloc(FB, 1);
+  for (size_t i = 0; i < FB; i += 64) buf[i]++;
+}
 static double median_us(const layer *l, int v, double ms) {
   enum { MAXN = 4096 };
   static double t[MAXN];
@@ -66,6 +76,7 @@ static double median_us(const layer *l, int v, double ms) {
   const double end = now_us() + ms * 1e3;
   for (int i = 0; i < 3; i++) run(l, v); /* warm-up */
   while (n < MAXN && (n < 5 || now_us() < end)) {
+    if (cold) flush();
     const double a = now_us();
     run(l, v);
     t[n++] = now_us() - a;
@@ -83,7 +94,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--turns")) turns = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--peak")) peak = atof(argv[i + 1]);
     else if (!strcmp(argv[i], "--shape")) only = argv[i + 1];
-    else return fprintf(stderr, "usage: conv_variants [--ms MS] [--turns T] [--peak GOPS] [--shape TEXT]\n"), 2;
+    else if (!strcmp(argv[i], "--cold")) cold = atoi(argv[i + 1]);
+    else return fprintf(stderr, "usage: conv_variants [--ms MS] [--turns T] [--peak GOPS] [--shape TEXT] [--cold 1]\n"), 2;
   }
   __builtin_cpu_init();
   if (!__builtin_cpu_supports("avx512vnni") || !__builtin_cpu_supports("avx512bw")) {
