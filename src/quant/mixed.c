@@ -20,8 +20,10 @@
  *     the allowance holds. The choice is measured; when it misses, the allowance is halved (at most
  *     three times, then every layer at int16);
  *  5. measured refinement: each layer still raised, costliest first, is lowered a level at a time
- *     while the target holds. When nothing could be lowered from every layer at int16, the summary
- *     says so with each layer's SQNR one level lower (each measured, so the claim is checked).
+ *     while the target holds, pass after pass until a pass lowers nothing. The last pass measured each
+ *     layer still raised a level lower, alone, in the final configuration: the result is a local
+ *     minimum, and the summary names each wide layer with that SQNR, below the target (when every
+ *     layer stays at int16 it says so), and any layer a later pass lowered.
  * Each measurement quantizes a copy of the float graph with the map, JIT-compiles it (quickly:
  * QLLC_PROBE_QUICK, the kernels called rather than inlined, LLVM O1; the same results) and runs the
  * samples; the float outputs are computed once, and no configuration is measured twice.
@@ -413,8 +415,8 @@ qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, 
   qllc_graph *g = NULL;
   qllc_probe *fp = NULL;
   cand *c = NULL;
-  int *lev = NULL, *order = NULL, nc = 0;
-  double *d = NULL, *allow = NULL, *used = NULL, *key = NULL;
+  int *lev = NULL, *order = NULL, *first = NULL, nc = 0, searched = 0;
+  double *d = NULL, *allow = NULL, *used = NULL, *key = NULL, *below = NULL;
   qllc_prec_map *best = NULL;
   char *text = NULL;
   size_t text_len = 0;
@@ -486,8 +488,10 @@ qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, 
   allow = calloc((size_t)s.n_out + 1, sizeof *allow);
   used = calloc((size_t)s.n_out + 1, sizeof *used);
   key = calloc((size_t)nc + 1, sizeof *key);
+  first = calloc((size_t)nc + 1, sizeof *first);
+  below = calloc((size_t)nc + 1, sizeof *below);
   t = open_memstream(&text, &text_len);
-  if (!lev || !order || !d || !allow || !used || !key || !t) {
+  if (!lev || !order || !d || !allow || !used || !key || !first || !below || !t) {
     st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
     goto done;
   }
@@ -538,23 +542,32 @@ qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, 
       }
       for (int o = 0; o < s.n_out; o++) allow[o] *= 0.5;
     }
-    /* 5. measured: each raised layer, costliest first, lowered a level at a time while the target holds */
-    for (int i = 0; i < nc; i++) key[i] = lv_cost(&c[i], lev[i]);
-    order_by(c, key, order, nc);
-    for (int k = 0; k < nc; k++) {
-      int i = order[k];
-      while (lev[i] != LV_INT8) {
-        int was = lev[i];
-        double db;
-        lev[i] = lv_down(&c[i], was);
-        if ((st = reaches(&s, lev, target_db, &ok, &db, diag)) != QLLC_OK) goto done;
-        if (!ok) {
-          lev[i] = was;
-          break;
+    /* 5. measured: each raised layer, costliest first, lowered a level at a time while the target holds;
+     *    pass after pass until one lowers nothing. That last pass measured each layer still raised a level
+     *    lower, alone, in the final configuration (below[i]), and each missed: a local minimum. A layer a
+     *    later pass lowers (the first pass tried it before others were lowered) is reported. */
+    for (int pass = 0, changed = 1; changed; pass++) {
+      changed = 0;
+      for (int i = 0; i < nc; i++) key[i] = lv_cost(&c[i], lev[i]);
+      order_by(c, key, order, nc);
+      for (int k = 0; k < nc; k++) {
+        int i = order[k];
+        while (lev[i] != LV_INT8) {
+          int was = lev[i];
+          lev[i] = lv_down(&c[i], was);
+          if ((st = reaches(&s, lev, target_db, &ok, &below[i], diag)) != QLLC_OK) goto done;
+          if (!ok) {
+            lev[i] = was;
+            break;
+          }
+          got = below[i];
+          changed = 1;
         }
-        got = db;
       }
+      if (pass == 0)
+        for (int i = 0; i < nc; i++) first[i] = lev[i];
     }
+    searched = 1;
     all_top_needed = 1;
     for (int i = 0; i < nc; i++) all_top_needed &= lev[i] == LV_INT16;
   }
@@ -581,17 +594,26 @@ qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, 
           total_macs > 0 ? 100.0 * w16 / total_macs : 0.0, w4);
   if (top_db > -INFINITY) fprintf(t, "; every layer at int16: %.1f dB", top_db);
   fprintf(t, "; %d measurements\n", s.evals);
-  if (all_top_needed) { /* say why: each layer one level lower, alone, was measured to miss the target */
-    fprintf(t, "only every layer at int16 reaches %.1f dB: any one of them a level lower (the others int16) misses it:", target_db);
-    for (int i = 0; i < nc; i++) {
-      const double *ni;
-      lev[i] = lv_down(&c[i], LV_INT16);
-      st = measure(&s, lev, &ni, diag); /* measured in step 5: from the memo */
-      lev[i] = LV_INT16;
-      if (st != QLLC_OK) goto done;
-      fprintf(t, "%s %s at %s %.1f dB", i ? "," : "", c[i].node, qllc_nprec_name(lv_prec[lv_down(&c[i], LV_INT16)]),
-              min_db(&s, ni));
-    }
+  int n_later = 0;
+  for (int i = 0; searched && i < nc; i++) n_later += lev[i] != first[i];
+  if (n_later) {
+    fprintf(t, "lowered when measured again in the final configuration (the first pass tried them before others were lowered):");
+    for (int i = 0, k = 0; i < nc; i++)
+      if (lev[i] != first[i])
+        fprintf(t, "%s %s from %s to %s", k++ ? "," : "", c[i].node, qllc_nprec_name(lv_prec[first[i]]),
+                qllc_nprec_name(lv_prec[lev[i]]));
+    fprintf(t, "\n");
+  }
+  if (searched && best->n) { /* say why each wide layer stays wide: a level lower, alone, measured to miss the target */
+    if (all_top_needed)
+      fprintf(t, "only every layer at int16 reaches %.1f dB: any one of them a level lower (the others int16) misses it:", target_db);
+    else
+      fprintf(t, "no layer wider than int8 can be narrower: each one a level lower (the others as chosen) misses %.1f dB:",
+              target_db);
+    for (int i = 0, k = 0; i < nc; i++)
+      if (lev[i] != LV_INT8)
+        fprintf(t, "%s %s at %s %.1f dB", k++ ? "," : "", c[i].node, qllc_nprec_name(lv_prec[lv_down(&c[i], lev[i])]),
+                below[i]);
     fprintf(t, "\n");
   }
 
@@ -607,7 +629,7 @@ done:
     free(e->noise);
     free(e);
   }
-  free(c), free(lev), free(order), free(d), free(allow), free(used), free(key);
+  free(c), free(lev), free(order), free(d), free(allow), free(used), free(key), free(first), free(below);
   qllc_probe_free(fp);
   if (g) qllc_graph_free(g);
   if (st != QLLC_OK) {

@@ -2,9 +2,9 @@
 # tests/cli/min_sqnr_test.sh: automatic mixed precision (--min-sqnr, --precision-map-out, --precision-map;
 # issue 13) on tests/quant_e2e/data/outlier:
 #  - targets int8 + 3, 10, 20 and 30 dB, each checked by check_targets (min_sqnr_lib.sh): reached with a
-#    choice cheaper than every layer at int16 and confirmed by `qllc compare`, or reached only by every
-#    layer at int16 with each layer one level lower named and measured below the target, or refused
-#    naming layers; the replayed map gives the same bundle bytes;
+#    choice cheaper than every layer at int16 (or only by every layer at int16) and confirmed by `qllc
+#    compare`, each layer left wide named with its SQNR one level lower, measured below the target; or
+#    refused naming layers; the replayed map gives the same bundle bytes;
 #  - at int8 + 3 dB the bundle's precision report shows both kinds with requantize nodes between them
 #    (i8 -> i16 / i16 -> i8, never a float round trip);
 #  - an unreachable target fails in one line naming what limits it; a map of another model is refused;

@@ -287,7 +287,8 @@ static const cli_opt quant_opts[] = {
     {"--strict", NULL, NULL, "fail if any node stays in float, any bias is clipped, or a fused layer falls back to the portable kernel for a missing CPU feature", set_strict},
     {"--quantized-io", NULL, NULL, "model inputs and outputs stay integer", set_quantized_io},
     {"--min-sqnr", NULL, "DB", "choose int8, 16x8 or int16 per layer, with as few wide MACs as the search "
-     "finds, so that every output reaches DB dB SQNR against float (prints the choice)", set_min_sqnr},
+     "finds, so that every output reaches DB dB SQNR against float (prints the choice and, for each layer left "
+     "wider than int8, its measured SQNR one level lower)", set_min_sqnr},
     {"--search-dataset", NULL, "SPEC", "the samples --min-sqnr measures on (repeatable; forms as for 'qllc profile'; "
      "default: 32 drawn from the profile)", set_search_dataset},
     {"--precision-map-out", NULL, "FILE", "write the precision chosen for each layer (replay it with --precision-map)",
