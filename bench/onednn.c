@@ -1,6 +1,6 @@
 /* bench/onednn.c: the oneDNN side of bench/side_by_side.sh, and the machine's measured int8 peak.
  *
- *   onednn int8|f32 fc1|fc64|conv [--ms RUN_MS] [--warmup-ms W]
+ *   onednn int8|f32 fc1|fc64|conv [--ms RUN_MS] [--warmup-ms W] [--plain-io]
  *   onednn peak
  *   onednn version
  *
@@ -18,8 +18,11 @@
  *
  * Timing: warm-up executions for W ms (default 50), then executions for about RUN_MS ms (default 200),
  * at least 20, each timed alone with CLOCK_MONOTONIC around dnnl_primitive_execute + dnnl_stream_wait.
- * Prints one line:
- *   onednn shape=S prec=P isa=ISA impl=IMPL macs=M calls=N median_ns=... min_ns=... check=ok|WRONG(...)
+ * With --plain-io the timed call also reorders the source from the plain layout into the primitive's
+ * and the destination back (reorder primitives created once): the layer with its activations in the
+ * plain layout a model's inputs and outputs have, as a qllc bundle of that one layer takes and gives
+ * them. Prints one line:
+ *   onednn shape=S prec=P isa=ISA impl=IMPL io=chosen|plain macs=M calls=N median_ns=... min_ns=... check=...
  * The ISA is dnnl_get_effective_cpu_isa() (ONEDNN_MAX_CPU_ISA caps it), IMPL the primitive's
  * implementation string (dnnl_query_impl_info_str). Threads: oneDNN here is the Debian build with
  * OpenMP; run with OMP_NUM_THREADS=1 (side_by_side.sh does, and pins the process to one core).
@@ -199,9 +202,22 @@ static void reorder(dnnl_memory_t from, dnnl_memory_t to, dnnl_engine_t eng, dnn
   dnnl_primitive_desc_destroy(pd);
 }
 
+/* A reorder primitive from one memory's layout to another's, created once for --plain-io. */
+static dnnl_primitive_t reorder_prim(dnnl_memory_t from, dnnl_memory_t to, dnnl_engine_t eng) {
+  const dnnl_memory_desc_t *a, *b;
+  CHECK(dnnl_memory_get_memory_desc(from, &a));
+  CHECK(dnnl_memory_get_memory_desc(to, &b));
+  dnnl_primitive_desc_t pd;
+  dnnl_primitive_t p;
+  CHECK(dnnl_reorder_primitive_desc_create(&pd, a, eng, b, eng, NULL));
+  CHECK(dnnl_primitive_create(&p, pd));
+  dnnl_primitive_desc_destroy(pd);
+  return p;
+}
+
 static float round_even(float x) { return nearbyintf(x); } /* default rounding mode: to nearest even */
 
-static int layer(const shape *sh, int int8, double run_ms, double warm_ms) {
+static int layer(const shape *sh, int int8, double run_ms, double warm_ms, int plain_io) {
   dnnl_engine_t eng;
   dnnl_stream_t strm;
   CHECK(dnnl_engine_create(&eng, dnnl_cpu, 0));
@@ -318,13 +334,21 @@ static int layer(const shape *sh, int int8, double run_ms, double warm_ms) {
     if (diff > worst) worst = diff;
   }
 
-  /* timing */
+  /* timing; --plain-io: the source reordered in and the destination out, in the timed call */
+  dnnl_primitive_t rin = plain_io ? reorder_prim(su, sm, eng) : NULL, rout = plain_io ? reorder_prim(dm, du, eng) : NULL;
+  dnnl_exec_arg_t ain[2] = {{DNNL_ARG_FROM, su}, {DNNL_ARG_TO, sm}}, aout[2] = {{DNNL_ARG_FROM, dm}, {DNNL_ARG_TO, du}};
+#define CALL()                                                  \
+  do {                                                          \
+    if (rin) dnnl_primitive_execute(rin, strm, 2, ain);         \
+    dnnl_primitive_execute(prim, strm, 4, args);                \
+    if (rout) dnnl_primitive_execute(rout, strm, 2, aout);      \
+    dnnl_stream_wait(strm);                                     \
+  } while (0)
   double t0 = now_ns(), one = 0;
   int warm = 0;
   while (now_ns() - t0 < warm_ms * 1e6 || warm < 3) {
     double s = now_ns();
-    CHECK(dnnl_primitive_execute(prim, strm, 4, args));
-    CHECK(dnnl_stream_wait(strm));
+    CALL();
     one = now_ns() - s;
     warm++;
   }
@@ -334,18 +358,20 @@ static int layer(const shape *sh, int int8, double run_ms, double warm_ms) {
   double *times = malloc(sizeof(double) * (size_t)calls);
   for (int r = 0; r < calls; r++) {
     double s = now_ns();
-    dnnl_primitive_execute(prim, strm, 4, args);
-    dnnl_stream_wait(strm);
+    CALL();
     times[r] = now_ns() - s;
   }
+#undef CALL
+  if (rin) dnnl_primitive_destroy(rin), dnnl_primitive_destroy(rout);
   qsort(times, (size_t)calls, sizeof(double), cmp_double);
   double med = calls % 2 ? times[calls / 2] : 0.5 * (times[calls / 2 - 1] + times[calls / 2]);
   long long macs = (long long)(sh->n * sh->oc * sh->h * sh->w * K);
   char check[64];
   if (bad) snprintf(check, sizeof check, "WRONG(%d/4096,worst=%g)", bad, worst);
   else snprintf(check, sizeof check, "ok");
-  printf("onednn shape=%s prec=%s isa=%s impl=%s macs=%lld calls=%d median_ns=%.0f min_ns=%.0f check=%s\n", sh->name,
-         int8 ? "int8" : "f32", isa_name(dnnl_get_effective_cpu_isa()), impl, macs, calls, med, times[0], check);
+  printf("onednn shape=%s prec=%s isa=%s impl=%s io=%s macs=%lld calls=%d median_ns=%.0f min_ns=%.0f check=%s\n",
+         sh->name, int8 ? "int8" : "f32", isa_name(dnnl_get_effective_cpu_isa()), impl, plain_io ? "plain" : "chosen",
+         macs, calls, med, times[0], check);
 
   free(times);
   free(scales);
@@ -367,9 +393,10 @@ static int layer(const shape *sh, int int8, double run_ms, double warm_ms) {
 int main(int argc, char **argv) {
   double run_ms = 200, warm_ms = 50;
   const char *pos[2] = {NULL, NULL};
-  int np = 0;
+  int np = 0, plain_io = 0;
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--ms") == 0 && i + 1 < argc) run_ms = atof(argv[++i]);
+    if (strcmp(argv[i], "--plain-io") == 0) plain_io = 1;
+    else if (strcmp(argv[i], "--ms") == 0 && i + 1 < argc) run_ms = atof(argv[++i]);
     else if (strcmp(argv[i], "--warmup-ms") == 0 && i + 1 < argc) warm_ms = atof(argv[++i]);
     else if (argv[i][0] != '-' && np < 2) pos[np++] = argv[i];
     else { np = -1; break; }
@@ -383,8 +410,8 @@ int main(int argc, char **argv) {
   if (np >= 1 && strcmp(pos[0], "peak") == 0) return peak();
   if (np == 2 && (strcmp(pos[0], "int8") == 0 || strcmp(pos[0], "f32") == 0))
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-      if (strcmp(pos[1], shapes[i].name) == 0) return layer(&shapes[i], pos[0][0] == 'i', run_ms, warm_ms);
-  fprintf(stderr, "usage: onednn int8|f32 fc1|fc64|conv [--ms RUN_MS] [--warmup-ms W]\n"
+      if (strcmp(pos[1], shapes[i].name) == 0) return layer(&shapes[i], pos[0][0] == 'i', run_ms, warm_ms, plain_io);
+  fprintf(stderr, "usage: onednn int8|f32 fc1|fc64|conv [--ms RUN_MS] [--warmup-ms W] [--plain-io]\n"
                   "       onednn peak\n       onednn version\n");
   return 2;
 }

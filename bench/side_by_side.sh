@@ -18,7 +18,9 @@
 #    64x1024 -> 1024, conv = Conv 3x3 pad 1 stride 1, 64 -> 64 channels at 56x56, N = 1, with bias.
 #    - oneDNN (bench/onednn.c): int8 u8 x s8 -> s8, s32 bias, per-output-channel output scales, weights
 #      reordered to oneDNN's layout once (format any), primitive created once; run with
-#      ONEDNN_MAX_CPU_ISA=AVX512_CORE_VNNI and with the default ISA; and f32.
+#      ONEDNN_MAX_CPU_ISA=AVX512_CORE_VNNI and with the default ISA; and f32. Its activations are in the
+#      layouts it chose, reordered outside the timed call; one more contender (VNNI, --plain-io) also
+#      times the reorders from and to the plain layout (NCHW / NC) the qllc bundles take and give.
 #    - qllc: bench/sbs_models.py's ONNX model of each shape, profiled on its random calibration inputs,
 #      compiled by `qllc compile --cpu native` at int8 (--quantized-io), int16 (--quantized-io),
 #      16x8 (--precision int16 --weight-precision int8 --quantized-io) and float, and timed through the
@@ -105,7 +107,7 @@ echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 # ---- the layers, in turns -------------------------------------------------------------------------
 RES=$OUT/results.txt
 : >"$RES"
-CONTENDERS="onednn_vnni onednn_default onednn_f32 qllc_int8 qllc_int16 qllc_16x8 qllc_float"
+CONTENDERS="onednn_vnni onednn_vnni_plain onednn_default onednn_f32 qllc_int8 qllc_int16 qllc_16x8 qllc_float"
 [ "$AMX" = 1 ] && CONTENDERS="$CONTENDERS qllc_int8noamx"
 macs_of() { case $1 in fc1) echo 1048576 ;; fc64) echo 67108864 ;; conv) echo 115605504 ;; esac; }
 T=(--ms "$RUN_MS" --warmup-ms "$WARMUP_MS")
@@ -115,6 +117,8 @@ for s in $SHAPES; do
     for c in $CONTENDERS; do
       case $c in
         onednn_vnni) line=$(ONEDNN_MAX_CPU_ISA=AVX512_CORE_VNNI "${PIN[@]}" "$OUT/onednn" int8 "$s" "${T[@]}") ;;
+        onednn_vnni_plain)
+          line=$(ONEDNN_MAX_CPU_ISA=AVX512_CORE_VNNI "${PIN[@]}" "$OUT/onednn" int8 "$s" "${T[@]}" --plain-io) ;;
         onednn_default) line=$("${PIN[@]}" "$OUT/onednn" int8 "$s" "${T[@]}") ;;
         onednn_f32) line=$("${PIN[@]}" "$OUT/onednn" f32 "$s" "${T[@]}") ;;
         qllc_*) n=${s}_${c#qllc_}
@@ -140,7 +144,9 @@ for line in open(res):
     d = kv(line)
     runs.setdefault((d['shape'], d['who']), []).append(d)
 macs = {'fc1': 1048576, 'fc64': 67108864, 'conv': 115605504}
-label = {'onednn_vnni': 'oneDNN int8, max ISA avx512_core_vnni', 'onednn_default': 'oneDNN int8, default ISA',
+label = {'onednn_vnni': 'oneDNN int8, max ISA avx512_core_vnni',
+         'onednn_vnni_plain': 'oneDNN int8, avx512_core_vnni, activation reorders from/to plain layout timed',
+         'onednn_default': 'oneDNN int8, default ISA',
          'onednn_f32': 'oneDNN f32', 'qllc_int8': 'qllc int8', 'qllc_int16': 'qllc int16',
          'qllc_16x8': 'qllc 16x8', 'qllc_float': 'qllc float',
          'qllc_int8noamx': 'qllc int8, --features -amx-tile,-amx-int8'}
@@ -176,12 +182,12 @@ for s in shapes:
         print(f"| {desc[s]} | {label[who]} | {b:.1f} | {', '.join('%.1f' % m for m in meds)} | {gops:.1f} | {pk} | {note} |")
 print()
 print('time ratios (best medians; > 1: the first is slower)')
-print('| layer | qllc int8 / oneDNN VNNI | qllc int8 / oneDNN default | qllc int8 / qllc float | qllc int16 / int8 | qllc 16x8 / int8 | oneDNN int8 / oneDNN f32 |')
-print('|---|---:|---:|---:|---:|---:|---:|')
+print('| layer | qllc int8 / oneDNN VNNI | qllc int8 / oneDNN VNNI with plain-layout reorders | qllc int8 / oneDNN default | qllc int8 / qllc float | qllc int16 / int8 | qllc 16x8 / int8 | oneDNN int8 / oneDNN f32 |')
+print('|---|---:|---:|---:|---:|---:|---:|---:|')
 def r(s, a, b):
     return '%.2f' % (best[(s, a)] / best[(s, b)]) if (s, a) in best and (s, b) in best else '-'
 for s in shapes:
-    print(f"| {desc[s]} | {r(s, 'qllc_int8', 'onednn_vnni')} | {r(s, 'qllc_int8', 'onednn_default')} | "
+    print(f"| {desc[s]} | {r(s, 'qllc_int8', 'onednn_vnni')} | {r(s, 'qllc_int8', 'onednn_vnni_plain')} | {r(s, 'qllc_int8', 'onednn_default')} | "
           f"{r(s, 'qllc_int8', 'qllc_float')} | {r(s, 'qllc_int16', 'qllc_int8')} | {r(s, 'qllc_16x8', 'qllc_int8')} | "
           f"{r(s, 'onednn_default', 'onednn_f32')} |")
 if any(w == 'qllc_int8noamx' for (_, w) in runs):  # an AMX host: oneDNN's default ISA is its AMX path
