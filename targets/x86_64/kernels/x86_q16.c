@@ -21,7 +21,10 @@
  * and interleaves them with vpermt2w.
  *
  * Direct conv (conv2dc2, the shapes qllc_c4_fits takes): the same tiles read pairs of channels straight
- * from padded planes (below), no panel.
+ * from padded planes (below), no panel. 16x8: an output channel whose ROWS_C2 trailer byte is set (the
+ * compiler found 2^15 * sum |w| + |bias| < 2^31: every partial sum of any input is inside int32) runs
+ * in ONE int32 run started at its bias, with no widening, and requantizes in 32-bit lanes (qx_req32h)
+ * when 33 <= n <= 62, else as the others from its sums widened; tiles never mix the two kinds.
  * Speed (Zen 5, 3x3 64->64 at 56x56 and FC 64x1024x1024, specialised on the shapes as qllc does):
  * 16x8 runs at about 0.5x the int8 vpdpbusd variants, int16 at about 0.25x-0.28x: vpdpwssd does half the
  * MACs of vpdpbusd per instruction, and the split int16 weights need two of them per MAC pair. */
@@ -86,6 +89,18 @@ QX_FN __m512i qx_req8(__m512i acc, __m512i m, __m512i n, __m512i zy, __m512i lo,
   __m512i v = _mm512_mask_blend_epi64(_mm512_cmpge_epi64_mask(n, c32), small, big);
   v = _mm512_min_epi64(_mm512_max_epi64(v, _mm512_set1_epi64(INT32_MIN)), _mm512_set1_epi64(INT32_MAX));
   return _mm512_min_epi64(_mm512_max_epi64(_mm512_add_epi64(v, zy), lo), hi);
+}
+
+/* The same for 16 int32 accumulators when 33 <= n <= 62 (m, r = 2^(n-33) and zy, lo, hi broadcast in
+ * 32-bit lanes, sh = n - 32), in 32-bit lanes, as x86_q8.c's z_reqh: with P = acc * m (|P| < 2^62) and
+ * h = P >> 32 (|h| < 2^30), (P + 2^(n-1)) >> n = (h + 2^(n-33)) >> (n-32), since the low half adds less
+ * than one unit to h + 2^(n-33), which a floor by 2^(n-32) cannot see; the result needs no saturation
+ * and the clamp is exact in int32. */
+QX_FN __m512i qx_req32h(__m512i acc, __m512i m, __m512i r, __m128i sh, __m512i zy, __m512i lo, __m512i hi) {
+  const __m512i pe = _mm512_mul_epi32(acc, m), po = _mm512_mul_epi32(_mm512_srli_epi64(acc, 32), m);
+  const __m512i h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po);
+  const __m512i v = _mm512_add_epi32(_mm512_sra_epi32(_mm512_add_epi32(h, r), sh), zy);
+  return _mm512_min_epi32(_mm512_max_epi32(v, lo), hi);
 }
 
 /* d[0..16) += the 16 int32 lanes of lo (+ 256 * those of hi when split), in int64 */
@@ -378,17 +393,21 @@ QX_FN void conv_pack(int16_t *panel, const int16_t *xg, int64_t p0, int64_t np, 
 
 /* acc[r * CV_AS + p] += sum_k w[oc0 + r][k] * panel[k][p] for r < R, p < NV * 16. w0: row oc0 (lo plane
    when split), w1: row oc0 of the hi plane, Kp2 int16 per row. koff NULL: the packed panel, pair k at
-   panel + k * 128; else the direct conv's planes, pair k of the tile's first pixel at panel + koff[k]. */
+   panel + k * 128; else the direct conv's planes, pair k of the tile's first pixel at panel + koff[k].
+   i32 (16x8 channels whose ROWS_C2 trailer is set: every sum bias + ... stays inside int32): one run
+   from bias[r] over all P pairs, no widening, and the int32 sums stored at the start of each channel's
+   accumulators instead, ((int32_t *)(acc + r * CV_AS))[p]. */
 QX_FN void conv_tile(int64_t *acc, const int16_t *panel, const int32_t *koff, const int16_t *w0, const int16_t *w1,
-                     int64_t Kp2, int64_t P, const int R, const int NV, const int split) {
-  const int64_t run = split ? QLLC_RUN_SPLIT : QLLC_RUN_16X8;
-  for (int64_t k0 = 0; k0 < P; k0 += run) {
+                     const int64_t *bias, int64_t Kp2, int64_t P, const int R, const int NV, const int split,
+                     const int i32) {
+  const int64_t run = i32 ? P : split ? QLLC_RUN_SPLIT : QLLC_RUN_16X8;
+  for (int64_t k0 = 0; k0 < P; k0 += run) { /* i32: one run (P >= 1) */
     const int64_t k1 = P - k0 < run ? P : k0 + run;
     __m512i a[CV_RMAX][4], h[CV_RMAX][4];
 #pragma GCC unroll 12
     for (int r = 0; r < R; r++)
 #pragma GCC unroll 4
-      for (int v = 0; v < NV; v++) a[r][v] = h[r][v] = _mm512_setzero_si512();
+      for (int v = 0; v < NV; v++) a[r][v] = h[r][v] = i32 ? _mm512_set1_epi32((int32_t)bias[r]) : _mm512_setzero_si512();
     for (int64_t k = k0; k < k1; k++) {
       __m512i pv[4];
       const int16_t *src = koff ? panel + koff[k] : panel + k * 128;
@@ -410,42 +429,64 @@ QX_FN void conv_tile(int64_t *acc, const int16_t *panel, const int32_t *koff, co
 #pragma GCC unroll 12
     for (int r = 0; r < R; r++)
 #pragma GCC unroll 4
-      for (int v = 0; v < NV; v++) qx_add64(acc + r * CV_AS + v * 16, a[r][v], h[r][v], split);
+      for (int v = 0; v < NV; v++) {
+        if (i32) _mm512_store_si512((void *)((int32_t *)(acc + r * CV_AS) + v * 16), a[r][v]);
+        else qx_add64(acc + r * CV_AS + v * 16, a[r][v], h[r][v], split);
+      }
   }
 }
 
 QX_FN void conv_tile_nv(int64_t *acc, const int16_t *panel, const int32_t *koff, const int16_t *w0, const int16_t *w1,
-                        int64_t Kp2, int64_t P, const int R, int64_t nv, const int split) {
+                        const int64_t *bias, int64_t Kp2, int64_t P, const int R, int64_t nv, const int split,
+                        const int i32) {
   switch (nv) {
-  case 1: conv_tile(acc, panel, koff, w0, w1, Kp2, P, R, 1, split); break;
+  case 1: conv_tile(acc, panel, koff, w0, w1, bias, Kp2, P, R, 1, split, i32); break;
 #if CV_NVM > 2
-  case 2: conv_tile(acc, panel, koff, w0, w1, Kp2, P, R, 2, split); break;
-  case 3: conv_tile(acc, panel, koff, w0, w1, Kp2, P, R, 3, split); break;
+  case 2: conv_tile(acc, panel, koff, w0, w1, bias, Kp2, P, R, 2, split, i32); break;
+  case 3: conv_tile(acc, panel, koff, w0, w1, bias, Kp2, P, R, 3, split, i32); break;
 #endif
-  default: conv_tile(acc, panel, koff, w0, w1, Kp2, P, R, CV_NVM, split); break;
+  default: conv_tile(acc, panel, koff, w0, w1, bias, Kp2, P, R, CV_NVM, split, i32); break;
   }
 }
 
+/* A tile of R (a constant) channels, split or 16x8 in one int32 run (i32) or in widened runs. */
+QX_FN void conv_tile_mode(int64_t *acc, const int16_t *panel, const int32_t *koff, const int16_t *w0,
+                          const int16_t *w1, const int64_t *bias, int64_t Kp2, int64_t P, const int R, int64_t nv,
+                          const int split, int i32) {
+  if (split) conv_tile_nv(acc, panel, koff, w0, w1, bias, Kp2, P, R, nv, 1, 0);
+  else if (i32) conv_tile_nv(acc, panel, koff, w0, w1, bias, Kp2, P, R, nv, 0, 1);
+  else conv_tile_nv(acc, panel, koff, w0, w1, bias, Kp2, P, R, nv, 0, 0);
+}
+
 /* The rr (<= R) output channels from oc0 over nv vectors of the panel ps: acc[r * CV_AS + p] = bias +
-   the sums, in tiles of R, 4, 2 and 1 channels. */
+   the sums, in tiles of R, 4, 2 and 1 channels. fl (16x8 direct conv: the ROWS_C2 trailer, NULL
+   otherwise): the channels oc with fl[oc] set get their int32 sums instead (conv_tile's i32), and a tile
+   never mixes them with the others (it ends where fl changes). */
 QX_FN void conv_channels(int64_t *acc, const int16_t *ps, const int32_t *koff, const int16_t *wp, const int64_t *bias,
-                         int64_t M, int64_t oc0, int64_t rr, int64_t Kp2, int64_t P, int64_t nv, const int split) {
+                         const uint8_t *fl, int64_t M, int64_t oc0, int64_t rr, int64_t Kp2, int64_t P, int64_t nv,
+                         const int split) {
   const int R = split ? CV_R16 : CV_R8;
-  for (int64_t r = 0; r < rr; r++) { /* the accumulators start at the bias */
+  for (int64_t r = 0; r < rr; r++) { /* the int64 accumulators start at the bias */
+    if (fl && fl[oc0 + r]) continue;
     const __m512i bv = _mm512_set1_epi64(bias[oc0 + r]);
     for (int64_t p = 0; p < nv * 16; p += 8) _mm512_store_si512((void *)(acc + r * CV_AS + p), bv);
   }
   const int16_t *w0 = wp + oc0 * Kp2, *w1 = wp + (M + oc0) * Kp2;
   for (int64_t r = 0; r < rr;) {
-    const int64_t t = rr - r >= R ? R : rr - r >= 4 ? 4 : rr - r >= 2 ? 2 : 1;
+    const int i32 = fl && fl[oc0 + r];
+    int64_t e = r + 1; /* [r, e): channels of the same mode */
+    while (e < rr && fl && fl[oc0 + e] == fl[oc0 + r]) e++;
+    if (!fl) e = rr;
+    const int64_t t = e - r >= R ? R : e - r >= 4 ? 4 : e - r >= 2 ? 2 : 1;
     int64_t *ar = acc + r * CV_AS;
     const int16_t *w0r = w0 + r * Kp2, *w1r = w1 + r * Kp2;
+    const int64_t *br = bias + oc0 + r;
     if (t == R) {
-      if (split) conv_tile_nv(ar, ps, koff, w0r, w1r, Kp2, P, CV_R16, nv, 1);
-      else conv_tile_nv(ar, ps, koff, w0r, w1r, Kp2, P, CV_R8, nv, 0);
-    } else if (t == 4) conv_tile_nv(ar, ps, koff, w0r, w1r, Kp2, P, 4, nv, split);
-    else if (t == 2) conv_tile_nv(ar, ps, koff, w0r, w1r, Kp2, P, 2, nv, split);
-    else conv_tile_nv(ar, ps, koff, w0r, w1r, Kp2, P, 1, nv, split);
+      if (split) conv_tile_mode(ar, ps, koff, w0r, w1r, br, Kp2, P, CV_R16, nv, 1, 0);
+      else conv_tile_mode(ar, ps, koff, w0r, w1r, br, Kp2, P, CV_R8, nv, 0, i32);
+    } else if (t == 4) conv_tile_mode(ar, ps, koff, w0r, w1r, br, Kp2, P, 4, nv, split, i32);
+    else if (t == 2) conv_tile_mode(ar, ps, koff, w0r, w1r, br, Kp2, P, 2, nv, split, i32);
+    else conv_tile_mode(ar, ps, koff, w0r, w1r, br, Kp2, P, 1, nv, split, i32);
     r += t;
   }
 }
@@ -472,7 +513,7 @@ QX_FN void conv_impl(int16_t *QLLC_RESTRICT y, const int16_t *QLLC_RESTRICT x, c
           const int16_t *ps = panel + s0 * 2;
           for (int64_t oc0 = g * mg; oc0 < (g + 1) * mg; oc0 += R) {
             const int64_t rr = (g + 1) * mg - oc0 < R ? (g + 1) * mg - oc0 : R;
-            conv_channels(acc, ps, NULL, wp, bias, M, oc0, rr, Kp2, P, nv, split);
+            conv_channels(acc, ps, NULL, wp, bias, NULL, M, oc0, rr, Kp2, P, nv, split);
             for (int64_t r = 0; r < rr; r++) { /* the epilogue, 8 pixels at a time */
               const __m512i mv = _mm512_set1_epi64(m[oc0 + r]), nv8 = _mm512_set1_epi64(n[oc0 + r]);
               int16_t *yr = y + (b * M + oc0 + r) * NP + p0 + s0;
@@ -531,6 +572,7 @@ QX_FN void c2_impl(int16_t *QLLC_RESTRICT y, const int16_t *QLLC_RESTRICT x, con
   const int64_t Hp = OH + (KH - 1) * dh, pr = OW + (KW - 1) * dw - W - pl, Wp = W + (pl > pr ? pl : pr);
   const int64_t NV = (OH - 1) * Wp + OW, PS = (Hp + 1) * Wp * 2; /* virtual pixels; int16 per plane */
   const int R = split ? CV_R16 : CV_R8;
+  const uint8_t *fl = split ? NULL : (const uint8_t *)(wp + M * K); /* ROWS_C2's int32 trailer */
   int16_t *planes = (int16_t *)scratch;
   int32_t *koff = (int32_t *)(scratch + qllc_round_up(cg * (Hp + 1) * Wp * 2 + 256, 64));
   for (int64_t q = 0, k = 0; q < cg / 2; q++)
@@ -538,6 +580,7 @@ QX_FN void c2_impl(int16_t *QLLC_RESTRICT y, const int16_t *QLLC_RESTRICT x, con
       for (int64_t kw = 0; kw < KW; kw++) koff[k++] = (int32_t)(q * PS + (kh * dh * Wp + kw * dw) * 2);
   int64_t acc[CV_RMAX * CV_AS] __attribute__((aligned(64)));
   const __m512i zy = _mm512_set1_epi64(z_y), lo = _mm512_set1_epi64(act_lo), hi = _mm512_set1_epi64(act_hi);
+  const __m512i zy32 = _mm512_set1_epi32(z_y), lo32 = _mm512_set1_epi32(act_lo), hi32 = _mm512_set1_epi32(act_hi);
   for (int64_t b = 0; b < N; b++)
     for (int64_t g = 0; g < group; g++) {
       c2_convert(planes, x + (b * C + g * cg) * H * W, cg / 2, H, W, Hp, Wp, pt, pl, (int16_t)z_x);
@@ -559,13 +602,30 @@ QX_FN void c2_impl(int16_t *QLLC_RESTRICT y, const int16_t *QLLC_RESTRICT x, con
         }
         for (int64_t oc0 = g * mg; oc0 < (g + 1) * mg; oc0 += R) {
           const int64_t rr = (g + 1) * mg - oc0 < R ? (g + 1) * mg - oc0 : R;
-          conv_channels(acc, planes + s0 * 2, koff, wp, bias, M, oc0, rr, K, P, nv, split);
-          for (int64_t r = 0; r < rr; r++) { /* the epilogue: 8 virtual pixels at a time, output pixels kept */
-            const __m512i mv = _mm512_set1_epi64(m[oc0 + r]), nv8 = _mm512_set1_epi64(n[oc0 + r]);
+          conv_channels(acc, planes + s0 * 2, koff, wp, bias, fl, M, oc0, rr, K, P, nv, split);
+          for (int64_t r = 0; r < rr; r++) { /* the epilogue: output pixels kept (vpcompress) */
+            const int32_t mr = m[oc0 + r], nr = n[oc0 + r];
             int16_t *yr = y + (b * M + oc0 + r) * NP;
-            for (int j = 0; j < nv * 2; j++) {
+            const int i32 = fl && fl[oc0 + r];
+            const int32_t *a32 = (const int32_t *)(acc + r * CV_AS);
+            if (i32 && nr >= 33 && nr <= 62) { /* int32 sums, the 32-bit requantization: 16 pixels at a time */
+              const __m512i mv = _mm512_set1_epi32(mr), rv = _mm512_set1_epi32((int32_t)1 << (nr - 33));
+              const __m128i sh = _mm_cvtsi32_si128(nr - 32);
+              for (int j = 0; j < nv; j++) {
+                const __mmask16 k16 = (__mmask16)(mk[2 * j] | mk[2 * j + 1] << 8);
+                if (!k16) continue;
+                const __m512i o = qx_req32h(_mm512_load_si512((const void *)(a32 + 16 * j)), mv, rv, sh, zy32, lo32, hi32);
+                _mm256_mask_storeu_epi16((void *)(yr + oo[2 * j]), (__mmask16)((1u << (cnt[2 * j] + cnt[2 * j + 1])) - 1),
+                                         _mm512_cvtepi32_epi16(_mm512_maskz_compress_epi32(k16, o)));
+              }
+              continue;
+            }
+            const __m512i mv = _mm512_set1_epi64(mr), nv8 = _mm512_set1_epi64(nr);
+            for (int j = 0; j < nv * 2; j++) { /* 8 pixels at a time in int64 (int32 sums widened) */
               if (!mk[j]) continue;
-              const __m512i o = qx_req8(_mm512_load_si512((const void *)(acc + r * CV_AS + 8 * j)), mv, nv8, zy, lo, hi);
+              const __m512i a = i32 ? _mm512_cvtepi32_epi64(_mm256_load_si256((const void *)(a32 + 8 * j)))
+                                    : _mm512_load_si512((const void *)(acc + r * CV_AS + 8 * j));
+              const __m512i o = qx_req8(a, mv, nv8, zy, lo, hi);
               _mm_mask_storeu_epi16((void *)(yr + oo[j]), (__mmask8)((1u << cnt[j]) - 1),
                                     _mm512_cvtepi64_epi16(_mm512_maskz_compress_epi64(mk[j], o)));
             }
