@@ -48,8 +48,10 @@
  *      direct 16-bit conv broadcasts the pair of channels 2q, 2q+1 of one tap. Scratch: qllc_scratch_c2().
  *      ROWS_C2 (16x8) ends with a trailer of one byte per output channel (qllc_pack_size counts it,
  *      qllc_pack_w16_c2 writes 0): 1 where the channel's constants bound every sum inside int32,
- *      qllc_c2_int32(), which qllc_pack_c2_int32() tests exactly at compile time; such a channel
- *      accumulates in one int32 run from its bias, with no widening to int64. 0: runs widened to int64.
+ *      qllc_c2_int32(), and its shift n is in 33..62, which qllc_pack_c2_int32() tests exactly at
+ *      compile time; such a channel accumulates in one int32 run from its bias, with no widening to
+ *      int64, and requantizes in 32-bit lanes (the kernel checks n again: a set byte with another n
+ *      runs widened). 0: runs widened to int64 and the int64 requantization.
  *
  * Bias passed to a variant ("bias_c", per output channel, N entries, not padded):
  *   8-bit variants computing u8 x s8 (vpdpbusd): an i8 input is shifted to u8 (x + 128) when packed,
@@ -94,7 +96,7 @@ typedef enum qllc_layout {
 /* 1 when one int32 run from the bias holds every partial sum of a 16x8 output channel exactly: its
  * int8 weights' sum_k |w[k]| = wabs and its bias b (-z_x * sum w folded in) give
  * 2^15 * wabs + |b| < 2^31, so |b + sum_k x[k] * w[k]| < 2^31 for any int16 x (|x| <= 2^15, padded
- * taps read z_x, an int16 too). The ROWS_C2 trailer holds it per output channel. */
+ * taps read z_x, an int16 too). The ROWS_C2 trailer holds it (and 33 <= n <= 62) per output channel. */
 static inline int qllc_c2_int32(int64_t wabs, int64_t b) {
   const int64_t lim = (int64_t)1 << 31;
   if (wabs < 0 || wabs >= ((int64_t)1 << 16) || b <= -lim || b >= lim) return 0;

@@ -219,7 +219,7 @@ static qllc_status pack_variant(ctx *c, const qllc_node *n, const qllc_qnode *q,
                      n->in[1]->rank > 2 && n->in[1]->dims[1] ? K / n->in[1]->dims[1] : 1);
     if (v->layout == QLLC_LAYOUT_ROWS_C2) { /* the channels whose constants bound their sums inside int32 */
       if (!w8) return qllc_lower_invalid(c, n, "16x8 variant for a layer whose weights are not int8");
-      int64_t k32 = qllc_pack_c2_int32(wp, q->w_packed, q->bias, channels, K);
+      int64_t k32 = qllc_pack_c2_int32(wp, q->w_packed, q->bias, q->n, channels, K);
       c->pack_mode = qllc_arena_printf(a, "int32 sums: %lld of %lld output channels", (long long)k32,
                                        (long long)channels);
       if (!c->pack_mode) return qllc_lower_oom(c);

@@ -68,13 +68,13 @@ void qllc_pack_w16_c2(qllc_layout l, void *wp, const int8_t *w8, const int16_t *
   }
 }
 
-int64_t qllc_pack_c2_int32(void *wp, const int8_t *w8, const int64_t *bias, int64_t ch, int64_t K) {
+int64_t qllc_pack_c2_int32(void *wp, const int8_t *w8, const int64_t *bias, const int32_t *n, int64_t ch, int64_t K) {
   uint8_t *fl = (uint8_t *)wp + ch * qllc_round_up(K, 2) * 2;
   int64_t count = 0;
   for (int64_t c = 0; c < ch; c++) {
     int64_t wabs = 0;
     for (int64_t k = 0; k < K; k++) wabs += w8[c * K + k] < 0 ? -(int64_t)w8[c * K + k] : w8[c * K + k];
-    fl[c] = (uint8_t)qllc_c2_int32(wabs, bias[c]);
+    fl[c] = (uint8_t)(qllc_c2_int32(wabs, bias[c]) && n[c] >= 33 && n[c] <= 62);
     count += fl[c];
   }
   return count;
