@@ -470,7 +470,7 @@ static void test_conv_direct(void **state) {
  * each; sg = -1 (negative sums) on odd channels when mixed_sign. m = 2^30, n = 46 (the 32-bit
  * requantization), so the two wrap-around results give -32768 and 32767; n31: n = 31 on every third
  * channel, where the packer leaves the trailer clear whatever the bound, and the test sets it anyway:
- * the kernel must still take the widened path (qx_req32h needs n >= 33). Returns the channels set by
+ * the kernel must still take the widened path (qx_reqh_512 needs n >= 33). Returns the channels set by
  * the packer. */
 static int64_t run_int32_edge(int kind, int mixed_sign, int64_t M, int n31) {
   const cshape s = {1, 64, 7, 9, 0, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1};

@@ -22,9 +22,10 @@
  *
  * Direct conv (conv2dc2, the shapes qllc_c4_fits takes): the same tiles read pairs of channels straight
  * from padded planes (below), no panel. 16x8: an output channel whose ROWS_C2 trailer byte is set (the
- * compiler found 2^15 * sum |w| + |bias| < 2^31: every partial sum of any input is inside int32) runs
- * in ONE int32 run started at its bias, with no widening, and requantizes in 32-bit lanes (qx_req32h)
- * when 33 <= n <= 62, else as the others from its sums widened; tiles never mix the two kinds.
+ * compiler found 2^15 * sum |w| + |bias| < 2^31: every partial sum of any input is inside int32; and
+ * 33 <= n <= 62, which the kernel checks again) runs in ONE int32 run started at its bias, with no
+ * widening, and its tile requantizes it in 32-bit lanes (x86_reqh.h) and stores it; the other channels
+ * take the widened runs; tiles never mix the two kinds.
  * Speed (Zen 5, 3x3 64->64 at 56x56 and FC 64x1024x1024, specialised on the shapes as qllc does):
  * 16x8 runs at about 0.5x the int8 vpdpbusd variants, int16 at about 0.25x-0.28x: vpdpwssd does half the
  * MACs of vpdpbusd per instruction, and the split int16 weights need two of them per MAC pair. */
@@ -32,6 +33,7 @@
 
 #include "kernels_x86_q16.h"
 #include "q_common.h"
+#include "x86_reqh.h"
 
 #define QX_ISA "avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"
 #define QX_FN static inline __attribute__((always_inline, target(QX_ISA)))
@@ -89,18 +91,6 @@ QX_FN __m512i qx_req8(__m512i acc, __m512i m, __m512i n, __m512i zy, __m512i lo,
   __m512i v = _mm512_mask_blend_epi64(_mm512_cmpge_epi64_mask(n, c32), small, big);
   v = _mm512_min_epi64(_mm512_max_epi64(v, _mm512_set1_epi64(INT32_MIN)), _mm512_set1_epi64(INT32_MAX));
   return _mm512_min_epi64(_mm512_max_epi64(_mm512_add_epi64(v, zy), lo), hi);
-}
-
-/* The same for 16 int32 accumulators when 33 <= n <= 62 (m, r = 2^(n-33) and zy, lo, hi broadcast in
- * 32-bit lanes, sh = n - 32), in 32-bit lanes, as x86_q8.c's z_reqh: with P = acc * m (|P| < 2^62) and
- * h = P >> 32 (|h| < 2^30), (P + 2^(n-1)) >> n = (h + 2^(n-33)) >> (n-32), since the low half adds less
- * than one unit to h + 2^(n-33), which a floor by 2^(n-32) cannot see; the result needs no saturation
- * and the clamp is exact in int32. */
-QX_FN __m512i qx_req32h(__m512i acc, __m512i m, __m512i r, __m128i sh, __m512i zy, __m512i lo, __m512i hi) {
-  const __m512i pe = _mm512_mul_epi32(acc, m), po = _mm512_mul_epi32(_mm512_srli_epi64(acc, 32), m);
-  const __m512i h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po);
-  const __m512i v = _mm512_add_epi32(_mm512_sra_epi32(_mm512_add_epi32(h, r), sh), zy);
-  return _mm512_min_epi32(_mm512_max_epi32(v, lo), hi);
 }
 
 /* d[0..16) += the 16 int32 lanes of lo (+ 256 * those of hi when split), in int64 */
@@ -409,7 +399,7 @@ typedef struct qx_c2ep {
    panel + k * 128; else the direct conv's planes, pair k of the tile's first pixel at panel + koff[k].
    i32 (16x8 direct conv, channels whose ROWS_C2 trailer is set and 33 <= n <= 62: every sum bias + ...
    stays inside int32): one run from bias[r] over all P pairs, no widening, and the tile's epilogue
-   straight from the registers: qx_req32h, the output pixels kept by vpcompressd, stored to ep's rows
+   straight from the registers: qx_reqh_512, the output pixels kept by vpcompressd, stored to ep's rows
    r0 + r (acc is not written). */
 QX_FN void conv_tile(int64_t *acc, const int16_t *panel, const int32_t *koff, const int16_t *w0, const int16_t *w1,
                      const int64_t *bias, int64_t Kp2, int64_t P, const int R, const int NV, const int split,
@@ -451,7 +441,7 @@ QX_FN void conv_tile(int64_t *acc, const int16_t *panel, const int32_t *koff, co
 #pragma GCC unroll 4
         for (int v = 0; v < NV; v++) {
           if (!ep->k16[v]) continue;
-          const __m512i o = qx_req32h(a[r][v], mv, rv, sh, ep->zy, ep->lo, ep->hi);
+          const __m512i o = qx_reqh_512(a[r][v], mv, rv, sh, ep->zy, ep->lo, ep->hi);
           _mm256_mask_storeu_epi16((void *)(yr + ep->oo[v]), ep->s16[v],
                                    _mm512_cvtepi32_epi16(_mm512_maskz_compress_epi32(ep->k16[v], o)));
         }
@@ -497,7 +487,7 @@ QX_FN int64_t conv_block(int64_t rem, const int split) {
 }
 
 /* 1 when output channel oc of the direct 16x8 conv runs in one int32 run and requantizes in 32-bit lanes:
-   its ROWS_C2 trailer byte is set (fl, NULL for the other convs) and 33 <= n <= 62 (qx_req32h). */
+   its ROWS_C2 trailer byte is set (fl, NULL for the other convs) and 33 <= n <= 62 (qx_reqh_512). */
 QX_FN int conv_i32(const uint8_t *fl, const int32_t *n, int64_t oc) {
   return fl && fl[oc] && n[oc] >= 33 && n[oc] <= 62;
 }

@@ -40,6 +40,7 @@
 
 #include "kernels_x86_q8.h"
 #include "q_common.h"
+#include "x86_reqh.h"
 #include "x86_tr4.h"
 
 typedef int32_t qx_i32u __attribute__((may_alias, aligned(1)));
@@ -102,15 +103,9 @@ ZI __m512i z_req(__m512i acc, const qx_zq *q, __m512i zy, __m512i lo, __m512i hi
   return _mm512_mask_blend_epi32(0xAAAA, pe, _mm512_slli_epi64(po, 32));
 }
 /* The same requantization for 33 <= n <= 62 from the high halves of the products alone, in 32-bit
-   lanes: with P = acc * m (|P| <= 2^62) and h = P >> 32 (|h| <= 2^30), (P + 2^(n-1)) >> n equals
-   (h + 2^(n-33)) >> (n - 32), because the low half adds less than one unit to h + 2^(n-33), which a
-   floor by the power of two 2^(n-32) cannot see; |h + 2^(n-33)| < 2^31 and the result and z_y + it
-   stay far inside int32, so the clamp in 32 bits is exact too. */
+   lanes (x86_reqh.h says why it is exact). */
 ZI __m512i z_reqh(__m512i acc, __m512i m, __m512i r, __m128i sh, __m512i zy, __m512i lo, __m512i hi) {
-  const __m512i pe = _mm512_mul_epi32(acc, m), po = _mm512_mul_epi32(_mm512_srli_epi64(acc, 32), m);
-  const __m512i h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po);
-  const __m512i v = _mm512_add_epi32(_mm512_sra_epi32(_mm512_add_epi32(h, r), sh), zy);
-  return _mm512_min_epi32(_mm512_max_epi32(v, lo), hi);
+  return qx_reqh_512(acc, m, r, sh, zy, lo, hi);
 }
 /* The low bytes of the first cnt lanes (values already inside the output type's range). */
 ZI void z_store8(uint8_t *d, __m512i v, int64_t cnt) {
