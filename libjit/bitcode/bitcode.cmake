@@ -18,6 +18,7 @@ set(QLLC_BITCODE_EMBED_SOURCES)
 set(QLLC_BITCODE_FILES)
 foreach(arch ${QLLC_TARGETS})
   file(GLOB isa_sources CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/targets/${arch}/kernels/*.c)
+  file(GLOB isa_headers CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/targets/${arch}/kernels/*.h)
   file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/bitcode/${arch})
   set(bcs)
   foreach(src ${QLLC_KERNEL_SOURCES} ${isa_sources})
@@ -29,7 +30,7 @@ foreach(arch ${QLLC_TARGETS})
       COMMAND ${CLANG19} --target=${QLLC_TRIPLE_${arch}} ${QLLC_BITCODE_CFLAGS}
               -I${CMAKE_SOURCE_DIR}/include -I${CMAKE_SOURCE_DIR}/libjit/bitcode
               -emit-llvm -c ${src} -o ${bc}
-      DEPENDS ${src} ${QLLC_KERNEL_HEADERS}
+      DEPENDS ${src} ${QLLC_KERNEL_HEADERS} ${isa_headers}
       COMMENT "clang-19 ${arch}: ${dirname}/${base}.c -> bitcode")
     list(APPEND bcs ${bc})
   endforeach()

@@ -46,6 +46,12 @@
  *      ROWS_K2 / ROWS_K2_SPLIT over rows in the reduction order (q, kh, kw, i) of channel c = 2q + i:
  *      ONNX's w[o][c][kh][kw] at o * K + (q * T + kh * KW + kw) * 2 + i (K is even: no padding). The
  *      direct 16-bit conv broadcasts the pair of channels 2q, 2q+1 of one tap. Scratch: qllc_scratch_c2().
+ *      ROWS_C2 (16x8) ends with a trailer of one byte per output channel (qllc_pack_size counts it,
+ *      qllc_pack_w16_c2 writes 0): 1 where the channel's constants bound every sum inside int32,
+ *      qllc_c2_int32(), and its shift n and the output zero point pass qllc_req32_fits(), which
+ *      qllc_pack_c2_int32() tests exactly at compile time; such a channel accumulates in one int32 run
+ *      from its bias, with no widening to int64, and requantizes in 32-bit lanes (the kernel checks
+ *      qllc_req32_fits again: a set byte with another n runs widened). 0: runs widened to int64 and the int64 requantization.
  *
  * Bias passed to a variant ("bias_c", per output channel, N entries, not padded):
  *   8-bit variants computing u8 x s8 (vpdpbusd): an i8 input is shifted to u8 (x + 128) when packed,
@@ -86,6 +92,23 @@ typedef enum qllc_layout {
 #define QLLC_FC_MB 64       /* input rows per packed FC activation panel (at most) */
 #define QLLC_RUN_16X8 128   /* vpdpwssd pairs per exact int32 run, 16x8: 128 * 2 * 2^15 * 2^7 = 2^30 */
 #define QLLC_RUN_SPLIT 128  /* the same for the split int16 x int16 planes: 128 * 2 * 2^15 * 255 < 2^31 */
+
+/* 1 when one int32 run from the bias holds every partial sum of a 16x8 output channel exactly: its
+ * int8 weights' sum_k |w[k]| = wabs and its bias b (-z_x * sum w folded in) give
+ * 2^15 * wabs + |b| < 2^31, so |b + sum_k x[k] * w[k]| < 2^31 for any int16 x (|x| <= 2^15, padded
+ * taps read z_x, an int16 too). The ROWS_C2 trailer holds it (and 33 <= n <= 62) per output channel. */
+/* 1 when the x86_64 kernels' 32-bit requantization (targets/x86_64/kernels/x86_reqh.h) gives the exact
+   result for shift n and output zero point z_y: 33 <= n <= 62 and |z_y| 2^(n-32) < 2^29. */
+static inline int qllc_req32_fits(int32_t n, int32_t z_y) {
+  const int64_t za = z_y < 0 ? -(int64_t)z_y : z_y;
+  return n >= 33 && n <= 62 && (za << (n - 32)) < ((int64_t)1 << 29);
+}
+
+static inline int qllc_c2_int32(int64_t wabs, int64_t b) {
+  const int64_t lim = (int64_t)1 << 31;
+  if (wabs < 0 || wabs >= ((int64_t)1 << 16) || b <= -lim || b >= lim) return 0;
+  return wabs * 32768 + (b < 0 ? -b : b) < lim;
+}
 
 static inline int64_t qllc_round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 

@@ -191,6 +191,7 @@ static qllc_status emit(ctx *c, const qllc_node *n, const char *kernel, const ar
   in->node = n;
   in->why = NULL;
   in->reference_for_cpu = 0;
+  in->mode = NULL;
   p->n_instrs++;
   return QLLC_OK;
 }

@@ -53,6 +53,8 @@ typedef struct qllc_instr {
   const char *why;            /* for a fused layer: why this kernel and not a faster variant (arena; may be NULL) */
   int reference_for_cpu;      /* a fused layer on its portable reference kernel because the target CPU lacks
                                  a feature every ISA variant of it needs (--strict refuses it) */
+  const char *mode;           /* for a fused layer: what its packed constants select in the kernel, e.g.
+                                 "int32 sums: 60 of 64 output channels" (arena; NULL: nothing to say) */
   int n_args;
   qllc_arg *args;
   const qllc_node *node;      /* the graph node it implements (for diagnostics and reports) */
@@ -119,7 +121,7 @@ int qllc_lower_kernel_roles(const char *kernel, const char **names, int max);
  * reference kernel because the target CPU lacks every variant's features (qllc_instr.reference_for_cpu). */
 qllc_status qllc_program_check_portable(const qllc_program *p, qllc_diag *diag);
 
-/* "node NAME (OpType): kernel  [why]" lines for every fused layer of p (malloc'ed, free() it; NULL on
+/* "node NAME (OpType): kernel  (mode)  [why]" lines for every fused layer of p (mode and why when set) (malloc'ed, free() it; NULL on
  * out of memory; "" when p has none). */
 char *qllc_program_kernel_report(const qllc_program *p);
 void qllc_program_free(qllc_program *p);

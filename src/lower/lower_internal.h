@@ -25,6 +25,7 @@ typedef struct qllc_lower_ctx {
   qllc_buffer **packed; /* [n_values]: FC weights already packed, by the weight value's id */
   const qllc_lower_target *target; /* NULL: reference kernels only */
   int pick_missed;                 /* the last qllc_lower_pick passed over a variant for a missing CPU feature */
+  const char *pack_mode;           /* the mode the last variant's packed constants select (qllc_instr.mode) */
 } qllc_lower_ctx;
 
 /* ---- registry.c: the kernel registry (kernels.def) ------------------------------------------------ */

@@ -217,6 +217,13 @@ static qllc_status pack_variant(ctx *c, const qllc_node *n, const qllc_qnode *q,
     int w8 = q->w_elem == QLLC_ELEM_I8;
     qllc_pack_w16_c2((qllc_layout)v->layout, wp, w8 ? q->w_packed : NULL, w8 ? NULL : q->w_packed, channels, K,
                      n->in[1]->rank > 2 && n->in[1]->dims[1] ? K / n->in[1]->dims[1] : 1);
+    if (v->layout == QLLC_LAYOUT_ROWS_C2) { /* the channels whose constants bound their sums inside int32 */
+      if (!w8) return qllc_lower_invalid(c, n, "16x8 variant for a layer whose weights are not int8");
+      int64_t k32 = qllc_pack_c2_int32(wp, q->w_packed, q->bias, q->n, q->z_y, channels, K);
+      c->pack_mode = qllc_arena_printf(a, "int32 sums: %lld of %lld output channels", (long long)k32,
+                                       (long long)channels);
+      if (!c->pack_mode) return qllc_lower_oom(c);
+    }
     fb->bias = qconst(c, bname, q->acc_elem, channels, q->bias);
     fb->w = qllc_lower_buffer_new(c, wname, QLLC_REGION_CONST, QLLC_ELEM_I16, wbytes);
   }
@@ -246,10 +253,13 @@ static qllc_status emit_fused(ctx *c, const qllc_node *n, const char *ref, const
                               qllc_buffer *scratch, const char *why, roles *r) {
   if (v) r_buf(r, QLLC_ROLE_SCRATCH, scratch);
   const int missed = c->pick_missed; /* of the pick that chose v (the lowering picks last for v) */
+  const char *mode = c->pack_mode;   /* of this layer's constants (fused_common packed them last) */
+  c->pack_mode = NULL;
   qllc_status st = qllc_lower_call(c, n, v ? v->name : ref, r);
   if (st == QLLC_OK) {
     c->p->instrs[c->p->n_instrs - 1].why = why;
     c->p->instrs[c->p->n_instrs - 1].reference_for_cpu = !v && missed;
+    c->p->instrs[c->p->n_instrs - 1].mode = v ? mode : NULL;
   }
   return st;
 }

@@ -18,7 +18,7 @@ size_t qllc_pack_size(qllc_layout l, int64_t ch, int64_t K) {
   case QLLC_LAYOUT_DW_Q4: return (size_t)(ch * qllc_dw_row(K));
   case QLLC_LAYOUT_ROWS_C4: return (size_t)(ch * K);
   case QLLC_LAYOUT_C4N16: return (size_t)(Np * K);
-  case QLLC_LAYOUT_ROWS_C2: return (size_t)(ch * Kp2 * 2);
+  case QLLC_LAYOUT_ROWS_C2: return (size_t)(ch * Kp2 * 2 + qllc_round_up(ch, 2)); /* + the int32 trailer */
   case QLLC_LAYOUT_ROWS_C2_SPLIT: return (size_t)(2 * ch * Kp2 * 2);
   }
   return 0;

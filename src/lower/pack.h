@@ -35,5 +35,11 @@ void qllc_pack_w16(qllc_layout l, void *wp, const int8_t *w8, const int16_t *w16
  * an even number); for the other layouts taps is not read. */
 void qllc_pack_w16_c2(qllc_layout l, void *wp, const int8_t *w8, const int16_t *w16, int64_t ch, int64_t K,
                       int64_t taps);
+/* ROWS_C2's trailer (after qllc_pack_w16_c2 wrote wp, which leaves it 0): per output channel c, 1 when
+ * qllc_c2_int32(sum_k |w8[c][k]|, bias[c]) and qllc_req32_fits(n[c], z_y) (libjit/bitcode/layouts.h),
+ * from the plain w8[ch][K], the int64 bias, the shifts and the output zero point the kernel gets.
+ * Returns the number of channels set. */
+int64_t qllc_pack_c2_int32(void *wp, const int8_t *w8, const int64_t *bias, const int32_t *n, int32_t z_y, int64_t ch,
+                           int64_t K);
 
 #endif

@@ -2,8 +2,10 @@
  * the layouts of libjit/bitcode/layouts.h: ROWS_K2 / K2N16 (16x8 weights widened to int16) and their
  * _SPLIT forms, ROWS_C2 / ROWS_C2_SPLIT (ROWS_K2 rows in the channel-pair order of the direct conv)
  * (int16 weights as lo = w & 0xff, hi = (w - lo) >> 8, so w = hi * 256 + lo). Everything
- * past K (and past ch in the N16 blocks) is zero. */
+ * past K (and past ch in the N16 blocks) is zero. ROWS_C2's int32 trailer: qllc_pack_c2_int32. */
 #include "pack.h"
+
+#include <string.h>
 
 /* The value of weight (c, k) as the layout stores it: the whole value (plane < 0), or its lo (plane 0)
    or hi (plane 1) part; zero outside the ch x K matrix. */
@@ -31,10 +33,11 @@ void qllc_pack_w16_c2(qllc_layout l, void *wp, const int8_t *w8, const int16_t *
   const int64_t Kp2 = qllc_round_up(K, 2), P = Kp2 / 2, NBt = qllc_round_up(ch, QLLC_NB) / QLLC_NB;
   switch (l) {
   case QLLC_LAYOUT_ROWS_K2:
-  case QLLC_LAYOUT_ROWS_C2: /* C2: the same rows in the channel-pair order */
+  case QLLC_LAYOUT_ROWS_C2: /* C2: the same rows in the channel-pair order, then the int32 trailer (0) */
     for (int64_t c = 0; c < ch; c++)
       for (int64_t k = 0; k < Kp2; k++)
         o[c * Kp2 + k] = wval(w8, w16, ch, K, c, l == QLLC_LAYOUT_ROWS_C2 && k < K ? c2_k(k, taps) : k, -1);
+    if (l == QLLC_LAYOUT_ROWS_C2) memset(o + ch * Kp2, 0, (size_t)qllc_round_up(ch, 2));
     break;
   case QLLC_LAYOUT_ROWS_K2_SPLIT:
   case QLLC_LAYOUT_ROWS_C2_SPLIT:
@@ -63,4 +66,17 @@ void qllc_pack_w16_c2(qllc_layout l, void *wp, const int8_t *w8, const int16_t *
   default: /* not a 16-bit layout: nothing to pack (the caller never asks) */
     break;
   }
+}
+
+int64_t qllc_pack_c2_int32(void *wp, const int8_t *w8, const int64_t *bias, const int32_t *n, int32_t z_y, int64_t ch,
+                           int64_t K) {
+  uint8_t *fl = (uint8_t *)wp + ch * qllc_round_up(K, 2) * 2;
+  int64_t count = 0;
+  for (int64_t c = 0; c < ch; c++) {
+    int64_t wabs = 0;
+    for (int64_t k = 0; k < K; k++) wabs += w8[c * K + k] < 0 ? -(int64_t)w8[c * K + k] : w8[c * K + k];
+    fl[c] = (uint8_t)(qllc_c2_int32(wabs, bias[c]) && qllc_req32_fits(n[c], z_y));
+    count += fl[c];
+  }
+  return count;
 }

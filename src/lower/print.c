@@ -66,9 +66,11 @@ void qllc_program_print(const qllc_program *p, FILE *f) {
   }
 }
 
-/* The per-node kernel report: one line per fused layer, the kernel that runs it and, when that is not
- * the fastest variant the registry has, why:
+/* The per-node kernel report: one line per fused layer, the kernel that runs it, the mode its packed
+ * constants select when there is one (in parentheses) and, when it is not the fastest variant the
+ * registry has, why:
  *   node conv1 (Conv): qllc_k_conv2d_i8_i8_i8__avx512vnni
+ *   node c3 (Conv): qllc_k_conv2dc2_i16_i8_i16__avx512vnni  (int32 sums: 64 of 64 output channels)
  *   node dw (Conv): qllc_k_conv2d_i8_i8_i8  [1 output channel per group (depthwise): ...]
  *   node fc (Gemm): qllc_k_fc_i8_i8_i8__avxvnni  [cpu alderlake: __avx512vnni needs avx512f, ...] */
 char *qllc_program_kernel_report(const qllc_program *p) {
@@ -82,6 +84,7 @@ char *qllc_program_kernel_report(const qllc_program *p) {
     const qllc_node *n = in->node;
     fprintf(f, "node %s (%s): %s", n && n->name ? n->name : "?",
             n ? (n->op_type ? n->op_type : qllc_op_name(n->op)) : "?", in->kernel);
+    if (in->mode) fprintf(f, "  (%s)", in->mode);
     if (in->why) fprintf(f, "  [%s]", in->why);
     fputc('\n', f);
   }

@@ -34,6 +34,7 @@ static int has_isa(void) {
    strictly inside the range: the random cases must test the rounding, not only the clamp. */
 static int64_t n_total, n_inside;
 static int n_direct; /* cases that ran the direct conv too */
+static int64_t n_c2_i32, n_c2_wide; /* 16x8 direct conv channels with the int32 trailer set / not */
 
 static void check_inside(const char *what) {
   if (n_total == 0 || n_inside * 2 < n_total)
@@ -393,6 +394,10 @@ static void run_conv(const qcase *q, const cshape *s) {
     void *wc = malloc(qllc_pack_size(l, M, K));
     qllc_pack_w16_c2(l, wc, q->wide ? NULL : (const int8_t *)w, q->wide ? (const int16_t *)w : NULL, M, K,
                      s->KH * s->KW);
+    if (!q->wide) { /* the channels whose sums the constants bound inside int32 run in one int32 run */
+      const int64_t k32 = qllc_pack_c2_int32(wc, w, bias, n, z_y, M, K);
+      n_c2_i32 += k32, n_c2_wide += M - k32;
+    }
     const int64_t ssz = qllc_scratch_c2(s->C, s->g, s->W, OH, OW, s->KH, s->KW, s->pl, s->dh, s->dw);
     uint8_t *sc = gzone((size_t)ssz);
     int16_t *got2 = out_buf(ny);
@@ -436,7 +441,7 @@ static cshape direct_shape(void) {
 static void test_conv_direct(void **state) {
   (void)state;
   REQUIRE_ISA();
-  n_total = n_inside = 0, n_direct = 0;
+  n_total = n_inside = 0, n_direct = 0, n_c2_i32 = n_c2_wide = 0;
   for (int i = 0; i < 160; i++) {
     qcase q = random_case(i % 2);
     cshape s = direct_shape();
@@ -450,9 +455,83 @@ static void test_conv_direct(void **state) {
       qcase q = random_case(wide);
       run_conv(&q, &resnet[i]);
     }
-  print_message("conv direct (conv2dc2): %d cases\n", n_direct);
+  print_message("conv direct (conv2dc2): %d cases; 16x8 channels: %lld in one int32 run, %lld widened\n", n_direct,
+                (long long)n_c2_i32, (long long)n_c2_wide);
   if (n_direct < 166) fail_msg("conv direct: only %d cases ran the direct conv", n_direct);
+  if (n_c2_i32 < 200 || n_c2_wide < 200) fail_msg("conv direct: too few channels of one kind");
   check_inside("conv direct");
+}
+
+/* The int32 bound of the 16x8 direct conv (layouts.h, qllc_c2_int32) at its edge: every input -32768
+ * (z_x too, so padded taps are the same), every weight of a channel of sign -sg with sum |w| = 60000,
+ * the bias sg * (2^31 - 1 - 2^15 * 60000 + over): each output's sum is sg * (2^31 - 1 + over) exactly.
+ * over = 0 fits (trailer set), over = 1 is one past the bound (trailer clear: the widened runs; an int32
+ * run would wrap +2^31 to -2^31). kind (per channel c): 0 every channel fits, 1 none, 2 runs of 5 of
+ * each; sg = -1 (negative sums) on odd channels when mixed_sign. m = 2^30, n = 46 (the 32-bit
+ * requantization), so the two wrap-around results give -32768 and 32767; n31: n = 31 on every third
+ * channel, where the packer leaves the trailer clear whatever the bound, and the test sets it anyway:
+ * the kernel must still take the widened path (qllc_req32_fits needs n >= 33). Returns the channels set by
+ * the packer. */
+static int64_t run_int32_edge(int kind, int mixed_sign, int64_t M, int n31) {
+  const cshape s = {1, 64, 7, 9, 0, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  const int64_t K = s.C * 9, OH = 7, OW = 9, nx = s.C * s.H * s.W, ny = M * OH * OW, S = 60000;
+  int16_t *x = malloc((size_t)nx * 2);
+  int8_t *w = malloc((size_t)(M * K));
+  int64_t *bias = malloc((size_t)M * sizeof *bias);
+  int32_t *m = malloc((size_t)M * 4), *n = malloc((size_t)M * 4);
+  uint8_t *want_fl = malloc((size_t)M);
+  for (int64_t i = 0; i < nx; i++) x[i] = -32768;
+  for (int64_t c = 0; c < M; c++) {
+    const int over = kind == 0 ? 0 : kind == 1 ? 1 : (int)(c / 5 % 2);
+    const int64_t sg = mixed_sign && (c & 1) ? -1 : 1;
+    for (int64_t k = 0; k < K; k++) /* |w| = 104 or 105, summing to S */
+      w[c * K + k] = (int8_t)(-sg * (S / K + (k < S % K)));
+    bias[c] = sg * (((int64_t)1 << 31) - 1 - 32768 * S + over);
+    m[c] = 1 << 30, n[c] = n31 && c % 3 == 0 ? 31 : 46;
+    want_fl[c] = (uint8_t)(!over && n[c] == 46);
+  }
+  const qllc_layout l = QLLC_LAYOUT_ROWS_C2;
+  const size_t wsz = qllc_pack_size(l, M, K);
+  assert_int_equal(wsz, (size_t)(M * K * 2 + (M + 1) / 2 * 2));
+  uint8_t *wc = malloc(wsz);
+  memset(wc, 0xa5, wsz);
+  qllc_pack_w16_c2(l, wc, w, NULL, M, K, 9);
+  for (int64_t c = 0; c < M; c++) assert_int_equal(wc[M * K * 2 + c], 0); /* the packer leaves it clear */
+  const int64_t k32 = qllc_pack_c2_int32(wc, w, bias, n, 0, M, K);
+  for (int64_t c = 0; c < M; c++) {
+    if (wc[M * K * 2 + c] != want_fl[c])
+      fail_msg("int32 edge kind %d: channel %lld trailer %d, want %d", kind, (long long)c, wc[M * K * 2 + c], want_fl[c]);
+    if (n[c] == 31 && (kind == 0 || c / 5 % 2 == 0)) wc[M * K * 2 + c] = 1; /* fits, but n < 33 */
+  }
+  const int64_t ssz = qllc_scratch_c2(s.C, 1, s.W, OH, OW, 3, 3, 1, 1, 1);
+  uint8_t *sc = gzone((size_t)ssz);
+  int16_t *want = out_buf(ny), *got = out_buf(ny);
+#define CONV_ARGS bias, m, n, 1, s.C, s.H, s.W, M, OH, OW, 3, 3, 1, 1, 1, 1, 1, 1, 1, -32768, 0, -32768, 32767
+  qllc_k_conv2d_i16_i8_i16(want, x, w, CONV_ARGS);
+  qllc_k_conv2dc2_i16_i8_i16__avx512vnni(got, x, (const int16_t *)wc, CONV_ARGS, sc);
+#undef CONV_ARGS
+  char what[120];
+  snprintf(what, sizeof what, "int32 edge kind %d mixed_sign %d M=%lld n31 %d", kind, mixed_sign, (long long)M, n31);
+  compare(what, got, want, ny, -32768, 32767, 0);
+  for (int64_t c = 0; c < M; c++) /* the sums are +-(2^31 - 1 + over): saturated with the sum's sign */
+    if (want[c * OH * OW] != (mixed_sign && (c & 1) ? -32768 : 32767)) fail_msg("%s: reference output of channel %lld", what, (long long)c);
+  if (!guard_ok(sc, (size_t)ssz)) fail_msg("%s: wrote past the scratch", what);
+  free(x), free(w), free(bias), free(m), free(n), free(want_fl), free(wc), free(sc), free(want), free(got);
+  return k32;
+}
+
+static void test_conv_int32_edge(void **state) {
+  (void)state;
+  REQUIRE_ISA();
+  static const int64_t Ms[] = {1, 12, 26, 31};
+  for (int mi = 0; mi < 4; mi++)
+    for (int kind = 0; kind < 3; kind++)
+      for (int sgn = 0; sgn < 2; sgn++)
+        for (int n31 = 0; n31 < 2; n31++) {
+          const int64_t k32 = run_int32_edge(kind, sgn, Ms[mi], n31);
+          if (!n31 && ((kind == 0 && k32 != Ms[mi]) || (kind == 1 && k32 != 0)))
+            fail_msg("int32 edge: %lld channels set", (long long)k32);
+        }
 }
 
 static cshape random_shape(void) {
@@ -548,6 +627,7 @@ int main(void) {
       cmocka_unit_test(test_pack_layouts), cmocka_unit_test(test_fc_16x8),     cmocka_unit_test(test_fc_i16),
       cmocka_unit_test(test_fc_extremes),  cmocka_unit_test(test_epilogue),  cmocka_unit_test(test_conv_fixed),  cmocka_unit_test(test_conv_16x8),
       cmocka_unit_test(test_conv_i16),     cmocka_unit_test(test_conv_extremes), cmocka_unit_test(test_conv_direct),
+      cmocka_unit_test(test_conv_int32_edge),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

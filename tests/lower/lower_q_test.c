@@ -227,6 +227,76 @@ static void test_fused_conv_i16(void **state) {
   qllc_graph_free(g);
 }
 
+/* ---- fused Conv, 16x8, on the direct variant: the int32 trailer ------------------------------------ */
+
+/* A 16x8 3x3 conv (pad 1) of C -> 4 channels on x (i16, z = 0), weights wf[4][C][3][3], no bias: its
+   node "name" and output "name.y". */
+static qllc_node *conv16x8(qllc_graph *g, const char *name, qllc_value *x, int64_t C, const float *wf) {
+  char wn[64], yn[64];
+  snprintf(wn, sizeof wn, "%s.w", name), snprintf(yn, sizeof yn, "%s.y", name);
+  qllc_value *w = qllc_const_new(g, wn, QLLC_ELEM_F32, 4, D(4, C, 3, 3), wf);
+  qllc_value *y = qval(g, yn, QLLC_ELEM_I16, 0.01f, 0, 4, D(1, 4, x->dims[2], x->dims[3]));
+  qllc_graph_add_output(g, y);
+  qllc_node *n = node(g, QLLC_OP_CONV, name, 2, IN(x, w), y);
+  qllc_node_set_attr_ints(g, n, "pads", 4, D(1, 1, 1, 1));
+  qllc_qparams xp = qp(x), yp = qp(y);
+  qllc_qnode *q = NULL;
+  qllc_diag d = {0};
+  if (qllc_qnode_fused(g->arena, name, &xp, &yp, wf, 4, C * 9, NULL, QLLC_ELEM_I8, 0, 0, 0, -INFINITY, INFINITY, &q, &d))
+    fail_msg("%s", d.message);
+  n->quant = q;
+  return n;
+}
+
+/* The channels whose constants bound every sum inside int32 (layouts.h, qllc_c2_int32) are set in the
+   ROWS_C2 trailer, and the report says how many: conv "a" (8 channels in, K = 72) has all 4; conv "b"
+   (64 channels in, K = 576) has channels 0 and 1 at one magnitude (every weight +-127 after the
+   per-channel scale: 2^15 * 73152 >= 2^31, clear) and 2 and 3 with one large weight and the rest at
+   1/100 of it (sum |w| about 127 + 575, set). Without a target (the reference kernels) nothing is said. */
+static void test_fused_conv_16x8_int32(void **state) {
+  (void)state;
+  qllc_graph *g = qllc_graph_new(NULL);
+  qllc_value *xa = qval(g, "xa", QLLC_ELEM_I16, 0.0005f, 0, 4, D(1, 8, 6, 6));
+  qllc_value *xb = qval(g, "xb", QLLC_ELEM_I16, 0.0005f, 0, 4, D(1, 64, 4, 5));
+  qllc_graph_add_input(g, xa);
+  qllc_graph_add_input(g, xb);
+  static float wa[4 * 72], wb[4 * 576];
+  for (int i = 0; i < 4 * 72; i++) wa[i] = (float)((i * 37) % 11 - 5) * 0.1f;
+  for (int c = 0; c < 4; c++)
+    for (int k = 0; k < 576; k++)
+      wb[c * 576 + k] = c < 2 ? ((k * 7 + c) % 3 ? 0.5f : -0.5f) : k == 100 + c ? 1.0f : ((k % 5) ? 0.01f : -0.01f);
+  conv16x8(g, "a", xa, 8, wa);
+  conv16x8(g, "b", xb, 64, wb);
+  const qllc_lower_target t = {.arch = "x86_64", .cpu = "znver4",
+                               .features = "+avx512f,+avx512bw,+avx512vl,+avx512dq,+avx512vnni"};
+  qllc_program *p = NULL;
+  qllc_diag d = {0};
+  if (qllc_lower_for(g, &t, &p, &d)) fail_msg("qllc_lower_for: %s", d.message);
+  assert_int_equal(p->n_instrs, 2);
+  static const uint8_t want_fl[2][4] = {{1, 1, 1, 1}, {0, 0, 1, 1}};
+  for (int i = 0; i < 2; i++) {
+    const qllc_instr *in = instr(p, i, "qllc_k_conv2dc2_i16_i8_i16__avx512vnni", 27);
+    const int64_t K = i == 0 ? 72 : 576;
+    const qllc_arg *w = arg(p, i, 2);
+    assert_int_equal(w->buf->size, 4 * K * 2 + 4); /* the rows, then one byte a channel */
+    assert_memory_equal((const uint8_t *)w->buf->data + 4 * K * 2, want_fl[i], 4);
+    assert_string_equal(in->mode, i == 0 ? "int32 sums: 4 of 4 output channels" : "int32 sums: 2 of 4 output channels");
+  }
+  char *rep = qllc_program_kernel_report(p);
+  assert_non_null(rep);
+  if (!strstr(rep, "node b (Conv): qllc_k_conv2dc2_i16_i8_i16__avx512vnni  (int32 sums: 2 of 4 output channels)\n"))
+    fail_msg("report:\n%s", rep);
+  free(rep);
+  qllc_program_free(p);
+  p = lower_ok(g); /* the reference kernels: no trailer, no mode */
+  for (int i = 0; i < 2; i++) {
+    instr(p, i, "qllc_k_conv2d_i16_i8_i16", 26);
+    assert_null(p->instrs[i].mode);
+  }
+  qllc_program_free(p);
+  qllc_graph_free(g);
+}
+
 /* MatMul with a constant [K][N] operand and Gemm (transB) with a FUSED record: the fc kernel, M the
  * product of x's leading dims, N the record's channels; the weights are the record's [N][K]. */
 static void test_fused_matmul_gemm(void **state) {
@@ -926,6 +996,7 @@ int main(void) {
       cmocka_unit_test(test_fused_fc_i8),
       cmocka_unit_test(test_fused_fc_16x8),
       cmocka_unit_test(test_fused_conv_i16),
+      cmocka_unit_test(test_fused_conv_16x8_int32),
       cmocka_unit_test(test_fused_matmul_gemm),
       cmocka_unit_test(test_quantize_dequantize),
       cmocka_unit_test(test_concat_requantize_and_copy),

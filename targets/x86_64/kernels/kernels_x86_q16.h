@@ -13,8 +13,8 @@
 #include "kernels_variants.h"
 
 QLLC_VARIANT_Q16(avx512vnni)
-/* The direct conv over channel pairs: weights QLLC_LAYOUT_ROWS_C2 (16x8) / ROWS_C2_SPLIT (int16), scratch
-   qllc_scratch_c2(), the shapes qllc_c4_fits() takes. */
+/* The direct conv over channel pairs: weights QLLC_LAYOUT_ROWS_C2 (16x8, with its int32 trailer) /
+   ROWS_C2_SPLIT (int16), scratch qllc_scratch_c2(), the shapes qllc_c4_fits() takes. */
 QLLC_VARIANT_CONV(qllc_k_conv2dc2_i16_i8_i16__avx512vnni, int16_t, int16_t, int64_t, int16_t)
 QLLC_VARIANT_CONV(qllc_k_conv2dc2_i16_i16_i16__avx512vnni, int16_t, int16_t, int64_t, int16_t)
 

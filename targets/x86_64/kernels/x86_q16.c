@@ -21,7 +21,11 @@
  * and interleaves them with vpermt2w.
  *
  * Direct conv (conv2dc2, the shapes qllc_c4_fits takes): the same tiles read pairs of channels straight
- * from padded planes (below), no panel.
+ * from padded planes (below), no panel. 16x8: an output channel whose ROWS_C2 trailer byte is set (the
+ * compiler found 2^15 * sum |w| + |bias| < 2^31: every partial sum of any input is inside int32; and
+ * qllc_req32_fits(n, z_y), which the kernel checks again) runs in ONE int32 run started at its bias, with no
+ * widening, and its tile requantizes it in 32-bit lanes (x86_reqh.h) and stores it; the other channels
+ * take the widened runs; tiles never mix the two kinds.
  * Speed (Zen 5, 3x3 64->64 at 56x56 and FC 64x1024x1024, specialised on the shapes as qllc does):
  * 16x8 runs at about 0.5x the int8 vpdpbusd variants, int16 at about 0.25x-0.28x: vpdpwssd does half the
  * MACs of vpdpbusd per instruction, and the split int16 weights need two of them per MAC pair. */
@@ -29,6 +33,7 @@
 
 #include "kernels_x86_q16.h"
 #include "q_common.h"
+#include "x86_reqh.h"
 
 #define QX_ISA "avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"
 #define QX_FN static inline __attribute__((always_inline, target(QX_ISA)))
@@ -376,19 +381,39 @@ QX_FN void conv_pack(int16_t *panel, const int16_t *xg, int64_t p0, int64_t np, 
 #undef CV_TAP
 }
 
+/* Where the int32 tiles of the direct 16x8 conv write (see conv_tile): the output row of the chunk's
+   first channel (y + (image * M + oc0) * NP, NP int16 per row), and per vector j of 16 virtual pixels
+   the lanes kept (k16[j]: output pixels), the store's mask (s16[j]: their count) and the output pixel of
+   the first kept lane (oo[j]); the output zero point and clamp in 32-bit lanes. */
+typedef struct qx_c2ep {
+  int16_t *y;
+  int64_t NP;
+  const __mmask16 *k16, *s16;
+  const int64_t *oo;
+  const int32_t *m, *n; /* of the chunk's first channel */
+  int32_t z_y;
+  __m512i lo, hi;
+} qx_c2ep;
+
 /* acc[r * CV_AS + p] += sum_k w[oc0 + r][k] * panel[k][p] for r < R, p < NV * 16. w0: row oc0 (lo plane
    when split), w1: row oc0 of the hi plane, Kp2 int16 per row. koff NULL: the packed panel, pair k at
-   panel + k * 128; else the direct conv's planes, pair k of the tile's first pixel at panel + koff[k]. */
+   panel + k * 128; else the direct conv's planes, pair k of the tile's first pixel at panel + koff[k].
+   i32 (16x8 direct conv, channels whose ROWS_C2 trailer is set and qllc_req32_fits: every sum bias + ...
+   stays inside int32): one run from bias[r] over all P pairs, no widening, and the tile's epilogue
+   straight from the registers: qx_reqh_512, the output pixels kept by vpcompressd, stored to ep's rows
+   r0 + r (acc is not written). */
 QX_FN void conv_tile(int64_t *acc, const int16_t *panel, const int32_t *koff, const int16_t *w0, const int16_t *w1,
-                     int64_t Kp2, int64_t P, const int R, const int NV, const int split) {
-  const int64_t run = split ? QLLC_RUN_SPLIT : QLLC_RUN_16X8;
-  for (int64_t k0 = 0; k0 < P; k0 += run) {
+                     const int64_t *bias, int64_t Kp2, int64_t P, const int R, const int NV, const int split,
+                     const int i32, const qx_c2ep *ep, int64_t r0) {
+  const int64_t run = i32 ? P : split ? QLLC_RUN_SPLIT : QLLC_RUN_16X8;
+  for (int64_t k0 = 0; k0 < P; k0 += run) { /* i32: one run (P >= 1) */
     const int64_t k1 = P - k0 < run ? P : k0 + run;
     __m512i a[CV_RMAX][4], h[CV_RMAX][4];
 #pragma GCC unroll 12
     for (int r = 0; r < R; r++)
 #pragma GCC unroll 4
-      for (int v = 0; v < NV; v++) a[r][v] = h[r][v] = _mm512_setzero_si512();
+      for (int v = 0; v < NV; v++)
+        a[r][v] = h[r][v] = i32 ? _mm512_set1_epi32((int32_t)bias[r]) : _mm512_setzero_si512();
     for (int64_t k = k0; k < k1; k++) {
       __m512i pv[4];
       const int16_t *src = koff ? panel + koff[k] : panel + k * 128;
@@ -407,45 +432,97 @@ QX_FN void conv_tile(int64_t *acc, const int16_t *panel, const int32_t *koff, co
         }
       }
     }
+    if (i32) {
 #pragma GCC unroll 12
-    for (int r = 0; r < R; r++)
+      for (int r = 0; r < R; r++) {
+        const int32_t nr = ep->n[r0 + r];
+        const __m512i mv = _mm512_set1_epi32(ep->m[r0 + r]), rv = _mm512_set1_epi32(qx_req32_r(nr, ep->z_y));
+        const __m512i sh = _mm512_set1_epi32(nr - 32);
+        int16_t *yr = ep->y + (r0 + r) * ep->NP;
 #pragma GCC unroll 4
-      for (int v = 0; v < NV; v++) qx_add64(acc + r * CV_AS + v * 16, a[r][v], h[r][v], split);
+        for (int v = 0; v < NV; v++) {
+          if (!ep->k16[v]) continue;
+          const __m512i o = qx_reqh_512(a[r][v], mv, mv, rv, sh, ep->lo, ep->hi);
+          _mm256_mask_storeu_epi16((void *)(yr + ep->oo[v]), ep->s16[v],
+                                   _mm512_cvtepi32_epi16(_mm512_maskz_compress_epi32(ep->k16[v], o)));
+        }
+      }
+    } else {
+#pragma GCC unroll 12
+      for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; v++) qx_add64(acc + r * CV_AS + v * 16, a[r][v], h[r][v], split);
+    }
   }
 }
 
 QX_FN void conv_tile_nv(int64_t *acc, const int16_t *panel, const int32_t *koff, const int16_t *w0, const int16_t *w1,
-                        int64_t Kp2, int64_t P, const int R, int64_t nv, const int split) {
+                        const int64_t *bias, int64_t Kp2, int64_t P, const int R, int64_t nv, const int split,
+                        const int i32, const qx_c2ep *ep, int64_t r0) {
   switch (nv) {
-  case 1: conv_tile(acc, panel, koff, w0, w1, Kp2, P, R, 1, split); break;
+  case 1: conv_tile(acc, panel, koff, w0, w1, bias, Kp2, P, R, 1, split, i32, ep, r0); break;
 #if CV_NVM > 2
-  case 2: conv_tile(acc, panel, koff, w0, w1, Kp2, P, R, 2, split); break;
-  case 3: conv_tile(acc, panel, koff, w0, w1, Kp2, P, R, 3, split); break;
+  case 2: conv_tile(acc, panel, koff, w0, w1, bias, Kp2, P, R, 2, split, i32, ep, r0); break;
+  case 3: conv_tile(acc, panel, koff, w0, w1, bias, Kp2, P, R, 3, split, i32, ep, r0); break;
 #endif
-  default: conv_tile(acc, panel, koff, w0, w1, Kp2, P, R, CV_NVM, split); break;
+  default: conv_tile(acc, panel, koff, w0, w1, bias, Kp2, P, R, CV_NVM, split, i32, ep, r0); break;
   }
 }
 
+/* A tile of R (a constant) channels: split, or 16x8 in one int32 run (i32, with ep) or in widened runs. */
+QX_FN void conv_tile_mode(int64_t *acc, const int16_t *panel, const int32_t *koff, const int16_t *w0,
+                          const int16_t *w1, const int64_t *bias, int64_t Kp2, int64_t P, const int R, int64_t nv,
+                          const int split, int i32, const qx_c2ep *ep, int64_t r0) {
+  if (split) conv_tile_nv(acc, panel, koff, w0, w1, bias, Kp2, P, R, nv, 1, 0, NULL, 0);
+  else if (i32) conv_tile_nv(acc, panel, koff, w0, w1, bias, Kp2, P, R, nv, 0, 1, ep, r0);
+  else conv_tile_nv(acc, panel, koff, w0, w1, bias, Kp2, P, R, nv, 0, 0, NULL, 0);
+}
+
+/* The channels of the next conv_channels call when rem are left: R, except that 16x8 ends in tiles of
+   8 channels rather than one of 4 or fewer (64 = 4 x 12 + 2 x 8): a tile of 4 x 2 accumulators is too
+   short a chain for vpdpwssd's latency. */
+QX_FN int64_t conv_block(int64_t rem, const int split) {
+  const int64_t R = split ? CV_R16 : CV_R8;
+  if (split || R != 12 || rem >= R + 8 || (rem >= R && rem < 16)) return rem < R ? rem : R;
+  return rem >= 8 ? 8 : rem;
+}
+
+/* 1 when output channel oc of the direct 16x8 conv runs in one int32 run and requantizes in 32-bit lanes:
+   its ROWS_C2 trailer byte is set (fl, NULL for the other convs) and qllc_req32_fits(n, z_y) (qx_reqh_512). */
+QX_FN int conv_i32(const uint8_t *fl, const int32_t *n, int32_t z_y, int64_t oc) {
+  return fl && fl[oc] && qllc_req32_fits(n[oc], z_y);
+}
+
 /* The rr (<= R) output channels from oc0 over nv vectors of the panel ps: acc[r * CV_AS + p] = bias +
-   the sums, in tiles of R, 4, 2 and 1 channels. */
+   the sums, in tiles of R, 8 (16x8), 4, 2 and 1 channels; except the channels conv_i32 takes, which the
+   tiles requantize and store themselves (ep, whose rows start at channel oc0). A tile never mixes the
+   two kinds (it ends where conv_i32 changes). */
 QX_FN void conv_channels(int64_t *acc, const int16_t *ps, const int32_t *koff, const int16_t *wp, const int64_t *bias,
-                         int64_t M, int64_t oc0, int64_t rr, int64_t Kp2, int64_t P, int64_t nv, const int split) {
+                         const uint8_t *fl, const int32_t *n, const qx_c2ep *ep, int64_t M, int64_t oc0, int64_t rr,
+                         int64_t Kp2, int64_t P, int64_t nv, const int split) {
   const int R = split ? CV_R16 : CV_R8;
-  for (int64_t r = 0; r < rr; r++) { /* the accumulators start at the bias */
+  for (int64_t r = 0; r < rr; r++) { /* the int64 accumulators start at the bias */
+    if (conv_i32(fl, n, ep->z_y, oc0 + r)) continue;
     const __m512i bv = _mm512_set1_epi64(bias[oc0 + r]);
     for (int64_t p = 0; p < nv * 16; p += 8) _mm512_store_si512((void *)(acc + r * CV_AS + p), bv);
   }
   const int16_t *w0 = wp + oc0 * Kp2, *w1 = wp + (M + oc0) * Kp2;
   for (int64_t r = 0; r < rr;) {
-    const int64_t t = rr - r >= R ? R : rr - r >= 4 ? 4 : rr - r >= 2 ? 2 : 1;
+    const int i32 = conv_i32(fl, n, ep->z_y, oc0 + r);
+    int64_t e = r + 1; /* [r, e): channels of the same kind */
+    while (e < rr && fl && conv_i32(fl, n, ep->z_y, oc0 + e) == i32) e++;
+    if (!fl) e = rr;
+    const int64_t t = e - r >= R ? R : e - r >= 8 && R == 12 && !split ? 8 : e - r >= 4 ? 4 : e - r >= 2 ? 2 : 1;
     int64_t *ar = acc + r * CV_AS;
     const int16_t *w0r = w0 + r * Kp2, *w1r = w1 + r * Kp2;
+    const int64_t *br = bias + oc0 + r;
     if (t == R) {
-      if (split) conv_tile_nv(ar, ps, koff, w0r, w1r, Kp2, P, CV_R16, nv, 1);
-      else conv_tile_nv(ar, ps, koff, w0r, w1r, Kp2, P, CV_R8, nv, 0);
-    } else if (t == 4) conv_tile_nv(ar, ps, koff, w0r, w1r, Kp2, P, 4, nv, split);
-    else if (t == 2) conv_tile_nv(ar, ps, koff, w0r, w1r, Kp2, P, 2, nv, split);
-    else conv_tile_nv(ar, ps, koff, w0r, w1r, Kp2, P, 1, nv, split);
+      if (split) conv_tile_mode(ar, ps, koff, w0r, w1r, br, Kp2, P, CV_R16, nv, 1, 0, NULL, 0);
+      else conv_tile_mode(ar, ps, koff, w0r, w1r, br, Kp2, P, CV_R8, nv, 0, i32, ep, r);
+    } else if (t == 8) conv_tile_mode(ar, ps, koff, w0r, w1r, br, Kp2, P, 8, nv, 0, i32, ep, r);
+    else if (t == 4) conv_tile_mode(ar, ps, koff, w0r, w1r, br, Kp2, P, 4, nv, split, i32, ep, r);
+    else if (t == 2) conv_tile_mode(ar, ps, koff, w0r, w1r, br, Kp2, P, 2, nv, split, i32, ep, r);
+    else conv_tile_mode(ar, ps, koff, w0r, w1r, br, Kp2, P, 1, nv, split, i32, ep, r);
     r += t;
   }
 }
@@ -456,7 +533,6 @@ QX_FN void conv_impl(int16_t *QLLC_RESTRICT y, const int16_t *QLLC_RESTRICT x, c
                      int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w, int64_t group,
                      int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi, uint8_t *scratch, const int split) {
   const int64_t cg = C / group, mg = M / group, K = cg * KH * KW, P = (K + 1) / 2, Kp2 = 2 * P, NP = OH * OW;
-  const int R = split ? CV_R16 : CV_R8;
   int16_t *panel = (int16_t *)scratch;
   int64_t acc[CV_RMAX * CV_AS] __attribute__((aligned(64)));
   const __m512i zy = _mm512_set1_epi64(z_y), lo = _mm512_set1_epi64(act_lo), hi = _mm512_set1_epi64(act_hi);
@@ -470,9 +546,9 @@ QX_FN void conv_impl(int16_t *QLLC_RESTRICT y, const int16_t *QLLC_RESTRICT x, c
         for (int64_t s0 = 0; s0 < np; s0 += CV_NVM * 16) { /* pixels p0 + s0 .. p0 + s0 + ns of the panel */
           const int64_t ns = np - s0 < CV_NVM * 16 ? np - s0 : CV_NVM * 16, nv = (ns + 15) / 16;
           const int16_t *ps = panel + s0 * 2;
-          for (int64_t oc0 = g * mg; oc0 < (g + 1) * mg; oc0 += R) {
-            const int64_t rr = (g + 1) * mg - oc0 < R ? (g + 1) * mg - oc0 : R;
-            conv_channels(acc, ps, NULL, wp, bias, M, oc0, rr, Kp2, P, nv, split);
+          for (int64_t oc0 = g * mg, rr; oc0 < (g + 1) * mg; oc0 += rr) {
+            rr = conv_block((g + 1) * mg - oc0, split);
+            conv_channels(acc, ps, NULL, wp, bias, NULL, n, NULL, M, oc0, rr, Kp2, P, nv, split);
             for (int64_t r = 0; r < rr; r++) { /* the epilogue, 8 pixels at a time */
               const __m512i mv = _mm512_set1_epi64(m[oc0 + r]), nv8 = _mm512_set1_epi64(n[oc0 + r]);
               int16_t *yr = y + (b * M + oc0 + r) * NP + p0 + s0;
@@ -530,7 +606,7 @@ QX_FN void c2_impl(int16_t *QLLC_RESTRICT y, const int16_t *QLLC_RESTRICT x, con
   const int64_t cg = C / group, mg = M / group, T = KH * KW, K = cg * T, P = K / 2, NP = OH * OW;
   const int64_t Hp = OH + (KH - 1) * dh, pr = OW + (KW - 1) * dw - W - pl, Wp = W + (pl > pr ? pl : pr);
   const int64_t NV = (OH - 1) * Wp + OW, PS = (Hp + 1) * Wp * 2; /* virtual pixels; int16 per plane */
-  const int R = split ? CV_R16 : CV_R8;
+  const uint8_t *fl = split ? NULL : (const uint8_t *)(wp + M * K); /* ROWS_C2's int32 trailer */
   int16_t *planes = (int16_t *)scratch;
   int32_t *koff = (int32_t *)(scratch + qllc_round_up(cg * (Hp + 1) * Wp * 2 + 256, 64));
   for (int64_t q = 0, k = 0; q < cg / 2; q++)
@@ -538,6 +614,7 @@ QX_FN void c2_impl(int16_t *QLLC_RESTRICT y, const int16_t *QLLC_RESTRICT x, con
       for (int64_t kw = 0; kw < KW; kw++) koff[k++] = (int32_t)(q * PS + (kh * dh * Wp + kw * dw) * 2);
   int64_t acc[CV_RMAX * CV_AS] __attribute__((aligned(64)));
   const __m512i zy = _mm512_set1_epi64(z_y), lo = _mm512_set1_epi64(act_lo), hi = _mm512_set1_epi64(act_hi);
+  const __m512i lo32 = _mm512_set1_epi32(act_lo), hi32 = _mm512_set1_epi32(act_hi);
   for (int64_t b = 0; b < N; b++)
     for (int64_t g = 0; g < group; g++) {
       c2_convert(planes, x + (b * C + g * cg) * H * W, cg / 2, H, W, Hp, Wp, pt, pl, (int16_t)z_x);
@@ -557,13 +634,21 @@ QX_FN void c2_impl(int16_t *QLLC_RESTRICT y, const int16_t *QLLC_RESTRICT x, con
           cnt[j] = __builtin_popcount((unsigned)bits);
           oo[j] = col < OW ? row * OW + col : (row + 1) * OW; /* its first valid lane's output pixel */
         }
-        for (int64_t oc0 = g * mg; oc0 < (g + 1) * mg; oc0 += R) {
-          const int64_t rr = (g + 1) * mg - oc0 < R ? (g + 1) * mg - oc0 : R;
-          conv_channels(acc, planes + s0 * 2, koff, wp, bias, M, oc0, rr, K, P, nv, split);
-          for (int64_t r = 0; r < rr; r++) { /* the epilogue: 8 virtual pixels at a time, output pixels kept */
+        __mmask16 k16[CV_NVM], s16[CV_NVM]; /* the same for 16 lanes: which are kept, the store's mask */
+        int64_t o16[CV_NVM];
+        for (int j = 0; j < nv; j++) {
+          k16[j] = (__mmask16)(mk[2 * j] | mk[2 * j + 1] << 8);
+          s16[j] = (__mmask16)((1u << (cnt[2 * j] + cnt[2 * j + 1])) - 1), o16[j] = oo[2 * j];
+        }
+        for (int64_t oc0 = g * mg, rr; oc0 < (g + 1) * mg; oc0 += rr) {
+          rr = conv_block((g + 1) * mg - oc0, split);
+          const qx_c2ep ep = {y + (b * M + oc0) * NP, NP, k16, s16, o16, m + oc0, n + oc0, z_y, lo32, hi32};
+          conv_channels(acc, planes + s0 * 2, koff, wp, bias, fl, n, &ep, M, oc0, rr, K, P, nv, split);
+          for (int64_t r = 0; r < rr; r++) { /* the epilogue of the others: 8 pixels at a time in int64 */
+            if (conv_i32(fl, n, z_y, oc0 + r)) continue; /* done in its tile */
             const __m512i mv = _mm512_set1_epi64(m[oc0 + r]), nv8 = _mm512_set1_epi64(n[oc0 + r]);
             int16_t *yr = y + (b * M + oc0 + r) * NP;
-            for (int j = 0; j < nv * 2; j++) {
+            for (int j = 0; j < nv * 2; j++) { /* output pixels kept (vpcompressq) */
               if (!mk[j]) continue;
               const __m512i o = qx_req8(_mm512_load_si512((const void *)(acc + r * CV_AS + 8 * j)), mv, nv8, zy, lo, hi);
               _mm_mask_storeu_epi16((void *)(yr + oo[j]), (__mmask8)((1u << cnt[j]) - 1),

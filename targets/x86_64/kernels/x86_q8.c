@@ -40,6 +40,7 @@
 
 #include "kernels_x86_q8.h"
 #include "q_common.h"
+#include "x86_reqh.h"
 #include "x86_tr4.h"
 
 typedef int32_t qx_i32u __attribute__((may_alias, aligned(1)));
@@ -102,24 +103,9 @@ ZI __m512i z_req(__m512i acc, const qx_zq *q, __m512i zy, __m512i lo, __m512i hi
   return _mm512_mask_blend_epi32(0xAAAA, pe, _mm512_slli_epi64(po, 32));
 }
 /* The same requantization for 33 <= n <= 62 from the high halves of the products alone, in 32-bit
-   lanes: with P = acc * m (|P| <= 2^62) and h = P >> 32 (|h| <= 2^30), (P + 2^(n-1)) >> n equals
-   (h + 2^(n-33)) >> (n - 32), because the low half adds less than one unit to h + 2^(n-33), which a
-   floor by the power of two 2^(n-32) cannot see. z_y joins the rounding term as z_y 2^(n-32), which
-   the floor passes through unchanged, when |z_y| 2^(n-32) < 2^29 (qx_req32): then |h + r| < 2^31 and
-   the result stays far inside int32, so the clamp in 32 bits is exact too. Per lane: m (mo: m's odd
-   lanes moved to the even ones, m itself when the lanes are equal), r = qx_req32_r(n, z_y), sh = n - 32. */
-static inline int qx_req32(int32_t n, int32_t z_y) {
-  const int64_t za = z_y < 0 ? -(int64_t)z_y : z_y;
-  return n >= 33 && n <= 62 && (za << (n - 32)) < ((int64_t)1 << 29);
-}
-static inline int32_t qx_req32_r(int32_t n, int32_t z_y) {
-  return (int32_t)(((int64_t)1 << (n - 33)) + (int64_t)z_y * ((int64_t)1 << (n - 32)));
-}
+   lanes (x86_reqh.h says when and why it is exact: qllc_req32_fits). */
 ZI __m512i z_reqh(__m512i acc, __m512i m, __m512i mo, __m512i r, __m512i sh, __m512i lo, __m512i hi) {
-  const __m512i pe = _mm512_mul_epi32(acc, m), po = _mm512_mul_epi32(_mm512_srli_epi64(acc, 32), mo);
-  const __m512i hsel = _mm512_set_epi32(31, 15, 29, 13, 27, 11, 25, 9, 23, 7, 21, 5, 19, 3, 17, 1);
-  const __m512i h = _mm512_permutex2var_epi32(pe, hsel, po); /* the odd dwords of pe and po, in order */
-  return _mm512_min_epi32(_mm512_max_epi32(_mm512_srav_epi32(_mm512_add_epi32(h, r), sh), lo), hi);
+  return qx_reqh_512(acc, m, mo, r, sh, lo, hi);
 }
 /* The low bytes of the first cnt lanes (values already inside the output type's range). */
 ZI void z_store8(uint8_t *d, __m512i v, int64_t cnt) {
@@ -808,7 +794,7 @@ ZI void zc4_tile(const int R, const int NJ, uint8_t *y, int64_t ldy, const uint8
     }
   QX_UNROLL for (int r = 0; r < R; r++) {
     __m512i v[4];
-    if (qx_req32(n[r], z_y)) {
+    if (qllc_req32_fits(n[r], z_y)) {
       const __m512i mv = _mm512_set1_epi32(m[r]), rv = _mm512_set1_epi32(qx_req32_r(n[r], z_y));
       const __m512i sh = _mm512_set1_epi32(n[r] - 32), l32 = _mm512_set1_epi32(act_lo), h32 = _mm512_set1_epi32(act_hi);
       QX_UNROLL for (int j = 0; j < NJ; j++) v[j] = z_reqh(acc[r][j], mv, mv, rv, sh, l32, h32);
@@ -1053,7 +1039,7 @@ ZI void zcl_conv(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *wp, 
           int32_t nn[16];
           _mm512_storeu_si512(nn, nv);
           cq[j].fast = 1;
-          for (int i = 0; i < 16; i++) cq[j].fast &= qx_req32(nn[i], z_y);
+          for (int i = 0; i < 16; i++) cq[j].fast &= qllc_req32_fits(nn[i], z_y);
           cq[j].m = mv, cq[j].mo = _mm512_srli_epi64(mv, 32);
           cq[j].sh = _mm512_sub_epi32(nv, _mm512_set1_epi32(32));
           if (cq[j].fast) {
@@ -1236,7 +1222,7 @@ QI void QN(qx_cv_tile)(const int R, const int NJ, uint8_t *y, int64_t ldy, const
 #endif
   QX_UNROLL for (int r = 0; r < R; r++) {
 #ifdef VREQH
-    if (qx_req32(n[r], z_y)) { /* the usual shifts: 32-bit lanes (VREQH) */
+    if (qllc_req32_fits(n[r], z_y)) { /* the usual shifts: 32-bit lanes (VREQH) */
       const V mv = VSET1(m[r]), rv = VSET1(qx_req32_r(n[r], z_y)), sh = VSET1(n[r] - 32);
       const V l32 = VSET1(act_lo), h32 = VSET1(act_hi);
       QX_UNROLL for (int j = 0; j < NJ; j++) {
