@@ -776,6 +776,14 @@ qllc_status qllc_lower_pad_roles(ctx *c, const qllc_node *n, roles *rv, double *
     /* reflect, edge, wrap: each output index's source offset, per axis (infer.c bounded the pads) */
     int64_t total = 0, stride = 1, *map;
     for (int d = 0; d < r; d++) total += od[d];
+    if (total > QLLC_MAX_FOLD_BYTES / (int64_t)sizeof *map) { /* a constant of the bundle, as a folded one */
+      char what[200];
+      snprintf(what, sizeof what,
+               "mode %s needs an index map of %lld output positions (%lld bytes), more than the %lld bytes a "
+               "constant may have",
+               mode, (long long)total, (long long)total * (long long)sizeof *map, (long long)QLLC_MAX_FOLD_BYTES);
+      return unsupported(c, n, what);
+    }
     if (!(map = qllc_arena_alloc(c->p->arena, sizeof *map * (size_t)(total ? total : 1)))) return oom(c);
     for (int d = r - 1, at = (int)total; d >= 0; stride *= id[d], d--) {
       at -= (int)od[d];
