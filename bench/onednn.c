@@ -187,22 +187,7 @@ static void *handle(dnnl_memory_t m) {
   return p;
 }
 
-static void reorder(dnnl_memory_t from, dnnl_memory_t to, dnnl_engine_t eng, dnnl_stream_t s) {
-  const dnnl_memory_desc_t *a, *b;
-  CHECK(dnnl_memory_get_memory_desc(from, &a));
-  CHECK(dnnl_memory_get_memory_desc(to, &b));
-  dnnl_primitive_desc_t pd;
-  dnnl_primitive_t p;
-  CHECK(dnnl_reorder_primitive_desc_create(&pd, a, eng, b, eng, NULL));
-  CHECK(dnnl_primitive_create(&p, pd));
-  dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-  CHECK(dnnl_primitive_execute(p, s, 2, args));
-  CHECK(dnnl_stream_wait(s));
-  dnnl_primitive_destroy(p);
-  dnnl_primitive_desc_destroy(pd);
-}
-
-/* A reorder primitive from one memory's layout to another's, created once for --plain-io. */
+/* A reorder primitive from one memory's layout to another's (made once where --plain-io times it). */
 static dnnl_primitive_t reorder_prim(dnnl_memory_t from, dnnl_memory_t to, dnnl_engine_t eng) {
   const dnnl_memory_desc_t *a, *b;
   CHECK(dnnl_memory_get_memory_desc(from, &a));
@@ -213,6 +198,14 @@ static dnnl_primitive_t reorder_prim(dnnl_memory_t from, dnnl_memory_t to, dnnl_
   CHECK(dnnl_primitive_create(&p, pd));
   dnnl_primitive_desc_destroy(pd);
   return p;
+}
+
+static void reorder(dnnl_memory_t from, dnnl_memory_t to, dnnl_engine_t eng, dnnl_stream_t s) {
+  dnnl_primitive_t p = reorder_prim(from, to, eng);
+  dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+  CHECK(dnnl_primitive_execute(p, s, 2, args));
+  CHECK(dnnl_stream_wait(s));
+  dnnl_primitive_destroy(p);
 }
 
 static float round_even(float x) { return nearbyintf(x); } /* default rounding mode: to nearest even */
