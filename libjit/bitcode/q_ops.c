@@ -85,6 +85,50 @@ QLLC_INLINE int64_t qk_merge(int64_t rank, const int64_t *dims, const int64_t *a
 /* the row buffers of maxpool, on the stack: 2 x this many elements */
 enum { QK_MP_SPAN = 512 };
 
+/* The max pool of ResNet-style stems, 3 columns at stride 2 with one column of left padding, over
+   vectors of 32 outputs (portable vector types: one or two registers on x86_64 and aarch64): output o
+   of a row is the max of columns 2o - 1, 2o, 2o + 1, that is of the even lanes, the odd lanes and the
+   odd lanes one output earlier of the 64 columns from 2 o0. A row's last vector ends at its last output
+   (overlapping the one before: recomputed outputs are the same), so every load stays inside the input
+   row; the caller checks the row has 32 outputs or more and no window reaches past its right end. */
+#define QK_MP_S2K3(T, t, QMIN)                                                                                   \
+  typedef T qk_v32##t __attribute__((vector_size(32 * sizeof(T)), aligned(sizeof(T))));                        \
+  typedef QK_MASK_##t qk_m32##t __attribute__((vector_size(32 * sizeof(T))));                                  \
+  QLLC_INLINE void qk_maxpool_s2k3_##t(T *QLLC_RESTRICT yr, const T *QLLC_RESTRICT x, const int64_t *rows,       \
+                                        int64_t nrows, int64_t OW) {                                            \
+    for (int64_t o0 = 0;; o0 += 32) {                                                                            \
+      if (o0 > OW - 32) o0 = OW - 32;                                                                            \
+      const qk_v32##t zero = {0};                                                                                \
+      qk_v32##t acc = zero + (T)QMIN; /* a scalar operand is splatted */                                         \
+      for (int64_t r = 0; r < nrows; r++) {                                                                      \
+        const T *xr = x + rows[r] + 2 * o0;                                                                      \
+        qk_v32##t lo, hi;                                                                                        \
+        __builtin_memcpy(&lo, xr, sizeof lo);                                                                    \
+        __builtin_memcpy(&hi, xr + 32, sizeof hi);                                                               \
+        const T before = o0 ? xr[-1] : (T)QMIN; /* column 2 o0 - 1, or the padding */                           \
+        const qk_v32##t pv = zero + before;                                                                      \
+        const qk_v32##t ev = __builtin_shufflevector(lo, hi, QK_EVEN32);                                         \
+        const qk_v32##t od = __builtin_shufflevector(lo, hi, QK_ODD32);                                          \
+        const qk_v32##t od1 = __builtin_shufflevector(od, pv, QK_PREV32);                                        \
+        const qk_v32##t m1 = QK_VMAX(qk_v32##t, qk_m32##t, od, od1), m2 = QK_VMAX(qk_v32##t, qk_m32##t, ev, m1);   \
+        acc = QK_VMAX(qk_v32##t, qk_m32##t, acc, m2);                                                            \
+      }                                                                                                          \
+      __builtin_memcpy(yr + o0, &acc, sizeof acc);                                                               \
+      if (o0 == OW - 32) break;                                                                                  \
+    }                                                                                                            \
+  }
+/* the lanes of a or b, whichever is larger (a, b: plain variables; MT: the comparison's mask type) */
+#define QK_VMAX(VT, MT, a, b) ((VT)(((MT)(a) & ((a) > (b))) | ((MT)(b) & ~((a) > (b)))))
+#define QK_EVEN32 0,2,4,6,8,10,12,14,16,18,20,22,24,26,28,30,32,34,36,38,40,42,44,46,48,50,52,54,56,58,60,62
+#define QK_ODD32 1,3,5,7,9,11,13,15,17,19,21,23,25,27,29,31,33,35,37,39,41,43,45,47,49,51,53,55,57,59,61,63
+#define QK_PREV32 32,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30
+#define QK_MASK_i8 int8_t
+#define QK_MASK_u8 int8_t
+#define QK_MASK_i16 int16_t
+QK_MP_S2K3(int8_t, i8, -128)
+QK_MP_S2K3(uint8_t, u8, 0)
+QK_MP_S2K3(int16_t, i16, -32768)
+
 #define UNARY(T, t, QMIN)                                                                                        \
   QLLC_KERNEL void qllc_k_requantize_##t##_##t(T *y, const T *x, int64_t rows, int64_t cols, int64_t y_stride,    \
                                                int64_t x_stride, int32_t z_x, int32_t m, int32_t n, int32_t z_y, \
@@ -113,6 +157,15 @@ enum { QK_MP_SPAN = 512 };
     for (int64_t p = 0; p < NC; p++)                                                                             \
       for (int64_t oh = 0; oh < OH; oh++) {                                                                      \
         T *yr = y + (p * OH + oh) * OW;                                                                          \
+        if (KH <= 3 && KW == 3 && stride_w == 2 && dil_w == 1 && pad_left == 1 && OW >= 32 && 2 * OW <= W) { \
+          int64_t rows[3], nr = 0; /* the window's rows inside the image (KH <= 3 here) */                    \
+          for (int64_t kh = 0; kh < KH; kh++) {                                                                  \
+            const int64_t ih = oh * stride_h - pad_top + kh * dil_h;                                             \
+            if (ih >= 0 && ih < H) rows[nr++] = (p * H + ih) * W;                                                \
+          }                                                                                                      \
+          qk_maxpool_s2k3_##t(yr, x, rows, nr, OW);                                                              \
+          continue;                                                                                              \
+        }                                                                                                        \
         if (reach >= QK_MP_SPAN / 2) { /* the per-tap loop */                                                    \
           for (int64_t ow = 0; ow < OW; ow++) yr[ow] = (T)QMIN;                                                  \
           for (int64_t kh = 0; kh < KH; kh++) {                                                                  \

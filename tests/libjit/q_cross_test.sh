@@ -125,6 +125,11 @@ int run_all(uint64_t *h) {
   qllc_k_maxpool2d_i16_i16(yi16, xi16, 6, 17, 17, 8, 8, 2, 3, 2, 2, 0, 1, 0, 1, 2, 1), h[k++] = fnv(yi16, 6 * 64 * 2);
   qllc_k_avgpool2d_i8_i8(yi8, xi8, mv, nv, 6, 17, 17, 9, 9, 3, 3, 2, 2, 1, 1, 1, 1, 0, -128, 3, -128, 127), h[k++] = fnv(yi8, 6 * 81);
   qllc_k_avgpool2d_i16_i16(yi16, xi16, mv, nv, 6, 17, 17, 9, 9, 3, 3, 2, 2, 1, 1, 1, 1, 1, 32767, 0, -32768, 32767), h[k++] = fnv(yi16, 6 * 162);
+  /* max pool 3x3/2 pad 1 on rows of 70: 35 outputs, the 32-output vector path */
+  FILL(uint8_t, xu8, 4 * 9 * 70, 0, 255) FILL(int8_t, wi8, 4 * 9 * 70, -128, 127)
+  qllc_k_maxpool2d_u8_u8(yu8, xu8, 4, 9, 70, 5, 35, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1), h[k++] = fnv(yu8, 4 * 5 * 35);
+  qllc_k_maxpool2d_i8_i8(yi8, wi8, 4, 9, 70, 5, 35, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1), h[k++] = fnv(yi8, 4 * 5 * 35);
+  qllc_k_maxpool2d_i16_i16(yi16, xi16, 4, 9, 70, 5, 35, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1), h[k++] = fnv(yi16, 4 * 5 * 70);
   qllc_k_global_avgpool_u8_u8(yu8, xu8, 6, 289, 255, 1900000000, 39, 0, 0, 255), h[k++] = fnv(yu8, 6);
   qllc_k_global_avgpool_i16_i16(yi16, xi16, 6, 289, -32768, 1900000000, 39, 0, -32768, 32767), h[k++] = fnv(yi16, 12);
   /* tables */
