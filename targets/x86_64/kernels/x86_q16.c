@@ -501,16 +501,17 @@ QX_FN void conv_channels(int64_t *acc, const int16_t *ps, const int32_t *koff, c
                          const uint8_t *fl, const int32_t *n, const qx_c2ep *ep, int64_t M, int64_t oc0, int64_t rr,
                          int64_t Kp2, int64_t P, int64_t nv, const int split) {
   const int R = split ? CV_R16 : CV_R8;
+  const int32_t z_y = ep ? ep->z_y : 0; /* ep: NULL when fl is (the panel conv) */
   for (int64_t r = 0; r < rr; r++) { /* the int64 accumulators start at the bias */
-    if (conv_i32(fl, n, ep->z_y, oc0 + r)) continue;
+    if (conv_i32(fl, n, z_y, oc0 + r)) continue;
     const __m512i bv = _mm512_set1_epi64(bias[oc0 + r]);
     for (int64_t p = 0; p < nv * 16; p += 8) _mm512_store_si512((void *)(acc + r * CV_AS + p), bv);
   }
   const int16_t *w0 = wp + oc0 * Kp2, *w1 = wp + (M + oc0) * Kp2;
   for (int64_t r = 0; r < rr;) {
-    const int i32 = conv_i32(fl, n, ep->z_y, oc0 + r);
+    const int i32 = conv_i32(fl, n, z_y, oc0 + r);
     int64_t e = r + 1; /* [r, e): channels of the same kind */
-    while (e < rr && fl && conv_i32(fl, n, ep->z_y, oc0 + e) == i32) e++;
+    while (e < rr && fl && conv_i32(fl, n, z_y, oc0 + e) == i32) e++;
     if (!fl) e = rr;
     const int64_t t = e - r >= R ? R : e - r >= 8 && R == 12 && !split ? 8 : e - r >= 4 ? 4 : e - r >= 2 ? 2 : 1;
     int64_t *ar = acc + r * CV_AS;
