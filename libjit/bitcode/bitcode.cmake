@@ -60,8 +60,14 @@ qllc_bitcode_${arch}_size:
 endforeach()
 add_custom_target(qllc_bitcode DEPENDS ${QLLC_BITCODE_FILES})
 
-# The same kernels compiled natively by the host compiler, for bit-for-bit unit tests in C.
-file(GLOB x86_isa_sources CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/targets/x86_64/kernels/*.c)
+# The same kernels compiled natively by the host compiler, for bit-for-bit unit tests in C. With
+# QLLC_NATIVE_ISA_KERNELS off, the reference kernels only (scripts/test --sanitize-quick: its tests call
+# no ISA variant directly, and the instrumented ISA kernels take most of a sanitizer build's time).
+option(QLLC_NATIVE_ISA_KERNELS "compile targets/x86_64/kernels into the native kernel libraries" ON)
+set(x86_isa_sources)
+if(QLLC_NATIVE_ISA_KERNELS)
+  file(GLOB x86_isa_sources CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/targets/x86_64/kernels/*.c)
+endif()
 add_library(qllc_libjit_native STATIC ${QLLC_KERNEL_SOURCES} ${x86_isa_sources})
 target_include_directories(qllc_libjit_native PUBLIC ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/libjit/bitcode)
 target_compile_options(qllc_libjit_native PRIVATE -O2 -fno-math-errno -ffp-contract=off)
