@@ -41,6 +41,13 @@ expect_error 1 text.onnx -- info "$tmp/text.onnx"
 : >"$tmp/empty.onnx"
 expect_error 1 empty.onnx -- info "$tmp/empty.onnx"
 
+# a Pad (mode edge) whose per-axis index map would pass the 1 GiB constant limit (fuzz_compile's input):
+# an error naming the node, before the 34 GB allocation, and no bundle
+R=$QLLC_SOURCE_DIR/tests/fuzz/regress/fuzz_compile/pad_edge_index_map_4g_positions.onnx
+expect_error 1 pad_edge_index_map_4g_positions.onnx "node '/edge/Pad'" "needs an index map of" "1073741824 bytes a constant may have" \
+  -- compile "$R" -o "$tmp/b_padmap"
+no_bundle "$tmp/b_padmap"
+
 expect_error 1 nonexistent.onnx -- run "$tmp/nonexistent.onnx"
 expect_error 1 nonexistent.onnx -- compile "$tmp/nonexistent.onnx" -o "$tmp/b_nonexistent"
 no_bundle "$tmp/b_nonexistent"

@@ -663,6 +663,12 @@ QX_FN void c2_impl(int16_t *QLLC_RESTRICT y, const int16_t *QLLC_RESTRICT x, con
 
 /* ---- the kernels ------------------------------------------------------------------------------------- */
 
+/* The parameters of both 16-bit conv entry points (kernels_x86_q16.h), for the bodies below. */
+#define QX_CONV16_PARAMS                                                                                          \
+  int16_t *y, const int16_t *x, const int16_t *wp, const int64_t *bias, const int32_t *m, const int32_t *n,       \
+      int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW,       \
+      int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w,        \
+      int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi, uint8_t *scratch
 #define QX_KERNELS(tw, SPLIT)                                                                                   \
   QX_KERNEL void qllc_k_fc_i16_##tw##_i16__avx512vnni(                                                          \
       int16_t *y, const int16_t *x, const int16_t *wp, const int64_t *bias, const int32_t *m, const int32_t *n,  \
@@ -671,19 +677,11 @@ QX_FN void c2_impl(int16_t *QLLC_RESTRICT y, const int16_t *QLLC_RESTRICT x, con
     (void)z_x; /* folded into the bias */                                                                       \
     fc_impl(y, x, wp, bias, m, n, M, N, K, z_y, act_lo, act_hi, scratch, SPLIT);                                \
   }                                                                                                             \
-  QX_KERNEL void qllc_k_conv2d_i16_##tw##_i16__avx512vnni(                                                      \
-      int16_t *y, const int16_t *x, const int16_t *wp, const int64_t *bias, const int32_t *m, const int32_t *n,  \
-      int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW,       \
-      int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w,        \
-      int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi, uint8_t *scratch) {               \
+  QX_KERNEL void qllc_k_conv2d_i16_##tw##_i16__avx512vnni(QX_CONV16_PARAMS) {                                 \
     conv_impl(y, x, wp, bias, m, n, N, C, H, W, M, OH, OW, KH, KW, stride_h, stride_w, pad_top, pad_left, dil_h,  \
               dil_w, group, z_x, z_y, act_lo, act_hi, scratch, SPLIT);                                          \
   }                                                                                                             \
-  QX_KERNEL void qllc_k_conv2dc2_i16_##tw##_i16__avx512vnni(                                                    \
-      int16_t *y, const int16_t *x, const int16_t *wp, const int64_t *bias, const int32_t *m, const int32_t *n,  \
-      int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW,       \
-      int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w,        \
-      int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi, uint8_t *scratch) {               \
+  QX_KERNEL void qllc_k_conv2dc2_i16_##tw##_i16__avx512vnni(QX_CONV16_PARAMS) {                               \
     (void)stride_h, (void)stride_w; /* 1 (qllc_c4_fits) */                                                      \
     c2_impl(y, x, wp, bias, m, n, N, C, H, W, M, OH, OW, KH, KW, pad_top, pad_left, dil_h, dil_w, group, z_x,    \
             z_y, act_lo, act_hi, scratch, SPLIT);                                                               \
