@@ -100,7 +100,8 @@ QLLC_LAYER_Q(int16_t, i16, int8_t, i8, int16_t, i16, int64_t) /* 16x8 */
 /* ---- elementwise with rescale (broadcasting as qllc_k_add_f32_f32_f32) -------------------------------
  * add: y = clamp(z_y + ((a - z_a) * m_a + (b - z_b) * m_b + 2^(n-1)) >> n, lo, hi)    one shared shift n
  * sub: the same with - m_b.   (qllc_requant_make_shared gives m_a, m_b, n: a single rounding.)
- *      int64 for all precisions: |a - z_a| <= 2^16, m < 2^31: each term < 2^47.
+ *      int64 for all precisions: |a - z_a| <= 2^16, m < 2^31: each term < 2^47. (The 8-bit kernels get
+ *      the same bits in int32 when n >= 16: q_ops.c, qk_sum32.)
  * mul: y = clamp(REQUANT((a - z_a) * (b - z_b), m, n) + z_y, lo, hi),  M = s_a * s_b / s_y
  *      (the product needs 32 bits for int16: its REQUANT needs __int128, as the 64-bit accumulators.) */
 #define QLLC_ELTWISE_Q(T, t)                                                                                   \

@@ -52,28 +52,90 @@ QLLC_INLINE int64_t qk_merge(int64_t rank, const int64_t *dims, const int64_t *a
     }                                                                                                            \
   }
 
-/* add/sub: one rounding of the two-term sum with the shared shift n (terms < 2^47: int64 exact). */
-#define ADD_EL(u, v) qk_out(((int64_t)((u) - z_a) * m_a + (int64_t)((v) - z_b) * m_b + half) >> n, z_y, act_lo, act_hi)
-#define SUB_EL(u, v) qk_out(((int64_t)((u) - z_a) * m_a - (int64_t)((v) - z_b) * m_b + half) >> n, z_y, act_lo, act_hi)
+/* add/sub: one rounding of the two-term sum with the shared shift n (terms < 2^47: int64 exact); sub is
+   add with sign -1 (the product of b negated). */
+#define ADDSUB_EL(u, v)                                                                                          \
+  qk_out(((int64_t)((u) - z_a) * m_a + sign * ((int64_t)((v) - z_b) * m_b) + half) >> n, z_y, act_lo, act_hi)
 /* mul: the product needs 32 bits for int16, so its REQUANT needs the 128-bit form. */
 #define MUL_EL(u, v) qk_out(qk_req64((int64_t)((u) - z_a) * (int64_t)((v) - z_b), m, n), z_y, act_lo, act_hi)
 
-#define ELTWISE(T, t)                                                                                            \
+/* The same add/sub in int32 for 8-bit operands: twice the lanes of the int64 form per vector register,
+   the same bits. Let mb = sign * m_b, so that S = (u - z_a) m_a + (v - z_b) mb, and split each multiplier
+   m = 2^16 mh + ml with ml in [-2^15, 2^15) (its low 16 bits, signed) and mh = (m - ml) / 2^16 in
+   [-2^15, 2^15] (mb's halves are m_b's negated: m_b = -2^31 needs no int32 -m_b). Then S = 2^16 A0 + B0,
+     A0 = (u - z_a) mh_a + (v - z_b) mh_b = u mh_a + v mh_b - (z_a mh_a + z_b mh_b),
+     B0 = (u - z_a) ml_a + (v - z_b) ml_b = u ml_a + v ml_b - (z_a ml_a + z_b ml_b),
+   and with u, v and the zero points in the type's range (|u - z_a|, |v - z_b| <= 255, every product below
+   2^23), |A0|, |B0| <= 2 * 255 * 2^15 < 2^24. The reference is floor((S + 2^(n-1)) / 2^n). For n >= 16
+   let s = n - 16; as floor(floor(x / p) / q) = floor(x / (p q)) for positive integers p, q, dividing by
+   2^16 first gives floor((A0 + 2^(s-1) + floor(B0 / 2^16)) / 2^s) for s >= 1 (2^(n-1) = 2^16 2^(s-1)),
+   and A0 + floor((B0 + 2^15) / 2^16) for s = 0 (2^(n-1) = 2^15). Both are
+     (A + (B >> 16)) >> s,  A = A0 + hh,  B = B0 + hl,  hh = 2^(s-1), hl = 0 (s >= 1); hh = 0, hl = 2^15 (s = 0)
+   with the constant parts of A and B folded into ka and kb. In int32: |B| < 2^24 + 2^15, so
+   |B >> 16| <= 2^8; with hh <= 2^30 (s <= 31), X = A + (B >> 16) is inside (-2^25, 2^30 + 2^25). The
+   output adds z_y: inside the shift as z_y 2^s when |z_y| 2^s <= 2^29 ((X + z_y 2^s) >> s = (X >> s) + z_y,
+   and X + z_y 2^s stays inside int32), else after it (|X >> s| < 2^30, |z_y| < 2^30). n > 47 runs with
+   s = 31: then |S| <= 2 * 255 * 2^31 < 2^40 puts S + 2^(n-1) inside (0, 2^n), so the reference is 0, and
+   X inside (2^30 - 2^25, 2^30 + 2^25) gives 0 too (z_y is then added after the shift). qk_sum32_make says
+   whether the conditions hold (else the int64 form runs). */
+typedef struct {
+  int32_t mh_a, ml_a, mh_b, ml_b, ka, kb, s, zy;
+} qk_sum32p;
+QLLC_INLINE void qk_split16(int32_t m, int32_t *mh, int32_t *ml) {
+  const int32_t lo = m & 0xffff;
+  *ml = lo >= 0x8000 ? lo - 0x10000 : lo;
+  *mh = (int32_t)(((int64_t)m - *ml) >> 16);
+}
+QLLC_INLINE int qk_sum32_make(qk_sum32p *p, int32_t m_a, int32_t m_b, int32_t sign, int32_t n, int32_t z_a,
+                              int32_t z_b, int32_t z_y, int32_t qmin, int32_t qmax) {
+  if (n < 16 || z_a < qmin || z_a > qmax || z_b < qmin || z_b > qmax || z_y <= -(1 << 30) || z_y >= (1 << 30))
+    return 0;
+  qk_split16(m_a, &p->mh_a, &p->ml_a);
+  qk_split16(m_b, &p->mh_b, &p->ml_b);
+  p->mh_b *= sign, p->ml_b *= sign;
+  p->s = n - 16 > 31 ? 31 : n - 16;
+  const int fold = (int64_t)(z_y < 0 ? -z_y : z_y) << p->s <= (int64_t)1 << 29;
+  const int32_t zy_in = fold ? (int32_t)((int64_t)z_y * ((int64_t)1 << p->s)) : 0;
+  p->ka = (p->s ? 1 << (p->s - 1) : 0) - (z_a * p->mh_a + z_b * p->mh_b) + zy_in;
+  p->kb = (p->s ? 0 : 1 << 15) - (z_a * p->ml_a + z_b * p->ml_b);
+  p->zy = fold ? 0 : z_y;
+  return 1;
+}
+/* clamp(z_y + the reference's rounded sum, lo, hi) for the operands u, v */
+QLLC_INLINE int32_t qk_sum32(const qk_sum32p *p, int32_t u, int32_t v, int32_t lo, int32_t hi) {
+  const int32_t A = u * p->mh_a + v * p->mh_b + p->ka, B = u * p->ml_a + v * p->ml_b + p->kb;
+  const int32_t r = ((A + (B >> 16)) >> p->s) + p->zy;
+  return r < lo ? lo : r > hi ? hi : r;
+}
+#define ADDSUB32_EL(u, v) qk_sum32(&p32, u, v, act_lo, act_hi)
+
+/* NARROW: 8-bit T, whose add/sub may run in int32 (qk_sum32) */
+#define ELTWISE(T, t, QMIN, QMAX, NARROW)                                                                        \
+  QLLC_INLINE void qk_addsub_##t(T *QLLC_RESTRICT y, const T *a, const T *b, int64_t rank, const int64_t *dims,  \
+                                 const int64_t *a_strides, const int64_t *b_strides, int32_t z_a, int32_t m_a,   \
+                                 int32_t z_b, int32_t m_b, int32_t n, int32_t z_y, int32_t act_lo,               \
+                                 int32_t act_hi, int32_t sign) {                                                 \
+    qk_sum32p p32;                                                                                               \
+    if (NARROW && qk_sum32_make(&p32, m_a, m_b, sign, n, z_a, z_b, z_y, QMIN, QMAX)) {                           \
+      BINARY_WALK(T, ADDSUB32_EL)                                                                                \
+      return;                                                                                                    \
+    }                                                                                                            \
+    const int64_t half = n > 0 ? (int64_t)1 << (n - 1) : 0;                                                      \
+    BINARY_WALK(T, ADDSUB_EL)                                                                                    \
+  }                                                                                                              \
   QLLC_KERNEL void qllc_k_add_##t##_##t##_##t(T *QLLC_RESTRICT y, const T *a, const T *b, int64_t rank,           \
                                               const int64_t *dims, const int64_t *a_strides,                     \
                                               const int64_t *b_strides, int32_t z_a, int32_t m_a, int32_t z_b,   \
                                               int32_t m_b, int32_t n, int32_t z_y, int32_t act_lo,               \
                                               int32_t act_hi) {                                                  \
-    const int64_t half = n > 0 ? (int64_t)1 << (n - 1) : 0;                                                      \
-    BINARY_WALK(T, ADD_EL)                                                                                       \
+    qk_addsub_##t(y, a, b, rank, dims, a_strides, b_strides, z_a, m_a, z_b, m_b, n, z_y, act_lo, act_hi, 1);     \
   }                                                                                                              \
   QLLC_KERNEL void qllc_k_sub_##t##_##t##_##t(T *QLLC_RESTRICT y, const T *a, const T *b, int64_t rank,           \
                                               const int64_t *dims, const int64_t *a_strides,                     \
                                               const int64_t *b_strides, int32_t z_a, int32_t m_a, int32_t z_b,   \
                                               int32_t m_b, int32_t n, int32_t z_y, int32_t act_lo,               \
                                               int32_t act_hi) {                                                  \
-    const int64_t half = n > 0 ? (int64_t)1 << (n - 1) : 0;                                                      \
-    BINARY_WALK(T, SUB_EL)                                                                                       \
+    qk_addsub_##t(y, a, b, rank, dims, a_strides, b_strides, z_a, m_a, z_b, m_b, n, z_y, act_lo, act_hi, -1);    \
   }                                                                                                              \
   QLLC_KERNEL void qllc_k_mul_##t##_##t##_##t(T *QLLC_RESTRICT y, const T *a, const T *b, int64_t rank,           \
                                               const int64_t *dims, const int64_t *a_strides,                     \
@@ -252,9 +314,9 @@ QK_MP_S2K3(int16_t, i16, -32768)
     }                                                                                                            \
   }
 
-ELTWISE(int8_t, i8)
-ELTWISE(uint8_t, u8)
-ELTWISE(int16_t, i16)
+ELTWISE(int8_t, i8, -128, 127, 1)
+ELTWISE(uint8_t, u8, 0, 255, 1)
+ELTWISE(int16_t, i16, -32768, 32767, 0)
 UNARY(int8_t, i8, -128)
 UNARY(uint8_t, u8, 0)
 UNARY(int16_t, i16, -32768)

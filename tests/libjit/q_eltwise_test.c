@@ -4,7 +4,8 @@
  * computed in __int128 with an explicit floor division (not a shift); Mul and requantize: src/quant's
  * qllc_requant_apply. Broadcast patterns: every subset of dimensions broadcast in a and/or b, ranks 1
  * to 4, odd sizes; extremes: all min/max inputs with zero points at both ends, the i16 product
- * 65535 * 65535 times m = 2^31 - 1 (its rounding needs more than 64 bits). */
+ * 65535 * 65535 times m = 2^31 - 1 (its rounding needs more than 64 bits); the edges of the 8-bit add/sub's
+ * int32 form (multipliers around its 16-bit split, n around 16 and 47, z_y inside the shift or after it). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -206,6 +207,56 @@ static void test_add_ties(void **state) {
   assert_int_equal(y[3], 1); /* (2 - 1) / 2 = 0.5 -> 1 */
 }
 
+/* Add/sub at the edges of the 8-bit kernels' int32 form (q_ops.c, qk_sum32: n >= 16, zero points in the
+   type's range, |z_y| < 2^30, z_y inside or after the shift) and of its int64 fallback: multipliers
+   around the 16-bit split (0, 1, 2^15, 2^16 - 1, 2^16, 2^31 - 2^15, 2^31 - 1, negative), n on both sides
+   of 16 and of 47 (where the shift stops at 31), zero points at the type's ends and outside it, z_y
+   beyond 2^30, narrow clamps; rows shorter and longer than a vector register, same shape and broadcast
+   (a scalar, b scalar, b per row, b repeated rows). The reference is ref_bin's __int128 sum. */
+static void test_addsub_int32_edges(void **state) {
+  (void)state;
+  static const int32_t ms[] = {0,          1,          2,          0x7fff,     0x8000,      0xffff,
+                               0x10000,    0x10001,    0x18000,    0x7fff8000, 0x7fff7fff,  INT32_MAX,
+                               1 << 30,    1288490171, 2030770137, -1,         INT32_MIN,   -0x18000};
+  static const int32_t ns[] = {0, 1, 14, 15, 16, 17, 18, 30, 31, 32, 45, 46, 47, 48, 62};
+  static const int64_t lens[] = {1, 15, 16, 17, 63, 64, 65, 200, 1000};
+  const int nm = (int)(sizeof ms / sizeof ms[0]), nn = (int)(sizeof ns / sizeof ns[0]);
+  n_total = n_inside = 0;
+  int c = 0;
+  for (int op = 0; op < 2; op++)
+    for (int k = 0; k < 3; k++)
+      for (int ni = 0; ni < nn; ni++)
+        for (int mi = 0; mi < nm; mi++, c++) {
+          int32_t n = ns[ni], ma = ms[mi], mb = ms[(mi * 7 + ni) % nm];
+          if (c % 3 == 0) mb = ma; /* both the same (ties of sums) */
+          /* small multipliers scaled to the shift, so that outputs land inside the clamp */
+          if (c % 4 == 1 && n >= 1 && n <= 31) ma = (int32_t)(((1u << (n - 1)) + (uint32_t)irand(0, 1 << (n - 1))) / 3);
+          int32_t lo = kmin((kind)k), hi = kmax((kind)k);
+          int32_t za = c % 5 == 0 ? lo : c % 5 == 1 ? hi : (int32_t)irand(lo, hi);
+          int32_t zb = c % 7 == 0 ? hi : c % 7 == 1 ? lo : (int32_t)irand(lo, hi);
+          if (c % 23 == 0) za = hi + 1; /* outside the type: the int64 form */
+          if (c % 29 == 0) zb = lo - 1;
+          int32_t zy = c % 6 == 0 ? lo : c % 6 == 1 ? hi : (int32_t)irand(lo, hi);
+          if (c % 11 == 0) zy = (1 << 30) - 1 - (int32_t)irand(0, 1) * 2; /* the largest z_y of the int32 form */
+          if (c % 13 == 0) zy = -(1 << 30);                               /* the int64 form */
+          if (c % 17 == 0) zy = (int32_t)irand(-(1 << 14), 1 << 14);       /* z_y inside the shift or not */
+          int32_t alo = lo, ahi = hi;
+          if (c % 5 == 2) alo = zy < lo ? lo : zy > hi ? hi : zy; /* fused relu */
+          if (c % 9 == 4) alo = lo + 3, ahi = lo + 3;
+          if (c % 9 == 5) alo = hi - 1;
+          /* shapes: [len] same shape, b scalar, a scalar; [3][len] with b [3][1] or [1][len] */
+          int64_t len = lens[c % 9], d2[2] = {3, len};
+          int shape = (c / 9) % 5, pa = c % 31 == 0 ? 1 : c % 37 == 0 ? 2 : 0, pb = c % 41 == 0 ? 2 : 0;
+          if (shape < 3)
+            run_bin((binop)op, (kind)k, 1, &len, shape == 2 ? 1 : 0, shape == 1 ? 1 : 0, pa, pb, za, zb, ma, mb, n,
+                    zy, alo, ahi);
+          else
+            run_bin((binop)op, (kind)k, 2, d2, 0, shape == 3 ? 2 : 1, pa, pb, za, zb, ma, mb, n, zy, alo, ahi);
+        }
+  if (n_inside * 5 < n_total)
+    fail_msg("only %lld of %lld outputs inside the clamp", (long long)n_inside, (long long)n_total);
+}
+
 /* requantize over rows x cols with row strides; elements between rows are left alone. */
 static void test_requantize(void **state) {
   (void)state;
@@ -271,7 +322,8 @@ static void test_clamp(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_binary_broadcast), cmocka_unit_test(test_binary_extremes),
-      cmocka_unit_test(test_add_ties),         cmocka_unit_test(test_requantize),
+      cmocka_unit_test(test_add_ties),         cmocka_unit_test(test_addsub_int32_edges),
+      cmocka_unit_test(test_requantize),
       cmocka_unit_test(test_clamp),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
