@@ -6,13 +6,13 @@
 #   native:   the kernels' C compiled by gcc (libqllc_libjit_native.a, what tests/libjit/q_*_test.c check);
 #   x86_64:   the driver's bitcode linked with build/bitcode/libjit_x86_64.bc, opt -O3 (inlined,
 #             specialised on the constant shapes, vectorized), llc;
-#   x86_64 with -mcpu=x86-64-v3 (AVX2) when the host has it;
+#   x86_64 with -mcpu=x86-64-v3 (AVX2) and with the host's CPU (AVX-512) when the host has them;
 #   aarch64:  the same with libjit_aarch64.bc (NEON), linked static and run under qemu-aarch64.
 # Every line of output (kernel, hash) must be identical.
 # Needs the bitcode built (make qllc_bitcode); skips (77) when tools are missing.
 set -u
 : "${QLLC_BUILD_DIR:?}" "${QLLC_SOURCE_DIR:?}"
-for t in clang-19 opt-19 llc-19 llvm-link-19 gcc; do
+for t in clang-19 opt-19 llc-19 llvm-link-19 llvm-extract-19 llvm-dis-19 llvm-as-19 gcc; do
   command -v $t >/dev/null || { echo "skip: $t missing"; exit 77; }
 done
 S=$QLLC_SOURCE_DIR
@@ -113,6 +113,19 @@ int run_all(uint64_t *h) {
   qllc_k_add_i16_i16_i16(yi16, xi16, xi16 + 300, 3, dims, as, bs, 32767, 2147483647, -32768, 3, 31, 0, -32768, 32767), h[k++] = fnv(yi16, 510);
   qllc_k_mul_i8_i8_i8(yi8, xi8, wi8, 3, dims, as, bs, 127, -128, 1500000000, 38, 0, -128, 127), h[k++] = fnv(yi8, 255);
   qllc_k_mul_i16_i16_i16(yi16, xi16, xi16 + 7, 3, dims, as, bs, 32767, 32767, 2147483647, 62, -5, -32768, 32767), h[k++] = fnv(yi16, 510);
+  /* 8-bit add/sub in int32 (q_ops.c qk_sum32): rows longer than the vectors with a tail, b or a a scalar,
+     b repeated over rows; n at 15 (the int64 form), 16, 17, 31, 40, 47 and 48 (the shift stops at 31);
+     z_y inside the shift and after it; ResNet-18's residual add (the first line) */
+  static const int64_t dl[1] = {1000}, dr[2] = {3, 999}, s1[1] = {1}, s0[1] = {0}, sr[2] = {999, 1}, sr0[2] = {0, 1};
+  FILL(uint8_t, xu8, 3000, 0, 255) FILL(int8_t, xi8, 3000, -128, 127)
+  qllc_k_add_u8_u8_u8(yu8, xu8, xu8 + 1000, 1, dl, s1, s1, 120, 753633948, 0, 2030770137, 31, 0, 0, 255), h[k++] = fnv(yu8, 1000);
+  qllc_k_sub_i8_i8_i8(yi8, xi8, xi8 + 1000, 1, dl, s1, s1, -128, 65535, 127, 65536, 16, -128, -128, 127), h[k++] = fnv(yi8, 1000);
+  qllc_k_add_u8_u8_u8(yu8, xu8, xu8 + 7, 1, dl, s1, s0, 255, 2147483647, 0, 32768, 17, 255, 0, 255), h[k++] = fnv(yu8, 1000);
+  qllc_k_add_i8_i8_i8(yi8, xi8 + 5, xi8, 1, dl, s0, s1, 127, 2147483647, -128, 2147483647, 47, 127, -128, 127), h[k++] = fnv(yi8, 1000);
+  qllc_k_sub_u8_u8_u8(yu8, xu8, xu8 + 1000, 1, dl, s1, s1, 0, 2147483647, 255, 2147483647, 48, 3, 0, 255), h[k++] = fnv(yu8, 1000);
+  qllc_k_add_i8_i8_i8(yi8, xi8, xi8 + 1000, 1, dl, s1, s1, 3, 40000, -7, 50000, 15, 0, -128, 127), h[k++] = fnv(yi8, 1000);
+  qllc_k_add_u8_u8_u8(yu8, xu8, xu8 + 1000, 1, dl, s1, s1, 128, 1500000000, 131, 1900000000, 40, 100, 100, 255), h[k++] = fnv(yu8, 1000);
+  qllc_k_sub_i8_i8_i8(yi8, xi8, xi8 + 1500, 2, dr, sr, sr0, 0, 1288490171, 5, 1479377541, 31, -3, -128, 127), h[k++] = fnv(yi8, 2997);
   /* requantize, clamp */
   qllc_k_requantize_i8_i8(yi8, xi8, 7, 33, 40, 35, -128, 1700000000, 31, 127, -128, 127), h[k++] = fnv(yi8, 280);
   qllc_k_requantize_u8_u8(yu8, xu8, 7, 33, 40, 35, 255, 1100000000, 29, 0, 0, 255), h[k++] = fnv(yu8, 280);
@@ -182,13 +195,23 @@ gcc -O2 -fno-math-errno -ffp-contract=off $san $INC "$tmp/drv.c" "$tmp/main.c" "
 "$tmp/native" > "$tmp/native.out" || fail "native run"
 [ "$(wc -l < "$tmp/native.out")" -ge 40 ] || fail "driver ran only $(wc -l < "$tmp/native.out") kernels"
 
-# bitcode: driver + libjit, O3 (inlining, specialisation, vectorization), one object per target/CPU
+# bitcode: driver + libjit, O3 (inlining, specialisation, vectorization), one object per target/CPU. Only
+# run_all, what it calls and the data it reads are kept (llvm-extract: the library's other kernels and its ISA
+# variants would take most of the time). With a CPU named, every function is given that CPU and no feature
+# list of its own, as qllc's codegen does (src/llvmgen/codegen.c, specialise): opt's and llc's -mcpu alone
+# leave the kernels' own "x86-64" attributes, that is SSE2 code.
 bc_build() { # arch triple cpu out
   local arch=$1 triple=$2 cpu=$3 out=$4
   clang-19 --target=$triple -O2 -ffreestanding -fno-builtin -ffp-contract=off -std=c11 $INC -emit-llvm -c \
     "$tmp/drv.c" -o "$tmp/drv_$out.bc" || return 1
   llvm-link-19 "$tmp/drv_$out.bc" "$QLLC_BUILD_DIR/bitcode/libjit_$arch.bc" -o "$tmp/all_$out.bc" || return 1
-  opt-19 -O3 ${cpu:+-mcpu=$cpu} "$tmp/all_$out.bc" -o "$tmp/opt_$out.bc" || return 1
+  llvm-extract-19 --func=run_all --recursive --rglob='.*' "$tmp/all_$out.bc" -o "$tmp/ext_$out.bc" || return 1
+  if [ -n "$cpu" ]; then
+    llvm-dis-19 "$tmp/ext_$out.bc" -o - |
+      sed -e "s/\"target-cpu\"=\"[^\"]*\"/\"target-cpu\"=\"$cpu\"/g" -e 's/"target-features"="[^"]*"//g' \
+        -e 's/"tune-cpu"="[^"]*"//g' | llvm-as-19 -o "$tmp/ext_$out.bc" || return 1
+  fi
+  opt-19 -O3 ${cpu:+-mcpu=$cpu} "$tmp/ext_$out.bc" -o "$tmp/opt_$out.bc" || return 1
   llc-19 -O3 ${cpu:+-mcpu=$cpu} -filetype=obj -relocation-model=pic "$tmp/opt_$out.bc" -o "$tmp/$out.o"
 }
 bc_build x86_64 x86_64-unknown-linux-gnu "" x86 || fail "x86_64 bitcode build"
@@ -203,6 +226,16 @@ if grep -qw avx2 /proc/cpuinfo; then
   "$tmp/avx2" > "$tmp/avx2.out" || fail "avx2 run"
   diff "$tmp/native.out" "$tmp/avx2.out" > /dev/null || { diff "$tmp/native.out" "$tmp/avx2.out"; fail "x86-64-v3 differs"; }
   echo "x86-64-v3 (AVX2) -O3: same bits"
+fi
+
+# AVX-512 on the host's CPU (what `qllc compile --cpu native` gives on it; the 8-bit add's vpmaddwd/vpdpwssd)
+host_cpu=$(llc-19 --version | awk '/Host CPU:/ {print $3}')
+if grep -qw avx512bw /proc/cpuinfo && [ -n "$host_cpu" ]; then
+  bc_build x86_64 x86_64-unknown-linux-gnu "$host_cpu" avx512 || fail "x86_64 $host_cpu build"
+  gcc "$tmp/main.c" "$tmp/avx512.o" -o "$tmp/avx512" || fail "$host_cpu link"
+  "$tmp/avx512" > "$tmp/avx512.out" || fail "$host_cpu run"
+  diff "$tmp/native.out" "$tmp/avx512.out" > /dev/null || { diff "$tmp/native.out" "$tmp/avx512.out"; fail "$host_cpu (AVX-512) differs"; }
+  echo "$host_cpu (AVX-512) -O3: same bits"
 fi
 
 if command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64 >/dev/null; then
