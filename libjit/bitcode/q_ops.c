@@ -77,7 +77,9 @@ QLLC_INLINE int64_t qk_merge(int64_t rank, const int64_t *dims, const int64_t *a
    and X + z_y 2^s stays inside int32), else after it (|X >> s| < 2^30, |z_y| < 2^30). n > 47 runs with
    s = 31: then |S| <= 2 * 255 * 2^31 < 2^40 puts S + 2^(n-1) inside (0, 2^n), so the reference is 0, and
    X inside (2^30 - 2^25, 2^30 + 2^25) gives 0 too (z_y is then added after the shift). qk_sum32_make says
-   whether the conditions hold (else the int64 form runs). */
+   whether the conditions hold (else the int64 form runs). The signed low half keeps the factors inside
+   int16 (but mh = 2^15 when m >= 2^31 - 2^15, and a sub's -ml = 2^15), so that x86_64 codegen multiplies
+   with vpmaddwd (and adds with vpdpwssd where VNNI is there). */
 typedef struct {
   int32_t mh_a, ml_a, mh_b, ml_b, ka, kb, s, zy;
 } qk_sum32p;
