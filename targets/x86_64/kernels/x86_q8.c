@@ -115,6 +115,15 @@ ZI void z_store8(uint8_t *d, __m512i v, int64_t cnt) {
   if (cnt >= 16) _mm_storeu_si128((__m128i *)d, b);
   else _mm_mask_storeu_epi8(d, (__mmask16)qx_bits(cnt), b);
 }
+/* The low bytes of 4 x 16 lanes (values already inside the output type's range: [-128, 127] when
+   sgn, else [0, 255]) as 64 consecutive bytes: two saturating packs (exact inside those ranges) give
+   per 128-bit lane l the 4 lanes 4l .. 4l+3 of v[0], v[1], v[2], v[3]; one vpermd puts them in order. */
+ZI void z_store8x4(uint8_t *d, const __m512i *v, int sgn) {
+  const __m512i a = _mm512_packs_epi32(v[0], v[1]), b = _mm512_packs_epi32(v[2], v[3]);
+  const __m512i p = sgn ? _mm512_packs_epi16(a, b) : _mm512_packus_epi16(a, b);
+  const __m512i ord = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  _mm512_storeu_si512(d, _mm512_permutexvar_epi32(ord, p));
+}
 /* d[0, n) = s ^ flip, d[n, np) = 0. */
 ZI void z_copyflip(uint8_t *d, const uint8_t *s, int64_t n, int64_t np, uint8_t flip) {
   const __m512i f = _mm512_set1_epi8((char)flip);
@@ -756,6 +765,7 @@ YVI __m256i yv_dp(__m256i acc, __m256i u8, __m256i s8) { return _mm256_dpbusd_av
 #define VREQ z_req
 #define VREQH z_reqh
 #define VSTORE8 z_store8
+#define VSTORE8X4 z_store8x4
 #define VCOPYFLIP z_copyflip
 #define VFILLS1 z_fill_s1
 #define VTR4 z_tr4
@@ -1334,6 +1344,14 @@ QI void QN(qx_cv_tile)(const int R, const int NJ, uint8_t *y, int64_t ldy, const
     if (qllc_req32_fits(n[r], z_y)) { /* the usual shifts: 32-bit lanes (VREQH) */
       const V mv = VSET1(m[r]), rv = VSET1(qx_req32_r(n[r], z_y)), sh = VSET1(n[r] - 32);
       const V l32 = VSET1(act_lo), h32 = VSET1(act_hi);
+#ifdef VSTORE8X4
+      if (NJ == 4 && npx >= 4 * VL) { /* a whole row of the tile: one 64-byte store */
+        V h[4];
+        QX_UNROLL for (int j = 0; j < 4; j++) h[j] = VREQH(acc[r][j], mv, mv, rv, sh, l32, h32);
+        VSTORE8X4(y + r * ldy, h, act_lo < 0);
+        continue;
+      }
+#endif
       QX_UNROLL for (int j = 0; j < NJ; j++) {
         const int64_t c = npx - j * VL;
         if (c > 0) VSTORE8(y + r * ldy + j * VL, VREQH(acc[r][j], mv, mv, rv, sh, l32, h32), c > VL ? VL : c);
@@ -1588,6 +1606,7 @@ QX_WRAP(uint8_t, u8, uint8_t, u8, 0)
 #undef VREQ
 #undef VREQH
 #undef VSTORE8
+#undef VSTORE8X4
 #undef VCOPYFLIP
 #undef VFILLS1
 #undef VTR4
