@@ -362,7 +362,8 @@ ZI void z_taps_s2(const int NS, uint8_t *panel, const uint8_t *xg, int64_t cg, i
    puts bytes [8q, 8q + 16) in 128-bit lane q (pixels 4q .. 4q+3), where pixel p' of the lane and tap kw
    read byte 2 p' + kw dw. Shapes: 2 * 3 + (KW - 1) dw <= 15 (every byte of a lane's window inside its
    16 bytes) and OW >= 16 (a vector spans at most two output rows; the second one's lanes are then
-   stored under a byte mask). The taps past K read row B = the row after the last: z_x. */
+   stored under a byte mask). The taps past K read row B = the row after the last: z_x (their weights
+   are 0). No scratch beyond the panel: the windows come straight from the NCHW input. */
 #define QX_S2W_KW 10 /* widest kernel the windows take (dilation 1) */
 #define QX_S2W_KH 16 /* tallest (its rows' offsets are tabulated per panel) */
 QLLC_INLINE int qx_s2w_fits(int64_t KH, int64_t KW, int64_t dw, int64_t OW) {
