@@ -258,6 +258,42 @@ static void conv_suite(int isa) {
   conv_suite_of(isa, conv_random, panel_edges, sizeof panel_edges / sizeof panel_edges[0], 0);
 }
 
+/* A random stride-2 shape of the panel variant's window packer (x86_q8.c, z_pack_s2w: KW >= 3,
+   6 + (KW - 1) dw <= 15, KH <= 16, OW >= 16) or just outside it (OW 12 .. 15, KW 11, dw one too
+   large): odd and even W and OW, left / right padding 0 .. 3, row strides 1 .. 3, groups, channels per
+   group not a multiple of 4 (K % 4 = 0 .. 3). */
+static void conv_random_s2w(conv_case *t, int combo) {
+  for (;;) {
+    const int64_t group = irand(0, 4) ? 1 : irand(2, 3), cg = irand(1, 7), mg = irand(1, 20);
+    const int64_t dw = irand(0, 3) ? 1 : irand(2, 4), KW = irand(0, 9) ? irand(3, 9 / dw + 2) : irand(1, 2);
+    const int64_t KH = irand(0, 9) ? irand(1, 7) : irand(14, 17), dh = irand(0, 3) ? 1 : 2, sh = irand(1, 3);
+    const int64_t pl = irand(0, 3), pr = irand(0, 3), pt = irand(0, (KH - 1) * dh), pb = irand(0, (KH - 1) * dh);
+    const int64_t H = irand(1, 10), W = irand(0, 3) ? irand(30, 140) : irand(20, 40);
+    if (pl <= (KW - 1) * dw && pr <= (KW - 1) * dw &&
+        conv_shape(t, irand(1, 2), cg * group, H, W, mg * group, KH, KW, sh, 2, pt, pl, pb, pr, dh, dw, group))
+      break;
+  }
+  random_case_params(t, combo);
+}
+/* the stem's rows (112 outputs: vectors never split, a panel across two rows), OW = 15 / 16 / 17 / 33
+   (vectors split at every lane count), the widest kernel (KW 10; 11 and dw 2 x KW 6 fall back),
+   K % 4 = 1, 2, 3, 0 (1 .. 4 channels of 7x7), padding 0 .. 3 on either side, a 16-row kernel, groups,
+   two images */
+static const conv_edge s2w_edges[] = {
+    /* N  C   H   W    M   KH KW sh sw pt pl pb pr dh dw g */
+    {1, 3, 9, 224, 64, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1},   {1, 1, 7, 29, 5, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1},
+    {1, 2, 7, 31, 5, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1},     {1, 3, 7, 33, 6, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1},
+    {1, 4, 5, 65, 9, 7, 7, 2, 2, 3, 0, 3, 2, 1, 1, 1},     {1, 3, 6, 40, 7, 3, 10, 1, 2, 1, 3, 1, 0, 1, 1, 1},
+    {1, 3, 6, 40, 7, 3, 11, 1, 2, 1, 3, 1, 0, 1, 1, 1},    {1, 2, 5, 50, 7, 3, 5, 2, 2, 1, 2, 1, 1, 2, 2, 1},
+    {1, 2, 5, 50, 7, 3, 6, 2, 2, 1, 2, 1, 1, 2, 2, 1},     {1, 5, 20, 37, 4, 16, 3, 1, 2, 3, 1, 0, 0, 1, 1, 1},
+    {2, 6, 8, 46, 9, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 3},     {1, 7, 4, 48, 13, 1, 4, 1, 2, 0, 0, 0, 3, 1, 1, 1},
+    {1, 3, 3, 67, 8, 3, 8, 3, 2, 2, 1, 2, 2, 1, 1, 1},     {1, 2, 4, 44, 5, 5, 3, 1, 2, 2, 3, 2, 3, 1, 4, 1},
+};
+static void test_conv_s2w_avx512vnni(void **s) {
+  (void)s;
+  conv_suite_of(ISA_AVX512VNNI, conv_random_s2w, s2w_edges, sizeof s2w_edges / sizeof s2w_edges[0], 0);
+}
+
 static void test_fc_avx512vnni(void **s) { (void)s, fc_suite(ISA_AVX512VNNI); }
 static void test_fc_avxvnni(void **s) { (void)s, fc_suite(ISA_AVXVNNI); }
 static void test_fc_avx2(void **s) { (void)s, fc_suite(ISA_AVX2); }
@@ -351,7 +387,7 @@ int main(void) {
       cmocka_unit_test(test_fc_avxvnni),      cmocka_unit_test(test_fc_avx2),
       cmocka_unit_test(test_conv_avx512vnni), cmocka_unit_test(test_conv_avxvnni),
       cmocka_unit_test(test_conv_avx2),       cmocka_unit_test(test_conv_c4_avx512vnni),
-      cmocka_unit_test(test_conv_cl_avx512vnni),
+      cmocka_unit_test(test_conv_cl_avx512vnni), cmocka_unit_test(test_conv_s2w_avx512vnni),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,7 +23,9 @@
  *    any number of output-row segments; a pointwise conv is one long row). AVX-512 builds each tap row
  *    in a register with one masked byte load per segment (stride 2: two loads of the even bytes,
  *    vpackuswb, vpermq); AVX2 merges full 32-byte loads under byte masks (loads that would leave the
- *    input buffer go byte by byte);
+ *    input buffer go byte by byte). AVX-512, stride 2 with a kernel 3 to 10 wide (the 7x7/2 stem):
+ *    no tap rows; each k4 group's bytes are picked straight from 16-byte windows of one or two input
+ *    rows by vpshufb (z_pack_s2w);
  *  - other strides: whole output rows (or a chunk of one) per panel, gathered byte by byte.
  * The packers and the tile driver are separate (not inlined) functions: a vector constant of the
  * packing must not stay live across the tiles' accumulator loops.
@@ -112,6 +114,15 @@ ZI void z_store8(uint8_t *d, __m512i v, int64_t cnt) {
   __m128i b = _mm512_cvtepi32_epi8(v);
   if (cnt >= 16) _mm_storeu_si128((__m128i *)d, b);
   else _mm_mask_storeu_epi8(d, (__mmask16)qx_bits(cnt), b);
+}
+/* The low bytes of 4 x 16 lanes (values already inside the output type's range: [-128, 127] when
+   sgn, else [0, 255]) as 64 consecutive bytes: two saturating packs (exact inside those ranges) give
+   per 128-bit lane l the 4 lanes 4l .. 4l+3 of v[0], v[1], v[2], v[3]; one vpermd puts them in order. */
+ZI void z_store8x4(uint8_t *d, const __m512i *v, int sgn) {
+  const __m512i a = _mm512_packs_epi32(v[0], v[1]), b = _mm512_packs_epi32(v[2], v[3]);
+  const __m512i p = sgn ? _mm512_packs_epi16(a, b) : _mm512_packus_epi16(a, b);
+  const __m512i ord = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  _mm512_storeu_si512(d, _mm512_permutexvar_epi32(ord, p));
 }
 /* d[0, n) = s ^ flip, d[n, np) = 0. */
 ZI void z_copyflip(uint8_t *d, const uint8_t *s, int64_t n, int64_t np, uint8_t flip) {
@@ -341,10 +352,118 @@ ZI void z_taps_s2(const int NS, uint8_t *panel, const uint8_t *xg, int64_t cg, i
     qx_tr4_512(panel + k * (QX_PB), r[0], r[1], r[2], pv, flip);
   }
 }
+/* Stride 2 with a kernel at least 3 wide (the 7x7/2 stem): "windows". The 4 taps of a k4 group are
+   consecutive in the weights' order (c, kh, kw); with KW >= 3 they lie in at most two input rows (c, kh)
+   of the reduction: m = min(4, KW - kwA) taps of row A from column kwA, then the first 4 - m of the next
+   row B. So for 4 consecutive output pixels of one output row the group's 16 panel bytes are picked
+   from two 16-byte windows of those rows by one vpshufb and one masked vpshufb. One vector of 16 pixels
+   (lanes 0..15 from output column a0) loads each reduction row once: a masked 64-byte load of the
+   columns 2 a0 - pl + [0, 64) inside [0, W) (z_x elsewhere and for padded rows), xor flip, then vpermq
+   puts bytes [8q, 8q + 16) in 128-bit lane q (pixels 4q .. 4q+3), where pixel p' of the lane and tap kw
+   read byte 2 p' + kw dw. Shapes: 2 * 3 + (KW - 1) dw <= 15 (every byte of a lane's window inside its
+   16 bytes) and OW >= 16 (a vector spans at most two output rows; the second one's lanes are then
+   stored under a byte mask). The taps past K read row B = the row after the last: z_x (their weights
+   are 0). No scratch beyond the panel: the windows come straight from the NCHW input. */
+#define QX_S2W_KW 10 /* widest kernel the windows take (dilation 1) */
+#define QX_S2W_KH 16 /* tallest (its rows' offsets are tabulated per panel) */
+QLLC_INLINE int qx_s2w_fits(int64_t KH, int64_t KW, int64_t dw, int64_t OW) {
+  return KH <= QX_S2W_KH && KW >= 3 && 6 + (KW - 1) * dw <= 15 && OW >= 16;
+}
+typedef struct qx_s2w {
+  __m512i ia[QX_S2W_KW], ib[QX_S2W_KW]; /* per kwA: the vpshufb indices of rows A and B */
+  uint64_t kb[QX_S2W_KW];               /* and the bytes from row B (taps i >= m of each pixel) */
+} qx_s2w;
+/* The group rows of NV vectors of the panel (dst: the first one's first byte at group 0), vector j from
+   output row ih0[j] (its input row at kh = 0), columns from col0[j] = 2 a0 - pl; sm: the bytes stored
+   (~0: all; NV = 1 only). Each reduction row's windows are loaded once for the NV vectors. */
+ZI void z_vecs_s2w(const int NV, uint8_t *dst, const uint8_t *xg, const qx_s2w *ix, int64_t ng, int64_t cg,
+                   int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t dh, const int64_t *ih0, const int64_t *col0,
+                   __mmask64 sm, __m512i zv, __m512i fv) {
+  const __m512i ord = _mm512_setr_epi64(0, 1, 1, 2, 2, 3, 3, 4), zf = _mm512_xor_si512(zv, fv);
+  const int64_t HW = H * W;
+  /* per kh and vector: the window's offset from its channel's first byte and its mask (0: padded row) */
+  int64_t off[QX_S2W_KH][4];
+  __mmask64 msk[QX_S2W_KH][4];
+  for (int64_t kh = 0; kh < KH; kh++)
+    QX_UNROLL for (int j = 0; j < NV; j++) {
+      const int64_t ih = ih0[j] + kh * dh;
+      const int in = ih >= 0 && ih < H;
+      off[kh][j] = (in ? ih * W : 0) + col0[j];
+      msk[kh][j] = in ? qx_bits(W - col0[j]) & ~qx_bits(-col0[j]) : 0; /* the columns inside the row */
+    }
+  __m512i wa[4], wb[4];
+#define QX_WIN(XC, KH_, J)                                                                                   \
+  _mm512_permutexvar_epi64(                                                                                 \
+      ord, _mm512_xor_si512(_mm512_mask_loadu_epi8(zv, msk[KH_][J], (const void *)((XC) + (uintptr_t)off[KH_][J])), fv))
+  uintptr_t xc = (uintptr_t)xg; /* channel c */
+  QX_UNROLL for (int j = 0; j < NV; j++) wa[j] = QX_WIN(xc, 0, j);
+  int64_t g = 0, t0 = 0;
+  for (int64_t c = 0; c < cg; c++, xc += (uintptr_t)HW)
+    for (int64_t kh = 0; kh < KH; kh++, t0 += KW) {
+      /* the next row of the reduction: (c, kh + 1), (c + 1, 0) or, past the last, z_x */
+      if (kh + 1 < KH) QX_UNROLL for (int j = 0; j < NV; j++) wb[j] = QX_WIN(xc, kh + 1, j);
+      else if (c + 1 < cg) QX_UNROLL for (int j = 0; j < NV; j++) wb[j] = QX_WIN(xc + (uintptr_t)HW, 0, j);
+      else QX_UNROLL for (int j = 0; j < NV; j++) wb[j] = zf;
+      for (; g < ng && 4 * g < t0 + KW; g++) {
+        const int64_t kw = 4 * g - t0;
+        const __m512i ia = ix->ia[kw], ib = ix->ib[kw];
+        const __mmask64 kb = ix->kb[kw];
+        __m512i v[4];
+        QX_UNROLL for (int j = 0; j < NV; j++) v[j] = _mm512_shuffle_epi8(wa[j], ia);
+        if (kb) QX_UNROLL for (int j = 0; j < NV; j++) v[j] = _mm512_mask_shuffle_epi8(v[j], kb, wb[j], ib);
+        QX_UNROLL for (int j = 0; j < NV; j++) {
+          if (NV > 1 || sm == ~(__mmask64)0) _mm512_storeu_si512(dst + g * (QX_PB * 4) + 64 * j, v[j]);
+          else _mm512_mask_storeu_epi8(dst + g * (QX_PB * 4), sm, v[j]);
+        }
+      }
+      QX_UNROLL for (int j = 0; j < NV; j++) wa[j] = wb[j];
+    }
+#undef QX_WIN
+}
+ZP void z_pack_s2w(uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t H, int64_t W, int64_t OW, int64_t KH,
+                   int64_t KW, int64_t sh, int64_t pt, int64_t pl, int64_t dh, int64_t dw, int64_t p0, int64_t np,
+                   uint8_t zx, uint8_t flip) {
+  (void)np; /* all four vectors are written: the lanes past np continue the last row (never stored) */
+  qx_s2w ix;
+  uint8_t base[16];
+  for (int b = 0; b < 16; b++) base[b] = (uint8_t)(2 * (b >> 2) + (b & 3) * dw);
+  const __m512i bv = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)base));
+  static const uint64_t kbm[4] = {0xeeeeeeeeeeeeeeeeull, 0xccccccccccccccccull, 0x8888888888888888ull, 0};
+  for (int64_t kw = 0; kw < KW; kw++) {
+    const int64_t m = KW - kw < 4 ? KW - kw : 4;
+    ix.ia[kw] = _mm512_add_epi8(bv, _mm512_set1_epi8((char)(kw * dw)));
+    ix.ib[kw] = _mm512_sub_epi8(bv, _mm512_set1_epi8((char)(m * dw)));
+    ix.kb[kw] = kbm[m - 1];
+  }
+  const __m512i zv = _mm512_set1_epi8((char)zx), fv = _mm512_set1_epi8((char)flip);
+  const int64_t ng = (cg * KH * KW + 3) / 4;
+  int64_t ih0[4], col0[4], n1[4], split = 0;
+  for (int64_t j = 0; j < QX_PB / 16; j++) {
+    const int64_t p = p0 + 16 * j, oh = p / OW, a = p - oh * OW;
+    ih0[j] = oh * sh - pt, col0[j] = 2 * a - pl, n1[j] = OW - a, split |= n1[j] < 16;
+  }
+  if (!split) { /* every vector inside one output row: the four at once */
+    z_vecs_s2w(4, panel, xg, &ix, ng, cg, H, W, KH, KW, dh, ih0, col0, ~(__mmask64)0, zv, fv);
+    return;
+  }
+  for (int64_t j = 0; j < QX_PB / 16; j++) {
+    uint8_t *d = panel + 64 * j;
+    z_vecs_s2w(1, d, xg, &ix, ng, cg, H, W, KH, KW, dh, &ih0[j], &col0[j], ~(__mmask64)0, zv, fv);
+    if (n1[j] < 16) { /* lanes n1 .. 15: the next output row from its column 0 */
+      const int64_t ih1 = ih0[j] + sh, c1 = -2 * n1[j] - pl;
+      z_vecs_s2w(1, d, xg, &ix, ng, cg, H, W, KH, KW, dh, &ih1, &c1, ~qx_bits(4 * n1[j]), zv, fv);
+    }
+  }
+}
+
 ZP void z_pack_s2(uint8_t *panel, const uint8_t *xg, int64_t cg, int64_t H, int64_t W, int64_t OW, int64_t KH,
                   int64_t KW, int64_t sh, int64_t pt, int64_t pl, int64_t dh, int64_t dw, int64_t p0, int64_t np,
                   uint8_t zx, uint8_t flip, uintptr_t xlo, uintptr_t xhi) {
   (void)xlo, (void)xhi; /* masked loads touch only the bytes they keep */
+  if (qx_s2w_fits(KH, KW, dw, OW)) {
+    z_pack_s2w(panel, xg, cg, H, W, OW, KH, KW, sh, pt, pl, dh, dw, p0, np, zx, flip);
+    return;
+  }
   qx_seg seg[QX_PB];
   const int64_t nseg = qx_segments(seg, p0, np, OW, sh, pt), T = KH * KW, HW = H * W;
   const __m512i zv = _mm512_set1_epi8((char)zx);
@@ -647,6 +766,7 @@ YVI __m256i yv_dp(__m256i acc, __m256i u8, __m256i s8) { return _mm256_dpbusd_av
 #define VREQ z_req
 #define VREQH z_reqh
 #define VSTORE8 z_store8
+#define VSTORE8X4 z_store8x4
 #define VCOPYFLIP z_copyflip
 #define VFILLS1 z_fill_s1
 #define VTR4 z_tr4
@@ -1225,6 +1345,14 @@ QI void QN(qx_cv_tile)(const int R, const int NJ, uint8_t *y, int64_t ldy, const
     if (qllc_req32_fits(n[r], z_y)) { /* the usual shifts: 32-bit lanes (VREQH) */
       const V mv = VSET1(m[r]), rv = VSET1(qx_req32_r(n[r], z_y)), sh = VSET1(n[r] - 32);
       const V l32 = VSET1(act_lo), h32 = VSET1(act_hi);
+#ifdef VSTORE8X4
+      if (NJ == 4 && npx >= 4 * VL) { /* a whole row of the tile: one 64-byte store */
+        V h[4];
+        QX_UNROLL for (int j = 0; j < 4; j++) h[j] = VREQH(acc[r][j], mv, mv, rv, sh, l32, h32);
+        VSTORE8X4(y + r * ldy, h, act_lo < 0);
+        continue;
+      }
+#endif
       QX_UNROLL for (int j = 0; j < NJ; j++) {
         const int64_t c = npx - j * VL;
         if (c > 0) VSTORE8(y + r * ldy + j * VL, VREQH(acc[r][j], mv, mv, rv, sh, l32, h32), c > VL ? VL : c);
@@ -1479,6 +1607,7 @@ QX_WRAP(uint8_t, u8, uint8_t, u8, 0)
 #undef VREQ
 #undef VREQH
 #undef VSTORE8
+#undef VSTORE8X4
 #undef VCOPYFLIP
 #undef VFILLS1
 #undef VTR4
