@@ -189,7 +189,30 @@ static const conv_edge c4_edges[] = {
     {1, 24, 7, 7, 18, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3},    {1, 12, 13, 14, 6, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1},
     {1, 4, 5, 200, 4, 2, 2, 1, 1, 0, 0, 0, 0, 1, 1, 1},    {1, 1000, 3, 3, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
 };
-static void conv_suite_c4(void) { conv_suite_of(ISA_C4, conv_random_c4, c4_edges, sizeof c4_edges / sizeof c4_edges[0], 0); }
+/* The tile epilogue's stores: a run of 64 virtual pixels over 1 .. 3 output rows goes out packed, one
+   masked store per row (the clamp left to the saturating packs when [act_lo, act_hi] is all of
+   [-128, 127] or [0, 255]); other runs and the last one, vector by vector. Every output variant (whole
+   range, relu, a sub-range, z_y at either end, a clamp from above alone) of every type combination, on
+   rows of 56 columns (one virtual pixel a row: most runs over 2 rows, some over 3), 199 (runs inside
+   one row, or over 2), 28 (3 or 4 rows a run), 40 dilated by 2 (two virtual pixels a row) and 5 (many
+   rows: by vector). */
+static const conv_edge c4_rows[] = {
+    /* N  C  H   W   M  KH KW sh sw pt pl pb pr dh dw g */
+    {1, 4, 6, 56, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},   {1, 4, 2, 200, 5, 2, 2, 1, 1, 0, 0, 0, 0, 1, 1, 1},
+    {1, 8, 9, 28, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},  {1, 4, 5, 40, 6, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1},
+    {1, 4, 7, 5, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+};
+static void conv_suite_c4(void) {
+  conv_suite_of(ISA_C4, conv_random_c4, c4_edges, sizeof c4_edges / sizeof c4_edges[0], 0);
+  for (size_t i = 0; i < sizeof c4_rows / sizeof c4_rows[0]; i++)
+    for (int combo = 0; combo < 4; combo++)
+      for (int outvar = 0; outvar <= 5; outvar++) {
+        conv_case t;
+        edge_shape(&t, &c4_rows[i]);
+        t.z_x = pick_zx(cin(combo)), t.xpat = t.wpat = 0, t.outvar = outvar, t.bmode = 0, t.mnmode = 0;
+        run_conv(ISA_C4, combo, &t);
+      }
+}
 
 /* A random shape the channel-lane variant takes: group 1, C a multiple of 4; any stride, dilation and
    kernel, output channel counts on both sides of the 16- and 64-channel blocks. */

@@ -91,11 +91,13 @@ static Q_UNUSED void pick_mn(int32_t *m, int32_t *n, int64_t ch, double est, int
   }
 }
 
-/* Output zero point and clamp: 0 full range, 1 relu [z_y, max], 2 random sub-range, 3/4 z_y at an end. */
+/* Output zero point and clamp: 0 full range, 1 relu [z_y, max], 2 random sub-range, 3/4 z_y at an end,
+   5 [min, z_y] (a clamp from above alone). */
 static Q_UNUSED void pick_out(kind ko, int variant, int32_t *z_y, int32_t *lo, int32_t *hi) {
   *z_y = (int32_t)(variant == 3 ? kmin(ko) : variant == 4 ? kmax(ko) : irand(kmin(ko), kmax(ko)));
   *lo = kmin(ko), *hi = kmax(ko);
   if (variant == 1) *lo = *z_y;
+  if (variant == 5) *hi = *z_y;
   if (variant == 2) {
     int32_t a = (int32_t)irand(kmin(ko), kmax(ko)), b = (int32_t)irand(kmin(ko), kmax(ko));
     *lo = a < b ? a : b, *hi = a < b ? b : a;

@@ -115,15 +115,18 @@ ZI void z_store8(uint8_t *d, __m512i v, int64_t cnt) {
   if (cnt >= 16) _mm_storeu_si128((__m128i *)d, b);
   else _mm_mask_storeu_epi8(d, (__mmask16)qx_bits(cnt), b);
 }
-/* The low bytes of 4 x 16 lanes (values already inside the output type's range: [-128, 127] when
-   sgn, else [0, 255]) as 64 consecutive bytes: two saturating packs (exact inside those ranges) give
-   per 128-bit lane l the 4 lanes 4l .. 4l+3 of v[0], v[1], v[2], v[3]; one vpermd puts them in order. */
-ZI void z_store8x4(uint8_t *d, const __m512i *v, int sgn) {
+/* 4 x 16 int32 lanes as 64 bytes in order, each lane saturated to [-128, 127] when sgn, else to
+   [0, 255] (so exact for values already inside that range): two saturating packs give per 128-bit
+   lane l the 4 lanes 4l .. 4l+3 of v[0], v[1], v[2], v[3]; one vpermd puts them in order. */
+ZI __m512i z_pack8x4(const __m512i *v, int sgn) {
   const __m512i a = _mm512_packs_epi32(v[0], v[1]), b = _mm512_packs_epi32(v[2], v[3]);
   const __m512i p = sgn ? _mm512_packs_epi16(a, b) : _mm512_packus_epi16(a, b);
   const __m512i ord = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  _mm512_storeu_si512(d, _mm512_permutexvar_epi32(ord, p));
+  return _mm512_permutexvar_epi32(ord, p);
 }
+/* The low bytes of 4 x 16 lanes (values already inside the output type's range: [-128, 127] when
+   sgn, else [0, 255]) as 64 consecutive bytes. */
+ZI void z_store8x4(uint8_t *d, const __m512i *v, int sgn) { _mm512_storeu_si512(d, z_pack8x4(v, sgn)); }
 /* d[0, n) = s ^ flip, d[n, np) = 0. */
 ZI void z_copyflip(uint8_t *d, const uint8_t *s, int64_t n, int64_t np, uint8_t flip) {
   const __m512i f = _mm512_set1_epi8((char)flip);
@@ -850,11 +853,25 @@ YVI __m256i yv_dp(__m256i acc, __m256i u8, __m256i s8) { return _mm256_dpbusd_av
    first pad_left columns, or the extra row), so only Wp - OW = (KW-1) dw - min(pad_left, pad_right)
    virtual pixels per row are not output pixels (1 of 57 for a 3x3 conv padded by 1 at 56x56): they are
    computed and dropped, the epilogue compressing the valid lanes of each vector (vpcompressd) and
-   storing them contiguously, since valid virtual pixels in order are the output pixels in order. The
+   storing them contiguously, since valid virtual pixels in order are the output pixels in order (a run
+   of 64 virtual pixels over at most 3 output rows: packed into 64 bytes, one masked store a row). The
    weights are packed in the matching reduction order (q, kh, kw, i). */
 typedef struct qx_c4 {
   int64_t K, ncq, KH, KW, rstep, cstep, PS; /* rstep = dh Wp 4, cstep = dw 4, PS = plane bytes */
 } qx_c4;
+/* Where the outputs of one run of 4 vectors of 16 virtual pixels go. Vector j stores its lanes mk[j] (cm[j]:
+   as many low bits as mk[j] has) at oo[j]. When the run spans at most QX_C4_NS output rows (ns > 0), the
+   64 lanes packed into 64 bytes in order (z_pack8x4) can be stored instead as ns masked stores, one per
+   output row: lanes sm[s] at so[s] (lane i of row r is output pixel p0 + i - r (Wp - OW); the bytes
+   a mask leaves out, which may lie outside the output, are neither written nor faulted on). */
+#define QX_C4_NS 3
+typedef struct qx_c4run {
+  __mmask16 mk[4], cm[4];
+  int64_t oo[4];
+  __mmask64 sm[QX_C4_NS];
+  int64_t so[QX_C4_NS];
+  int ns;
+} qx_c4run;
 
 /* Planes of cq_n x 4 channels of one image and group (xg: its first channel, NCHW) into xs. Each
    64-column chunk is 4 masked row loads and a 4 x 64 byte transpose; its 256 bytes may run into the
@@ -888,11 +905,10 @@ ZP void zc4_convert(uint8_t *xs, const uint8_t *xg, int64_t cq_n, int64_t H, int
 }
 
 /* R output channels (weight rows w, g->K bytes apart; outputs ldy bytes apart) x NJ vectors of 16
-   virtual pixels from xs (R * NJ <= 24, R <= 16); vector j stores the lanes mk[j] (cm[j]: as many low
-   bits as mk[j] has) at y + oo[j]. */
+   virtual pixels from xs (R * NJ <= 24, R <= 16), stored as ru says (by rows when NJ = 4 and ru->ns > 0). */
 ZI void zc4_tile(const int R, const int NJ, uint8_t *y, int64_t ldy, const uint8_t *xs, const int8_t *w, const qx_c4 *g,
                  const int32_t *bias, const int32_t *m, const int32_t *n, int32_t z_y, int32_t act_lo,
-                 int32_t act_hi, const __mmask16 *mk, const __mmask16 *cm, const int64_t *oo) {
+                 int32_t act_hi, const qx_c4run *ru) {
   __m512i acc[16][4];
   QX_UNROLL for (int r = 0; r < R; r++) {
     const __m512i b = _mm512_set1_epi32(bias[r]);
@@ -912,22 +928,32 @@ ZI void zc4_tile(const int R, const int NJ, uint8_t *y, int64_t ldy, const uint8
         }
       }
     }
+  /* by rows: the packs saturate to [act_lo, act_hi] themselves when that is the whole of [-128, 127] or [0, 255] */
+  const int rows = NJ == 4 && ru->ns > 0, sgn = act_lo < 0;
+  const int sat = rows && ((act_lo == -128 && act_hi == 127) || (act_lo == 0 && act_hi == 255));
   QX_UNROLL for (int r = 0; r < R; r++) {
     __m512i v[4];
     if (qllc_req32_fits(n[r], z_y)) {
       const __m512i mv = _mm512_set1_epi32(m[r]), rv = _mm512_set1_epi32(qx_req32_r(n[r], z_y));
       const __m512i sh = _mm512_set1_epi32(n[r] - 32), l32 = _mm512_set1_epi32(act_lo), h32 = _mm512_set1_epi32(act_hi);
-      QX_UNROLL for (int j = 0; j < NJ; j++) v[j] = z_reqh(acc[r][j], mv, mv, rv, sh, l32, h32);
+      if (sat) QX_UNROLL for (int j = 0; j < NJ; j++) v[j] = qx_reqh_512_nc(acc[r][j], mv, mv, rv, sh);
+      else QX_UNROLL for (int j = 0; j < NJ; j++) v[j] = z_reqh(acc[r][j], mv, mv, rv, sh, l32, h32);
     } else {
       qx_zq q;
       z_qprep(&q, _mm512_set1_epi32(m[r]), _mm512_set1_epi32(n[r]));
       const __m512i zy = _mm512_set1_epi64(z_y), lo = _mm512_set1_epi64(act_lo), hi = _mm512_set1_epi64(act_hi);
       QX_UNROLL for (int j = 0; j < NJ; j++) v[j] = z_req(acc[r][j], &q, zy, lo, hi);
     }
+    if (rows) {
+      const __m512i b = z_pack8x4(v, sgn);
+      for (int s = 0; s < ru->ns; s++) _mm512_mask_storeu_epi8(y + r * ldy + ru->so[s], ru->sm[s], b);
+      continue;
+    }
     QX_UNROLL for (int j = 0; j < NJ; j++) {
-      uint8_t *d = y + r * ldy + oo[j];
-      if (mk[j] == 0xFFFF) _mm_storeu_si128((__m128i *)d, _mm512_cvtepi32_epi8(v[j]));
-      else if (mk[j]) _mm_mask_storeu_epi8(d, cm[j], _mm512_cvtepi32_epi8(_mm512_maskz_compress_epi32(mk[j], v[j])));
+      uint8_t *d = y + r * ldy + ru->oo[j];
+      const __mmask16 mk = ru->mk[j];
+      if (mk == 0xFFFF) _mm_storeu_si128((__m128i *)d, _mm512_cvtepi32_epi8(v[j]));
+      else if (mk) _mm_mask_storeu_epi8(d, ru->cm[j], _mm512_cvtepi32_epi8(_mm512_maskz_compress_epi32(mk, v[j])));
     }
   }
 }
@@ -936,7 +962,7 @@ ZI void zc4_tile(const int R, const int NJ, uint8_t *y, int64_t ldy, const uint8
    for the last, narrower run of pixels (NJ < 4) more channels a tile (8, 12, 16), the rest by 4 and 1. */
 ZP void zc4_tiles(const int NJ, uint8_t *y, int64_t ldy, const uint8_t *xs, const int8_t *w, const qx_c4 *g,
                   int64_t mg, const int32_t *bias, const int32_t *m, const int32_t *n, int32_t z_y, int32_t act_lo,
-                  int32_t act_hi, const __mmask16 *mk, const __mmask16 *cm, const int64_t *oo) {
+                  int32_t act_hi, const qx_c4run *ru) {
   const int RM = NJ == 4 ? 6 : NJ == 3 ? 8 : NJ == 2 ? 12 : 16;
   for (int64_t oc = 0; oc < mg;) {
     const int64_t left = mg - oc;
@@ -944,29 +970,29 @@ ZP void zc4_tiles(const int NJ, uint8_t *y, int64_t ldy, const uint8_t *xs, cons
     uint8_t *yo = y + oc * ldy;
     const int8_t *wo = w + oc * g->K;
 #define QX_C4_CASE(RR, J) \
-  case RR: zc4_tile(RR, J, yo, ldy, xs, wo, g, bias + oc, m + oc, n + oc, z_y, act_lo, act_hi, mk, cm, oo); break;
+  case RR: zc4_tile(RR, J, yo, ldy, xs, wo, g, bias + oc, m + oc, n + oc, z_y, act_lo, act_hi, ru); break;
     if (NJ == 4) switch (rr) {
         QX_C4_CASE(6, 4)
         QX_C4_CASE(5, 4)
         QX_C4_CASE(4, 4)
         QX_C4_CASE(3, 4)
         QX_C4_CASE(2, 4)
-        default: zc4_tile(1, 4, yo, ldy, xs, wo, g, bias + oc, m + oc, n + oc, z_y, act_lo, act_hi, mk, cm, oo);
+        default: zc4_tile(1, 4, yo, ldy, xs, wo, g, bias + oc, m + oc, n + oc, z_y, act_lo, act_hi, ru);
       }
     else if (NJ == 3) switch (rr) {
         QX_C4_CASE(8, 3)
         QX_C4_CASE(4, 3)
-        default: zc4_tile(1, 3, yo, ldy, xs, wo, g, bias + oc, m + oc, n + oc, z_y, act_lo, act_hi, mk, cm, oo);
+        default: zc4_tile(1, 3, yo, ldy, xs, wo, g, bias + oc, m + oc, n + oc, z_y, act_lo, act_hi, ru);
       }
     else if (NJ == 2) switch (rr) {
         QX_C4_CASE(12, 2)
         QX_C4_CASE(4, 2)
-        default: zc4_tile(1, 2, yo, ldy, xs, wo, g, bias + oc, m + oc, n + oc, z_y, act_lo, act_hi, mk, cm, oo);
+        default: zc4_tile(1, 2, yo, ldy, xs, wo, g, bias + oc, m + oc, n + oc, z_y, act_lo, act_hi, ru);
       }
     else switch (rr) {
         QX_C4_CASE(16, 1)
         QX_C4_CASE(4, 1)
-        default: zc4_tile(1, 1, yo, ldy, xs, wo, g, bias + oc, m + oc, n + oc, z_y, act_lo, act_hi, mk, cm, oo);
+        default: zc4_tile(1, 1, yo, ldy, xs, wo, g, bias + oc, m + oc, n + oc, z_y, act_lo, act_hi, ru);
       }
 #undef QX_C4_CASE
     oc += rr;
@@ -988,8 +1014,9 @@ ZI void zc4_conv(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *wp, 
       zc4_convert(scratch, x + (b * C + gi * cg) * H * W, g.ncq, H, W, Hp, Wp, pt, pl, (uint8_t)z_x, flip);
       uint8_t *yg = y + (b * M + gi * mg) * ldy;
       for (int64_t p0 = 0; p0 < NV; p0 += 64) {
-        __mmask16 mk[4], cm[4];
-        int64_t oo[4];
+        qx_c4run ru;
+        __mmask16 *mk = ru.mk, *cm = ru.cm;
+        int64_t *oo = ru.oo;
         for (int j = 0; j < 4; j++) { /* the lanes of virtual pixels v .. v+15 that are output pixels */
           const int64_t v = p0 + 16 * j, row = v / Wp, col = v % Wp;
           uint64_t bits = 0;
@@ -1005,8 +1032,17 @@ ZI void zc4_conv(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *wp, 
         }
         const int64_t left = NV - p0;
         const int nj = left >= 64 ? 4 : (int)((left + 15) / 16); /* the last run: only its vectors */
+        const int64_t r0 = p0 / Wp, r1 = (p0 + 63) / Wp;
+        ru.ns = 0;
+        if (nj == 4 && r1 - r0 < QX_C4_NS) {
+          const uint64_t all = mk[0] | (uint64_t)mk[1] << 16 | (uint64_t)mk[2] << 32 | (uint64_t)mk[3] << 48;
+          for (int64_t r = r0; r <= r1; r++) {
+            const uint64_t sm = all & qx_bits((r + 1) * Wp - p0) & ~qx_bits(r * Wp - p0);
+            if (sm) ru.sm[ru.ns] = sm, ru.so[ru.ns++] = p0 - r * (Wp - OW);
+          }
+        }
         zc4_tiles(nj, yg, ldy, scratch + p0 * 4, wp + gi * mg * g.K, &g, mg, bias + gi * mg, m + gi * mg,
-                  n + gi * mg, z_y, act_lo, act_hi, mk, cm, oo);
+                  n + gi * mg, z_y, act_lo, act_hi, &ru);
       }
     }
 }

@@ -19,12 +19,17 @@
 static inline int32_t qx_req32_r(int32_t n, int32_t z_y) {
   return (int32_t)(((int64_t)1 << (n - 33)) + (int64_t)z_y * ((int64_t)1 << (n - 32)));
 }
+/* Before the clamp (an int32 per lane, as said above). */
 static inline __attribute__((always_inline, target("avx512f"))) __m512i
-qx_reqh_512(__m512i acc, __m512i m, __m512i mo, __m512i r, __m512i sh, __m512i lo, __m512i hi) {
+qx_reqh_512_nc(__m512i acc, __m512i m, __m512i mo, __m512i r, __m512i sh) {
   const __m512i pe = _mm512_mul_epi32(acc, m), po = _mm512_mul_epi32(_mm512_srli_epi64(acc, 32), mo);
   const __m512i hsel = _mm512_set_epi32(31, 15, 29, 13, 27, 11, 25, 9, 23, 7, 21, 5, 19, 3, 17, 1);
   const __m512i h = _mm512_permutex2var_epi32(pe, hsel, po); /* the odd dwords of pe and po, in order */
-  return _mm512_min_epi32(_mm512_max_epi32(_mm512_srav_epi32(_mm512_add_epi32(h, r), sh), lo), hi);
+  return _mm512_srav_epi32(_mm512_add_epi32(h, r), sh);
+}
+static inline __attribute__((always_inline, target("avx512f"))) __m512i
+qx_reqh_512(__m512i acc, __m512i m, __m512i mo, __m512i r, __m512i sh, __m512i lo, __m512i hi) {
+  return _mm512_min_epi32(_mm512_max_epi32(qx_reqh_512_nc(acc, m, mo, r, sh), lo), hi);
 }
 
 #endif
