@@ -1058,7 +1058,11 @@ ZI void zc4_conv(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *wp, 
    rows), so small images and strides waste nothing. The epilogue requantizes per lane (per output
    channel) and writes each pixel's 16 channels as 16 bytes to a staging area (pixel-major, per block
    of 16 channels); every QX_CL_PC pixels the staging is transposed 16 x 16 bytes at a time into the
-   NCHW output rows. */
+   NCHW output rows.
+   The tiles of a 64-channel block read all its weights (64 K bytes, up to 295 KB) from L2; the first
+   tile fetches them from L3 or memory at the speed of demand misses (a layer's weights do not stay in
+   L2 between calls, and not always in L3 inside a network of 11 MB of weights). So each tile also
+   prefetches its share of the next block's weights: all of them by the end of the block. */
 #define QX_CL_NP 6   /* pixels per tile */
 #define QX_CL_NO 4   /* vectors of 16 output channels per tile */
 #define QX_CL_PC 48  /* pixels per staged chunk: a multiple of 16 */
@@ -1074,15 +1078,19 @@ typedef struct qx_clq {
 } qx_clq;
 
 /* NP pixels (byte offsets px[i] of their first tap in the planes xs) x NO channel blocks (weights w,
-   g->wstep bytes apart); stores pixel i of block j at stg + j * QX_CL_PC * 16 + i * 16. */
+   g->wstep bytes apart); stores pixel i of block j at stg + j * QX_CL_PC * 16 + i * 16. On the way it
+   prefetches the npf lines from pf into L2 (T1), spread over its channel quads. */
 ZI void zcl_tile(const int NP, const int NO, uint8_t *stg, const uint8_t *xs, const int64_t *px, const int8_t *w,
-                 const qx_cl *g, const qx_clq *cq, int32_t z_y, int32_t act_lo, int32_t act_hi) {
+                 const qx_cl *g, const qx_clq *cq, int32_t z_y, int32_t act_lo, int32_t act_hi, const int8_t *pf,
+                 int64_t npf) {
   __m512i acc[QX_CL_NP][QX_CL_NO];
   QX_UNROLL for (int i = 0; i < NP; i++) QX_UNROLL for (int j = 0; j < NO; j++) acc[i][j] = cq[j].bias;
   const int8_t *wk = w;
   const uint8_t *p[QX_CL_NP];
   QX_UNROLL for (int i = 0; i < NP; i++) p[i] = xs + px[i];
-  for (int64_t q = 0; q < g->ncq; q++)
+  int64_t pa = 0;
+  for (int64_t q = 0; q < g->ncq; q++) {
+    for (pa += npf; pa >= g->ncq; pa -= g->ncq, pf += 64) _mm_prefetch((const char *)pf, _MM_HINT_T1);
     for (int64_t kh = 0; kh < g->KH; kh++) {
       const int64_t ro = q * g->PS + kh * g->rstep;
       for (int64_t kw = 0; kw < g->KW; kw++, wk += 64) {
@@ -1095,6 +1103,7 @@ ZI void zcl_tile(const int NP, const int NO, uint8_t *stg, const uint8_t *xs, co
         }
       }
     }
+  }
   const __m512i lo32 = _mm512_set1_epi32(act_lo), hi32 = _mm512_set1_epi32(act_hi);
   QX_UNROLL for (int j = 0; j < NO; j++) {
     uint8_t *d = stg + j * (QX_CL_PC * 16);
@@ -1111,15 +1120,18 @@ ZI void zcl_tile(const int NP, const int NO, uint8_t *stg, const uint8_t *xs, co
 }
 
 /* The np pixels of a chunk in tiles of as equal sizes as QX_CL_NP allows (49 pixels: 5 x 5 + 4 x 6, never
-   a lone pixel that would reload every weight line for one broadcast). */
+   a lone pixel that would reload every weight line for one broadcast). Each tile prefetches the next npf
+   lines from *pf (not past pf_end) and moves *pf on. */
 ZP void zcl_tiles(const int NO, int64_t np, uint8_t *stg, const uint8_t *xs, const int64_t *px, const int8_t *w,
-                  const qx_cl *g, const qx_clq *cq, int32_t z_y, int32_t act_lo, int32_t act_hi) {
+                  const qx_cl *g, const qx_clq *cq, int32_t z_y, int32_t act_lo, int32_t act_hi, const int8_t **pf,
+                  const int8_t *pf_end, int64_t npf) {
   const int64_t nt = (np + QX_CL_NP - 1) / QX_CL_NP;
   for (int64_t ti = 0, t = 0; ti < nt; ti++) {
     const int64_t sz = (np - t) / (nt - ti); /* the later tiles take the remainder: sizes differ by 1 at most */
     uint8_t *s = stg + t * 16;
+    const int64_t left = (pf_end - *pf) / 64, n = npf < left ? npf : left;
 #define QX_CL_CASE(P, O) \
-  case P: zcl_tile(P, O, s, xs, px + t, w, g, cq, z_y, act_lo, act_hi); break;
+  case P: zcl_tile(P, O, s, xs, px + t, w, g, cq, z_y, act_lo, act_hi, *pf, n); break;
 #define QX_CL_SW(O)                                                                                              \
   switch ((int)sz) {                                                                                             \
     QX_CL_CASE(6, O)                                                                                             \
@@ -1127,7 +1139,7 @@ ZP void zcl_tiles(const int NO, int64_t np, uint8_t *stg, const uint8_t *xs, con
     QX_CL_CASE(4, O)                                                                                             \
     QX_CL_CASE(3, O)                                                                                             \
     QX_CL_CASE(2, O)                                                                                             \
-    default: zcl_tile(1, O, s, xs, px + t, w, g, cq, z_y, act_lo, act_hi);                                      \
+    default: zcl_tile(1, O, s, xs, px + t, w, g, cq, z_y, act_lo, act_hi, *pf, n);                              \
   }
     if (NO == 4) QX_CL_SW(4)
     else if (NO == 3) QX_CL_SW(3)
@@ -1135,7 +1147,7 @@ ZP void zcl_tiles(const int NO, int64_t np, uint8_t *stg, const uint8_t *xs, con
     else QX_CL_SW(1)
 #undef QX_CL_SW
 #undef QX_CL_CASE
-    t += sz;
+    t += sz, *pf += 64 * n;
   }
 }
 
@@ -1207,6 +1219,15 @@ ZI void zcl_conv(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *wp, 
         }
         const int8_t *wo = wg + ob * K;
         const int64_t nch = (P + QX_CL_PC - 1) / QX_CL_PC; /* chunks of equal sizes (differing by 1) */
+        int64_t ntile = 0;
+        for (int64_t ci = 0, p0 = 0; ci < nch; ci++) {
+          const int64_t np = (P - p0) / (nch - ci);
+          ntile += (np + QX_CL_NP - 1) / QX_CL_NP, p0 += np;
+        }
+        int64_t nbn = mg - ob - 16 * QX_CL_NO; /* channels of the next block: its weights, npf lines a tile */
+        if (nbn > 16 * QX_CL_NO) nbn = 16 * QX_CL_NO;
+        const int8_t *pf = wo + 16 * QX_CL_NO * K, *pf_end = nbn > 0 ? pf + ((nbn + 15) & ~(int64_t)15) * K : pf;
+        const int64_t npf = ((pf_end - pf) / 64 + ntile - 1) / ntile;
         for (int64_t ci = 0, p0 = 0; ci < nch; ci++) {
           const int64_t np = (P - p0) / (nch - ci);
           int64_t px[QX_CL_PC];
@@ -1214,7 +1235,7 @@ ZI void zcl_conv(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *wp, 
             px[i] = (oh * sh * Wp + ow * sw) * 4;
             if (++ow == OW) ow = 0, oh++;
           }
-          zcl_tiles(no, np, stg, scratch, px, wo, &g, cq, z_y, act_lo, act_hi);
+          zcl_tiles(no, np, stg, scratch, px, wo, &g, cq, z_y, act_lo, act_hi, &pf, pf_end, npf);
           for (int j = 0; j < no; j++)
             for (int64_t s0 = 0; s0 < np; s0 += 16)
               zcl_tr16(yg + (ob + 16 * j) * P + p0 + s0, P, stg + j * (QX_CL_PC * 16) + s0 * 16, np - s0,
