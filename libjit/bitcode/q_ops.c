@@ -103,7 +103,9 @@ QLLC_INLINE int qk_sum32_make(qk_sum32p *p, int32_t m_a, int32_t m_b, int32_t si
   p->zy = fold ? 0 : z_y;
   return 1;
 }
-/* clamp(z_y + the reference's rounded sum, lo, hi) for the operands u, v */
+/* clamp(z_y + the reference's rounded sum, lo, hi) for the operands u, v. The clamp is written out in
+   int32 rather than by qk_out, whose int64 argument widens the vectorized lanes (clang -O3 for znver5:
+   about 60 % more 64-bit sign extensions in qllc_k_add_u8_u8_u8). */
 QLLC_INLINE int32_t qk_sum32(const qk_sum32p *p, int32_t u, int32_t v, int32_t lo, int32_t hi) {
   const int32_t A = u * p->mh_a + v * p->mh_b + p->ka, B = u * p->ml_a + v * p->ml_b + p->kb;
   const int32_t r = ((A + (B >> 16)) >> p->s) + p->zy;
