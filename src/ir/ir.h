@@ -158,6 +158,11 @@ typedef struct qllc_graph {
 } qllc_graph;
 
 qllc_graph *qllc_graph_new(const char *path); /* dispose: qllc_graph_free */
+/* An in-memory copy of an optimized graph (graph_copy.c): same values (ids, names, constant bytes), nodes,
+ * attributes, inputs and outputs, so the same hash; the copy owns all its memory (dispose:
+ * qllc_graph_free). UNSUPPORTED for a graph with quantization records (a pre-quantized model): load the
+ * file again instead. */
+qllc_status qllc_graph_copy(const qllc_graph *src, qllc_graph **out, qllc_diag *diag);
 void qllc_graph_free(qllc_graph *g);
 
 /* Creates a value with a unique name (a suffix is added if `name` is taken; NULL makes one up). NULL on

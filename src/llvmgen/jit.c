@@ -34,7 +34,7 @@ static qllc_status orc_fail(LLVMErrorRef err, const char *what, qllc_diag *diag)
 
 /* AMX (targets/x86_64/kernels/x86_amx.c): Linux gives a process the 8 KiB tile data state only on
  * request; a tile instruction before it faults. Asked once, before lowering picks an __amx kernel
- * (src/qllc.c), so that a refusal makes the JIT fall back to the next variant, reported per node. */
+ * (src/driver/pipeline.c), so that a refusal makes the JIT fall back to the next variant, reported per node. */
 #define QLLC_ARCH_REQ_XCOMP_PERM 0x1023
 #define QLLC_XFEATURE_XTILEDATA 18
 static pthread_once_t amx_once = PTHREAD_ONCE_INIT;

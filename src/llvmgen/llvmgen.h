@@ -38,10 +38,14 @@ typedef struct qllc_codegen_opts {
                                  fast-math, no FP contraction), so are the results, only slower */
 } qllc_codegen_opts;
 
-/* Fills a codegen options struct from public options (target/cpu/features validated: an unknown CPU
- * or feature is an error listing the valid ones). For the JIT, host = 1 picks the host CPU. The resolved
- * cpu/features strings are interned for the life of the process; entry_name is left NULL for the caller. */
-qllc_status qllc_codegen_resolve(const qllc_options *o, int host, qllc_codegen_opts *out, qllc_diag *diag);
+/* Fills a codegen options struct for a target name ("x86_64", "aarch64"; NULL: the host's for the JIT,
+ * else x86_64), a CPU name (NULL: the target's default; "native": this machine) and a feature string
+ * ("+f,-g"; may be NULL), all validated: an unknown CPU or feature is an error listing the valid ones.
+ * For the JIT, host = 1 picks the host CPU. The resolved cpu/features strings are interned for the life
+ * of the process; position-independent code and weights in the object are the defaults; entry_name,
+ * the user's kernel files and the rest are left for the caller. */
+qllc_status qllc_codegen_resolve(const char *target, const char *cpu, const char *features, int host,
+                                 qllc_codegen_opts *out, qllc_diag *diag);
 
 /* Writes the object file (to a temporary name first, renamed on success). */
 qllc_status qllc_codegen_object(const qllc_program *p, const qllc_codegen_opts *o, const char *obj_path,

@@ -114,12 +114,13 @@ static qllc_status check_features(const qllc_target_desc *t, const char *f, char
   return QLLC_OK;
 }
 
-qllc_status qllc_codegen_resolve(const qllc_options *o, int host, qllc_codegen_opts *out, qllc_diag *diag) {
+qllc_status qllc_codegen_resolve(const char *target, const char *cpu_name, const char *features, int host,
+                                 qllc_codegen_opts *out, qllc_diag *diag) {
   char harch[32], valid[4096];
   host_arch(harch, sizeof harch);
   memset(out, 0, sizeof *out);
 
-  const char *tname = o->target;
+  const char *tname = target;
   if (!tname || !*tname) tname = host && qllc_target_lookup(harch) ? harch : "x86_64";
   const qllc_target_desc *t = qllc_target_lookup(tname);
   if (!t) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "unknown target '%s' (valid targets: x86_64, aarch64)", tname);
@@ -129,7 +130,7 @@ qllc_status qllc_codegen_resolve(const qllc_options *o, int host, qllc_codegen_o
                      t->name);
 
   int use_host = 0;
-  const char *cpu = o->cpu;
+  const char *cpu = cpu_name;
   char *host_cpu = NULL;
   if (cpu && strcmp(cpu, "native") == 0) {
     if (strcmp(t->name, harch) != 0)
@@ -158,8 +159,8 @@ qllc_status qllc_codegen_resolve(const qllc_options *o, int host, qllc_codegen_o
   else
     for (int i = 0; t->cpu_features && t->cpu_features[i]; i += 2)
       if (strcmp(t->cpu_features[i], cpu) == 0) snprintf(kfeats, sizeof kfeats, "%s", t->cpu_features[i + 1]);
-  if (o->features) st = check_features(t, o->features, feats, sizeof feats, diag);
-  if (st == QLLC_OK && o->features) st = check_features(t, o->features, kfeats, sizeof kfeats, diag);
+  if (features) st = check_features(t, features, feats, sizeof feats, diag);
+  if (st == QLLC_OK && features) st = check_features(t, features, kfeats, sizeof kfeats, diag);
   if (st == QLLC_OK) {
     out->target = t;
     out->cpu = intern(cpu);
@@ -170,9 +171,7 @@ qllc_status qllc_codegen_resolve(const qllc_options *o, int host, qllc_codegen_o
   }
   if (host_cpu) LLVMDisposeMessage(host_cpu);
   if (st != QLLC_OK) return st;
-  out->reloc_pic = o->reloc_pic;
-  out->weights_in_object = !o->weights_file;
-  out->kernel_files = o->kernel_files;
-  out->n_kernel_files = o->n_kernel_files;
+  out->reloc_pic = 1;
+  out->weights_in_object = 1;
   return QLLC_OK;
 }

@@ -364,6 +364,17 @@ typedef struct qllc_prec_map {
   const char *const *nodes;   /* node names */
   const qllc_nprec *prec;     /* their precisions */
 } qllc_prec_map;
+/* precmap.c: a map with room for cap nodes (dispose with qllc_prec_map_free; NULL on OOM); add one
+ * node (its name copied; -1 on OOM); copy (NULL on OOM). */
+qllc_prec_map *qllc_prec_map_new(int cap);
+int qllc_prec_map_add(qllc_prec_map *m, const char *node, qllc_nprec p);
+void qllc_prec_map_free(qllc_prec_map *m);
+qllc_prec_map *qllc_prec_map_copy(const qllc_prec_map *m);
+const char *qllc_nprec_name(qllc_nprec p); /* "int8", "16x8", "int16" */
+/* The map file (format at the top of precmap.c). read: MISMATCH when made for a graph of another hash. */
+qllc_status qllc_prec_map_write(const char *path, const qllc_prec_map *m, uint64_t graph_hash, const char *comment,
+                                qllc_diag *diag);
+qllc_status qllc_prec_map_read(const char *path, uint64_t graph_hash, qllc_prec_map **out, qllc_diag *diag);
 
 typedef struct qllc_quant_opts {
   qllc_elem act_elem;         /* I8 or I16 (I8 may become U8 per value under symmetric_uint8) */

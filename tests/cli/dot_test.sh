@@ -5,7 +5,7 @@
 # as Graphviz in float, int8, int16 and 16x8 and rendered with Debian's graphviz (`dot -Tsvg`). The
 # SVG must have: the expected number of nodes (6 layers + 3 fused activations + input + output + 5
 # legend swatches, and 2 quantize/dequantize nodes when quantized), 3 "fused" clusters (+ the legend),
-# every layer filled with its precision's colour (src/dot.c PREC_COLOR), and edges labelled with the
+# every layer filled with its precision's colour (src/driver/dot.c PREC_COLOR), and edges labelled with the
 # quantized type and scale. --dot - writes the graph to stdout alone; a bad path is a one-line error.
 set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"

@@ -45,7 +45,9 @@ static qllc_codegen_opts opts_for(const char *target, const char *name, int weig
   o.reloc_pic = pic;
   qllc_codegen_opts cg;
   qllc_diag d = {0};
-  if (qllc_codegen_resolve(&o, 0, &cg, &d) != QLLC_OK) fail_msg("%s", d.message);
+  if (qllc_codegen_resolve(o.target, o.cpu, o.features, 0, &cg, &d) != QLLC_OK) fail_msg("%s", d.message);
+  cg.reloc_pic = o.reloc_pic;
+  cg.weights_in_object = !o.weights_file;
   cg.entry_name = name;
   return cg;
 }

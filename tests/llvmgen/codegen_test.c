@@ -17,7 +17,7 @@ static qllc_codegen_opts host_opts(qllc_diag *d) {
   qllc_options o;
   qllc_options_init(&o);
   qllc_codegen_opts cg;
-  assert_int_equal(qllc_codegen_resolve(&o, 1, &cg, d), QLLC_OK);
+  assert_int_equal(qllc_codegen_resolve(o.target, o.cpu, o.features, 1, &cg, d), QLLC_OK);
   cg.entry_name = "testnet";
   return cg;
 }
@@ -190,7 +190,7 @@ static void test_resolve(void **state) {
   qllc_diag d = {0};
   qllc_options_init(&o);
   /* bundles default to x86_64 with its default CPU */
-  assert_int_equal(qllc_codegen_resolve(&o, 0, &cg, &d), QLLC_OK);
+  assert_int_equal(qllc_codegen_resolve(o.target, o.cpu, o.features, 0, &cg, &d), QLLC_OK);
   assert_string_equal(cg.target->name, "x86_64");
   assert_string_equal(cg.cpu, qllc_target_x86_64.default_cpu);
   assert_string_equal(cg.features, "");
@@ -198,57 +198,57 @@ static void test_resolve(void **state) {
   o.target = "aarch64";
   o.cpu = "cortex-a76";
   o.features = "+dotprod, -sve";
-  assert_int_equal(qllc_codegen_resolve(&o, 0, &cg, &d), QLLC_OK);
+  assert_int_equal(qllc_codegen_resolve(o.target, o.cpu, o.features, 0, &cg, &d), QLLC_OK);
   assert_string_equal(cg.target->name, "aarch64");
   assert_string_equal(cg.cpu, "cortex-a76");
   assert_string_equal(cg.features, "+dotprod,-sve");
 
   o.target = "riscv64";
-  assert_int_equal(qllc_codegen_resolve(&o, 0, &cg, &d), QLLC_ERR_INVALID);
+  assert_int_equal(qllc_codegen_resolve(o.target, o.cpu, o.features, 0, &cg, &d), QLLC_ERR_INVALID);
   assert_non_null(strstr(d.message, "riscv64"));
   assert_non_null(strstr(d.message, "x86_64, aarch64"));
 
   o.target = "x86_64";
   o.cpu = "pentium-pro-max";
   o.features = NULL;
-  assert_int_equal(qllc_codegen_resolve(&o, 0, &cg, &d), QLLC_ERR_INVALID);
+  assert_int_equal(qllc_codegen_resolve(o.target, o.cpu, o.features, 0, &cg, &d), QLLC_ERR_INVALID);
   assert_non_null(strstr(d.message, "pentium-pro-max"));
   assert_non_null(strstr(d.message, "skylake"));
   assert_non_null(strstr(d.message, "x86-64-v3"));
 
   o.cpu = "x86-64-v3";
   o.features = "+avx2,+avx9000";
-  assert_int_equal(qllc_codegen_resolve(&o, 0, &cg, &d), QLLC_ERR_INVALID);
+  assert_int_equal(qllc_codegen_resolve(o.target, o.cpu, o.features, 0, &cg, &d), QLLC_ERR_INVALID);
   assert_non_null(strstr(d.message, "avx9000"));
   assert_non_null(strstr(d.message, "avx512vnni"));
 
   o.features = "avx2";
-  assert_int_equal(qllc_codegen_resolve(&o, 0, &cg, &d), QLLC_ERR_INVALID);
+  assert_int_equal(qllc_codegen_resolve(o.target, o.cpu, o.features, 0, &cg, &d), QLLC_ERR_INVALID);
   assert_non_null(strstr(d.message, "'+' or '-'"));
 
   /* the JIT takes the host CPU and its features, and the user's extra features after them */
   qllc_options_init(&o);
   o.features = "-avx512f";
-  assert_int_equal(qllc_codegen_resolve(&o, 1, &cg, &d), QLLC_OK);
+  assert_int_equal(qllc_codegen_resolve(o.target, o.cpu, o.features, 1, &cg, &d), QLLC_OK);
   assert_true(strlen(cg.cpu) > 0);
   size_t n = strlen(cg.features);
   assert_true(n >= 8 && strcmp(cg.features + n - 8, "-avx512f") == 0);
   /* the JIT cannot run aarch64 code here */
   o.target = "aarch64";
   o.features = NULL;
-  assert_int_equal(qllc_codegen_resolve(&o, 1, &cg, &d), QLLC_ERR_INVALID);
+  assert_int_equal(qllc_codegen_resolve(o.target, o.cpu, o.features, 1, &cg, &d), QLLC_ERR_INVALID);
   /* native is the host */
   qllc_options_init(&o);
   o.cpu = "native";
-  assert_int_equal(qllc_codegen_resolve(&o, 0, &cg, &d), QLLC_OK);
+  assert_int_equal(qllc_codegen_resolve(o.target, o.cpu, o.features, 0, &cg, &d), QLLC_OK);
   qllc_codegen_opts h;
   qllc_options_init(&o);
-  assert_int_equal(qllc_codegen_resolve(&o, 1, &h, &d), QLLC_OK);
+  assert_int_equal(qllc_codegen_resolve(o.target, o.cpu, o.features, 1, &h, &d), QLLC_OK);
   assert_string_equal(cg.cpu, h.cpu);
   assert_ptr_equal(cg.features, h.features); /* interned */
   o.target = "aarch64";
   o.cpu = "native";
-  assert_int_equal(qllc_codegen_resolve(&o, 0, &cg, &d), QLLC_ERR_INVALID);
+  assert_int_equal(qllc_codegen_resolve(o.target, o.cpu, o.features, 0, &cg, &d), QLLC_ERR_INVALID);
 }
 
 /* ---- user bitcode ------------------------------------------------------------------------------- */

@@ -630,7 +630,7 @@ static void jit_opts(const qllc_program *p, int quick, jit_run *j) {
   qllc_options_init(&o);
   qllc_codegen_opts cg;
   qllc_diag d = {0};
-  if (qllc_codegen_resolve(&o, 1, &cg, &d) != QLLC_OK) fail_msg("resolve: %s", d.message);
+  if (qllc_codegen_resolve(o.target, o.cpu, o.features, 1, &cg, &d) != QLLC_OK) fail_msg("resolve: %s", d.message);
   cg.entry_name = "qnet";
   cg.weights_in_object = 1;
   cg.quick = quick;

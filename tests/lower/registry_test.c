@@ -156,7 +156,7 @@ static const char *kfeat(const char *cpu, const char *feats) {
   o.features = feats;
   qllc_codegen_opts cg;
   qllc_diag d = {0};
-  assert_int_equal(qllc_codegen_resolve(&o, 0, &cg, &d), QLLC_OK);
+  assert_int_equal(qllc_codegen_resolve(o.target, o.cpu, o.features, 0, &cg, &d), QLLC_OK);
   return cg.kernel_features;
 }
 

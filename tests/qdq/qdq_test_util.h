@@ -7,7 +7,7 @@
 #include "ir/ir.h"
 #include "quant/quant.h"
 
-/* A model loaded as the facade loads it (src/qllc.c, reload): import, the float pipeline, then the QDQ
+/* A model loaded as the driver loads it (src/driver/model.c, qllc_drv_reload): import, the float pipeline, then the QDQ
  * recognition pass when the graph has Q/DQ nodes. Fails the test on any error. */
 static __attribute__((unused)) qllc_graph *load_recognised(const char *path) {
   qllc_graph *g = NULL;

@@ -1,5 +1,6 @@
-/* src/quant/instrument.h: instrumented runs, shared by profiling, `qllc compare` and the precision
- * search (issue 13).
+/* src/driver/driver_internal.h: what the driver's files share. The pipeline's steps (pipeline.c,
+ * model.c), and instrumented runs, shared by profiling, `qllc compare` and the precision search
+ * (probe.c, compare.c, search.c).
  *
  * A data set (qllc_dataset) is the user's --dataset specs opened against a graph's inputs: the samples
  * of each input, from one file along its leading axis or one file per sample in a directory (the forms
@@ -12,17 +13,44 @@
  *
  * qllc_probe_profile is the profiling loop: the histogram of every float value over every sample.
  */
-#ifndef QLLC_QUANT_INSTRUMENT_H
-#define QLLC_QUANT_INSTRUMENT_H
+#ifndef QLLC_DRIVER_INTERNAL_H
+#define QLLC_DRIVER_INTERNAL_H
 
-#include "../llvmgen/llvmgen.h"
-#include "../lower/lower.h"
-#include "quant.h"
+#include "driver/driver.h"
 
-/* An in-memory copy of an optimized graph (copy.c): same values (ids, names, constant bytes), nodes,
- * attributes, inputs and outputs, so the same hash; the copy owns all its memory. UNSUPPORTED for a
- * graph with quantization records (a pre-quantized model): load the file again instead. */
-qllc_status qllc_quant_graph_copy(const qllc_graph *src, qllc_graph **out, qllc_diag *diag);
+/* ---- the pipeline's steps (pipeline.c, model.c) ------------------------------------------------- */
+
+/* A private copy of m's optimized graph, which the caller may change and must free: copied in memory,
+ * or, for a pre-quantized model whose records cannot be copied, loaded from the file again. */
+qllc_status qllc_drv_model_graph(qllc_drv_model *m, qllc_graph **out, qllc_diag *diag);
+/* Loads the model file again and runs the float pipeline on it, dumping after a graph pass when asked. */
+qllc_status qllc_drv_reload(qllc_drv_model *m, const char *dump_after, FILE *dump, qllc_graph **out,
+                            qllc_diag *diag);
+/* The graph a compile starts from: m's own graph (*owned 0) for a float compile without --dump-after,
+ * otherwise a private copy (*owned 1), quantized when a precision is asked for. */
+qllc_status qllc_drv_graph_for(qllc_drv_model *m, const qllc_options *o, qllc_graph **g, int *owned,
+                               qllc_diag *diag);
+/* Quantizes g in place as o asks; with a precision map the nodes it names at their precision. */
+qllc_status qllc_drv_quantize_map(qllc_graph *g, const qllc_options *o, const qllc_prec_map *map, qllc_diag *diag);
+/* Lowers g for the CPU o and host (1: the JIT, this machine) resolve to; *user_lines (may be NULL) gets
+ * the report's user-kernel lines. */
+qllc_status qllc_drv_lower(qllc_drv_model *m, qllc_graph *g, const qllc_options *o, int host, qllc_program **p,
+                           char **user_lines, qllc_diag *diag);
+/* The code generator's options for o's target, CPU and features (host 1: the JIT), with o's user kernels,
+ * relocation model and weight placement. */
+qllc_status qllc_drv_codegen_opts(const qllc_options *o, int host, qllc_codegen_opts *cg, qllc_diag *diag);
+/* The precision report of a quantized graph as a malloc'ed string (NULL for float). */
+char *qllc_drv_report_text(const qllc_graph *g, const qllc_options *o);
+/* The lowering of instrumented programs (a qllc_probe_hooks.lower): reference kernels, and the same
+ * custom-op check and message as a compile. ctx is the qllc_options. */
+qllc_status qllc_drv_instr_lower(void *ctx, qllc_graph *g, qllc_program **p, qllc_diag *diag);
+/* The map a quantized compile uses (search.c): replayed from o->precision_map, or searched for
+ * o->min_sqnr_db (and written to o->precision_map_out); NULL when neither is asked. g: the clean graph. */
+qllc_status qllc_drv_precision_map(qllc_drv_model *m, const qllc_graph *g, const qllc_options *o,
+                                   qllc_prec_map **map, qllc_diag *diag);
+/* The compiled graph as Graphviz (dot.c): p, when not NULL, is g lowered (labels name kernels). Returns
+ * 0, or -1 on a write error. */
+int qllc_graph_write_dot(const qllc_graph *g, const qllc_program *p, FILE *f);
 
 /* ---- data sets -------------------------------------------------------------------------------- */
 
@@ -98,24 +126,22 @@ void qllc_quant_node_types(const qllc_node *n, char *buf, size_t size);
 /* 10 log10(signal / noise); +inf when noise is 0, -inf when only the signal is. */
 double qllc_sqnr_db(double signal, double noise);
 
-/* ---- mixed precision (mixed.c) ----------------------------------------------------------------- */
+/* ---- mixed precision (search.c) ---------------------------------------------------------------- */
 
 /* Quantizes graph g in place with the options the caller holds and the precision map. */
 typedef qllc_status (*qllc_quantize_fn)(void *ctx, qllc_graph *g, const qllc_prec_map *map, qllc_diag *diag);
 
-void qllc_prec_map_free(qllc_prec_map *m);
-qllc_prec_map *qllc_prec_map_copy(const qllc_prec_map *m); /* NULL on OOM */
-const char *qllc_nprec_name(qllc_nprec p); /* "int8", "16x8", "int16" */
-/* The map file (format at the top of mixed.c). read: MISMATCH when made for a graph of another hash. */
-qllc_status qllc_prec_map_write(const char *path, const qllc_prec_map *m, uint64_t graph_hash, const char *comment,
-                                qllc_diag *diag);
-qllc_status qllc_prec_map_read(const char *path, uint64_t graph_hash, qllc_prec_map **out, qllc_diag *diag);
-/* The search for --min-sqnr (mixed.c): fg the float graph, base the same quantized at int8 (for the
+/* The search for --min-sqnr (search.c): fg the float graph, base the same quantized at int8 (for the
  * candidates and their kinds), ds the samples. *out the map (empty when int8 reaches the target),
  * *summary what was chosen and measured (malloc'ed text, several lines). An unreachable target is
  * QLLC_ERR_INVALID naming the layers that cost most. */
 qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, qllc_dataset *ds, double target_db,
                                   qllc_quantize_fn quantize, void *qctx, const qllc_probe_hooks *h,
                                   qllc_prec_map **out, char **summary, qllc_diag *diag);
+
+/* The samples an accuracy measurement runs on (compare, the search): the user's specs (at most
+ * max_samples of them when > 0), or samples drawn from o's profile (*drawn 1). */
+qllc_status qllc_drv_samples(qllc_drv_model *m, const qllc_options *o, const char *const *specs, int n_specs,
+                             int64_t max_samples, qllc_dataset **ds, int *drawn, qllc_diag *diag);
 
 #endif

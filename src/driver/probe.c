@@ -1,11 +1,11 @@
-/* src/quant/instrument.c: data sets, instrumented programs and the profiling loop (instrument.h).
+/* src/driver/probe.c: data sets, instrumented programs and the profiling loop (driver_internal.h).
  *
- * Moved here from src/qllc.c (issue 13) so that `qllc profile`, `qllc compare` and the precision search
- * run the same code: the data set is read the same way, every value is exposed the same way, and the
- * program is JIT-compiled for the host with the facade's lowering (hooks).
+ * `qllc profile`, `qllc compare` and the precision search run this same code: the data set is read the
+ * same way, every value is exposed the same way, and the program is JIT-compiled for the host with the
+ * driver's lowering (hooks).
  */
 #define _POSIX_C_SOURCE 200809L
-#include "instrument.h"
+#include "driver/driver_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- data sets -------------------------------------------------------------------------------- */
 
@@ -405,7 +406,7 @@ qllc_status qllc_probe_build(qllc_graph *g, int which, const qllc_probe_hooks *h
   qllc_codegen_opts cg;
   memset(&cg, 0, sizeof cg);
   if (st == QLLC_OK) {
-    st = qllc_codegen_resolve(h && h->opts ? h->opts : &dflt, 1, &cg, diag);
+    st = qllc_drv_codegen_opts(h && h->opts ? h->opts : &dflt, 1, &cg, diag);
     cg.weights_in_object = 1;
     cg.entry_name = "qllc_instrumented_entry";
     cg.quick = (which & QLLC_PROBE_QUICK) != 0;
@@ -497,4 +498,63 @@ done:
   }
   *out = prof;
   return QLLC_OK;
+}
+
+/* ---- the command ----------------------------------------------------------------------------------- */
+
+qllc_status qllc_drv_profile(qllc_drv_model *m, const qllc_options *opts, const char *const *dataset_specs,
+                             int n_specs, int bins, const char *out_yaml, qllc_progress_fn progress,
+                             void *progress_ctx, qllc_profile_summary *summary, qllc_diag *diag) {
+  qllc_options dflt;
+  qllc_options_init(&dflt);
+  /* only the user kernels matter to the float run (issue 7) */
+  dflt.kernel_files = opts->kernel_files;
+  dflt.n_kernel_files = opts->n_kernel_files;
+  if (bins == 0) bins = QLLC_HIST_DEFAULT_BINS;
+
+  qllc_graph *g = NULL;
+  qllc_profile *prof = NULL;
+  char *tmp = NULL;
+  qllc_dataset *ds = NULL;
+  /* the data set, checked before anything is compiled */
+  qllc_status st = qllc_dataset_open(m->graph, dataset_specs, n_specs, &ds, diag);
+  if (st == QLLC_OK) st = qllc_drv_model_graph(m, &g, diag);
+  if (st == QLLC_OK) {
+    qllc_probe_hooks h = {qllc_drv_instr_lower, &dflt, &dflt};
+    st = qllc_probe_profile(g, ds, bins, &h, progress, progress_ctx, &prof, diag);
+    if (st != QLLC_OK && diag && !diag->file[0]) qllc_diag_set_file(diag, m->path);
+  }
+  if (st != QLLC_OK) goto done;
+
+  /* write under a temporary name, then rename */
+  size_t tl = strlen(out_yaml) + 32;
+  tmp = malloc(tl);
+  if (!tmp) {
+    st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+    goto done;
+  }
+  snprintf(tmp, tl, "%s.tmp-%ld", out_yaml, (long)getpid());
+  st = qllc_profile_write(prof, tmp, diag);
+  if (st == QLLC_OK && rename(tmp, out_yaml) != 0) {
+    st = qllc_fail(diag, QLLC_ERR_IO, NULL, "cannot write '%s': %s", out_yaml, strerror(errno));
+  }
+  if (st != QLLC_OK) {
+    unlink(tmp);
+    if (diag) {
+      diag->file[0] = '\0';
+      qllc_diag_set_file(diag, out_yaml);
+    }
+    goto done;
+  }
+  if (summary) {
+    summary->samples = qllc_dataset_samples(ds);
+    summary->values = prof->n;
+  }
+
+done:
+  free(tmp);
+  if (g) qllc_graph_free(g);
+  if (prof) qllc_profile_free(prof);
+  qllc_dataset_free(ds);
+  return st;
 }

@@ -1,4 +1,5 @@
-/* src/quant/mixed.c: automatic mixed precision (--min-sqnr) and the precision map file (issue 13).
+/* src/driver/search.c: automatic mixed precision (--min-sqnr; issue 13). The map it returns is written and
+ * read by src/quant/precmap.c.
  *
  * The search (qllc_precision_search) looks for the cheapest per-layer choice of int8, 16x8 (int16
  * activations, int8 weights) and int16 with which every model output reaches the target SQNR against
@@ -27,14 +28,6 @@
  * Each measurement quantizes a copy of the float graph with the map, JIT-compiles it (quickly:
  * QLLC_PROBE_QUICK, the kernels called rather than inlined, LLVM O1; the same results) and runs the
  * samples; the float outputs are computed once, and no configuration is measured twice.
- *
- * The map file (text, one line each):
- *   # comment
- *   qllc-precision-map 1
- *   graph_hash 0123456789abcdef
- *   node NAME int8|16x8|int16
- * Nodes not listed compute at the base precision (int8). Replaying the file quantizes exactly as the
- * search did, so the bundle's bytes are the same.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -44,150 +37,112 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "instrument.h"
+#include "driver/driver_internal.h"
 
-void qllc_prec_map_free(qllc_prec_map *m) {
-  if (!m) return;
-  for (int i = 0; i < m->n; i++) free((char *)m->nodes[i]);
-  free((void *)m->nodes);
-  free((void *)m->prec);
-  free(m);
+/* ---- the map a compile uses ----------------------------------------------------------------------- */
+
+static qllc_status quantize_cb(void *ctx, qllc_graph *g, const qllc_prec_map *map, qllc_diag *diag) {
+  return qllc_drv_quantize_map(g, ctx, map, diag);
 }
 
-static qllc_prec_map *map_new(int cap) {
-  qllc_prec_map *m = calloc(1, sizeof *m);
-  if (!m) return NULL;
-  m->nodes = calloc((size_t)cap + 1, sizeof *m->nodes);
-  m->prec = calloc((size_t)cap + 1, sizeof *m->prec);
-  if (!m->nodes || !m->prec) {
-    qllc_prec_map_free(m);
-    return NULL;
-  }
-  return m;
-}
-
-static int map_add(qllc_prec_map *m, const char *node, qllc_nprec p) {
-  size_t n = strlen(node) + 1;
-  char *d = malloc(n);
-  if (!d) return -1;
-  memcpy(d, node, n);
-  ((const char **)m->nodes)[m->n] = d;
-  ((qllc_nprec *)m->prec)[m->n] = p;
-  m->n++;
-  return 0;
-}
-
-qllc_prec_map *qllc_prec_map_copy(const qllc_prec_map *src) {
-  qllc_prec_map *m = map_new(src->n);
-  for (int i = 0; m && i < src->n; i++)
-    if (map_add(m, src->nodes[i], src->prec[i]) != 0) {
-      qllc_prec_map_free(m);
-      m = NULL;
-    }
-  return m;
-}
-
-const char *qllc_nprec_name(qllc_nprec p) {
-  switch (p) {
-  case QLLC_NP_INT8: return "int8";
-  case QLLC_NP_16X8: return "16x8";
-  case QLLC_NP_INT16: return "int16";
-  default: return "base";
-  }
-}
-
-qllc_status qllc_prec_map_write(const char *path, const qllc_prec_map *m, uint64_t graph_hash, const char *comment,
-                                qllc_diag *diag) {
-  char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  FILE *f = fopen(tmp, "w");
-  if (!f) {
-    qllc_fail(diag, QLLC_ERR_IO, NULL, "cannot write '%s': %s", path, strerror(errno));
-    qllc_diag_set_file(diag, path);
-    return QLLC_ERR_IO;
-  }
-  if (comment) {
-    for (const char *c = comment; *c;) {
-      const char *e = strchr(c, '\n');
-      size_t len = e ? (size_t)(e - c) : strlen(c);
-      fprintf(f, "# %.*s\n", (int)len, c);
-      c += len + (e != NULL);
-    }
-  }
-  fprintf(f, "qllc-precision-map 1\ngraph_hash %016llx\n", (unsigned long long)graph_hash);
-  for (int i = 0; i < m->n; i++) fprintf(f, "node %s %s\n", m->nodes[i], qllc_nprec_name(m->prec[i]));
-  if (fclose(f) != 0 || rename(tmp, path) != 0) {
-    unlink(tmp);
-    qllc_fail(diag, QLLC_ERR_IO, NULL, "cannot write '%s': %s", path, strerror(errno));
-    qllc_diag_set_file(diag, path);
-    return QLLC_ERR_IO;
-  }
-  return QLLC_OK;
-}
-
-qllc_status qllc_prec_map_read(const char *path, uint64_t graph_hash, qllc_prec_map **out, qllc_diag *diag) {
-  *out = NULL;
-  FILE *f = fopen(path, "r");
-  if (!f) {
-    qllc_fail(diag, QLLC_ERR_IO, NULL, "cannot read precision map '%s': %s", path, strerror(errno));
-    qllc_diag_set_file(diag, path);
-    return QLLC_ERR_IO;
-  }
-  char line[2048];
-  int lineno = 0, cap = 0, magic = 0;
-  qllc_prec_map *m = map_new(0);
-  qllc_status st = m ? QLLC_OK : qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
-  while (st == QLLC_OK && fgets(line, sizeof line, f)) {
-    lineno++;
-    size_t len = strlen(line);
-    while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
-    if (!len || line[0] == '#') continue;
-    if (!magic) {
-      if (strcmp(line, "qllc-precision-map 1") != 0)
-        st = qllc_fail(diag, QLLC_ERR_PARSE, NULL, "%s:%d: not a precision map (expected 'qllc-precision-map 1')", path, lineno);
-      magic = 1;
-      continue;
-    }
-    unsigned long long h;
-    if (sscanf(line, "graph_hash %llx", &h) == 1) {
-      if (h != graph_hash)
-        st = qllc_fail(diag, QLLC_ERR_MISMATCH, NULL,
-                       "%s: precision map was made for another model (graph hash %016llx in the map, %016llx for this model)",
-                       path, h, (unsigned long long)graph_hash);
-      continue;
-    }
-    char *sp = strrchr(line, ' ');
-    if (strncmp(line, "node ", 5) != 0 || !sp || sp < line + 5) {
-      st = qllc_fail(diag, QLLC_ERR_PARSE, NULL, "%s:%d: expected 'node NAME int8|16x8|int16'", path, lineno);
-      break;
-    }
-    *sp = 0;
-    qllc_nprec p = !strcmp(sp + 1, "int8") ? QLLC_NP_INT8 : !strcmp(sp + 1, "16x8") ? QLLC_NP_16X8
-                   : !strcmp(sp + 1, "int16") ? QLLC_NP_INT16 : QLLC_NP_BASE;
-    if (p == QLLC_NP_BASE) {
-      st = qllc_fail(diag, QLLC_ERR_PARSE, NULL, "%s:%d: unknown precision '%s' (int8, 16x8, int16)", path, lineno, sp + 1);
-      break;
-    }
-    if (m->n == cap) {
-      cap = cap ? 2 * cap : 16;
-      const char **nn = realloc((void *)m->nodes, sizeof *nn * (size_t)cap);
-      if (nn) m->nodes = nn;
-      qllc_nprec *np = realloc((void *)m->prec, sizeof *np * (size_t)cap);
-      if (np) m->prec = np;
-      if (!nn || !np) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
-    }
-    if (st == QLLC_OK && map_add(m, line + 5, p) != 0) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
-  }
+/* What a precision search depends on, as one string (NULL on OOM): two calls with the same key get the
+ * same map. */
+static char *search_key(const qllc_options *o) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) return NULL;
+  fprintf(f, "%.17g|%d|%d|%d|%d|%d|%s", o->min_sqnr_db, (int)o->precision, (int)o->weight_precision, (int)o->schema,
+          (int)o->calibration, o->per_tensor, o->profile_path ? o->profile_path : "");
+  for (int i = 0; i < o->n_keep_float; i++) fprintf(f, "|k:%s", o->keep_float[i]);
+  for (int i = 0; i < o->n_kernel_files; i++) fprintf(f, "|u:%s", o->kernel_files[i]);
+  for (int i = 0; i < o->n_search_dataset; i++) fprintf(f, "|d:%s", o->search_dataset[i]);
   fclose(f);
-  if (st == QLLC_OK && !magic)
-    st = qllc_fail(diag, QLLC_ERR_PARSE, NULL, "%s: empty precision map", path);
-  if (st != QLLC_OK) {
-    qllc_diag_set_file(diag, path);
-    qllc_prec_map_free(m);
+  return buf;
+}
+
+/* The precision map a quantized compile uses: replayed from opts->precision_map, or searched for
+ * opts->min_sqnr_db (then written to opts->precision_map_out with the search's summary as comments);
+ * NULL when neither is asked. g: the clean graph (hashed). */
+qllc_status qllc_drv_precision_map(qllc_drv_model *m, const qllc_graph *g, const qllc_options *o, qllc_prec_map **map,
+                                 qllc_diag *diag) {
+  *map = NULL;
+  if (o->precision_map && *o->precision_map) {
+    if (o->min_sqnr_db > 0)
+      return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "--min-sqnr and --precision-map: give one (the map replays a search)");
+    return qllc_prec_map_read(o->precision_map, qllc_graph_hash(g), map, diag);
+  }
+  if (!(o->min_sqnr_db > 0)) return QLLC_OK;
+  if (o->precision != QLLC_PREC_INT8 || (o->weight_precision != QLLC_PREC_FLOAT && o->weight_precision != QLLC_PREC_INT8))
+    return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "--min-sqnr starts from --precision int8 and raises layers from there");
+  qllc_options so = *o;
+  so.quantized_io = 0; /* measured on float inputs and outputs */
+  so.target = NULL;
+  so.dump_after = NULL;
+  qllc_graph *fg = NULL, *base = NULL;
+  qllc_dataset *ds = NULL;
+  char *summary = NULL, *key = search_key(o), *comment = NULL;
+  int drawn = 0;
+  qllc_status st = QLLC_OK;
+  pthread_mutex_lock(&m->lock); /* the same search as the last one: its answer */
+  if (key && m->search_key && !strcmp(key, m->search_key) && m->search_map) {
+    *map = qllc_prec_map_copy(m->search_map);
+    comment = m->search_comment ? strdup(m->search_comment) : NULL;
+    if (!*map) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+  }
+  pthread_mutex_unlock(&m->lock);
+  if (*map || st != QLLC_OK) {
+    if (st == QLLC_OK && o->precision_map_out && *o->precision_map_out)
+      st = qllc_prec_map_write(o->precision_map_out, *map, qllc_graph_hash(g), comment, diag);
+    free(comment);
+    free(key);
+    if (st != QLLC_OK) {
+      qllc_prec_map_free(*map);
+      *map = NULL;
+    }
     return st;
   }
-  *out = m;
-  return QLLC_OK;
+  st = qllc_drv_model_graph(m, &fg, diag);
+  if (st == QLLC_OK) st = qllc_graph_copy(fg, &base, diag);
+  if (st == QLLC_OK) st = qllc_drv_quantize_map(base, &so, NULL, diag);
+  if (st == QLLC_OK) st = qllc_drv_samples(m, &so, o->search_dataset, o->n_search_dataset, 0, &ds, &drawn, diag);
+  if (st == QLLC_OK) {
+    qllc_probe_hooks h = {qllc_drv_instr_lower, &so, &so};
+    st = qllc_precision_search(fg, base, ds, o->min_sqnr_db, quantize_cb, &so, &h, map, &summary, diag);
+  }
+  if (st == QLLC_OK) {
+    size_t n = (summary ? strlen(summary) : 0) + strlen(m->path) + 256;
+    comment = malloc(n);
+    if (!comment) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+    else
+      snprintf(comment, n, "qllc precision map for %s (replay: --precision-map FILE)\n%s%s", m->path,
+               summary ? summary : "", drawn ? "(samples drawn from the profile's input histograms)\n" : "");
+  }
+  if (st == QLLC_OK && o->precision_map_out && *o->precision_map_out)
+    st = qllc_prec_map_write(o->precision_map_out, *map, qllc_graph_hash(g), comment, diag);
+  if (st == QLLC_OK && key) { /* remember it */
+    qllc_prec_map *copy = qllc_prec_map_copy(*map);
+    if (copy) {
+      pthread_mutex_lock(&m->lock);
+      free(m->search_key);
+      free(m->search_comment);
+      qllc_prec_map_free(m->search_map);
+      m->search_key = key, m->search_map = copy, m->search_comment = comment;
+      key = comment = NULL;
+      pthread_mutex_unlock(&m->lock);
+    }
+  }
+  free(key);
+  free(comment);
+  free(summary);
+  qllc_dataset_free(ds);
+  if (base) qllc_graph_free(base);
+  if (fg) qllc_graph_free(fg);
+  if (st != QLLC_OK) {
+    qllc_prec_map_free(*map);
+    *map = NULL;
+  }
+  return st;
 }
 
 /* ---- the search ---------------------------------------------------------------------------------- */
@@ -236,9 +191,9 @@ typedef struct search {
 } search;
 
 static qllc_prec_map *lev_map(const search *s, const int *lev) {
-  qllc_prec_map *m = map_new(s->nc);
+  qllc_prec_map *m = qllc_prec_map_new(s->nc);
   for (int i = 0; m && i < s->nc; i++)
-    if (lev[i] != LV_INT8 && map_add(m, s->c[i].node, lv_prec[lev[i]]) != 0) {
+    if (lev[i] != LV_INT8 && qllc_prec_map_add(m, s->c[i].node, lv_prec[lev[i]]) != 0) {
       qllc_prec_map_free(m);
       m = NULL;
     }
@@ -263,7 +218,7 @@ static qllc_status measure(search *s, const int *lev, const double **noise_out, 
   }
   qllc_graph *g = NULL;
   qllc_probe *p = NULL;
-  qllc_status st = qllc_quant_graph_copy(s->fg, &g, diag);
+  qllc_status st = qllc_graph_copy(s->fg, &g, diag);
   if (st == QLLC_OK) st = s->quantize(s->qctx, g, map, diag);
   if (st == QLLC_OK) st = qllc_probe_build(g, QLLC_PROBE_QUICK, s->h, &p, diag);
   for (int64_t k = 0; k < s->samples && st == QLLC_OK; k++) {
@@ -379,8 +334,8 @@ static qllc_status unreachable(search *s, const int *lev, double target_db, doub
   qllc_compare_result *r = NULL;
   qllc_prec_map *map = lev_map(s, lev);
   qllc_status st = map ? QLLC_OK : qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
-  if (st == QLLC_OK) st = qllc_quant_graph_copy(s->fg, &fg, diag);
-  if (st == QLLC_OK) st = qllc_quant_graph_copy(s->fg, &qg, diag);
+  if (st == QLLC_OK) st = qllc_graph_copy(s->fg, &fg, diag);
+  if (st == QLLC_OK) st = qllc_graph_copy(s->fg, &qg, diag);
   if (st == QLLC_OK) st = s->quantize(s->qctx, qg, map, diag);
   if (st == QLLC_OK) st = qllc_quant_compare(fg, qg, s->ds, s->h, &r, diag);
   char names[1024] = "";
@@ -422,7 +377,7 @@ qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, 
   size_t text_len = 0;
   FILE *t = NULL;
   /* the float outputs, once */
-  qllc_status st = qllc_quant_graph_copy(fg, &g, diag);
+  qllc_status st = qllc_graph_copy(fg, &g, diag);
   if (st == QLLC_OK) st = qllc_probe_build(g, 0, h, &fp, diag);
   if (st != QLLC_OK) goto done;
   s.n_out = fg->n_outputs;

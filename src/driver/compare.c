@@ -1,6 +1,6 @@
-/* src/quant/compare.c: where quantization loses accuracy (`qllc compare`, qllc_compare; issue 13).
+/* src/driver/compare.c: where quantization loses accuracy (`qllc compare`, qllc_compare; issue 13).
  *
- * The float graph and its quantized copy are both instrumented (instrument.h: every computed value a
+ * The float graph and its quantized copy are both instrumented (probe.c: every computed value a
  * graph output) and run on the same samples. A value of the quantized graph is matched to the float
  * value of the same ONNX name: an integer value (dequantized here with its scale and zero point, in
  * double) by its name, or by the name without ".q" for the integer twin the quantizer writes for a
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "instrument.h"
+#include "driver/driver_internal.h"
 
 typedef struct acc {
   double sig, noise, maxabs, grid;
@@ -262,4 +262,54 @@ done:
   }
   *out = r;
   return QLLC_OK;
+}
+
+/* ---- the command ----------------------------------------------------------------------------------- */
+
+/* The data set an accuracy measurement runs on: the user's specs, or samples drawn from the profile. */
+qllc_status qllc_drv_samples(qllc_drv_model *m, const qllc_options *o, const char *const *specs, int n_specs,
+                                  int64_t max_samples, qllc_dataset **ds, int *drawn, qllc_diag *diag) {
+  *ds = NULL;
+  *drawn = n_specs <= 0;
+  if (n_specs > 0) {
+    qllc_status st = qllc_dataset_open(m->graph, specs, n_specs, ds, diag);
+    if (st == QLLC_OK) qllc_dataset_limit(*ds, max_samples);
+    return st;
+  }
+  qllc_profile *prof = NULL;
+  qllc_status st = qllc_profile_read(o->profile_path, &prof, diag);
+  if (st != QLLC_OK) {
+    qllc_diag_set_file(diag, o->profile_path);
+    return st;
+  }
+  st = qllc_dataset_from_profile(m->graph, prof, max_samples > 0 ? max_samples : 32, 13, ds, diag);
+  if (st != QLLC_OK) qllc_diag_set_file(diag, o->profile_path);
+  qllc_profile_free(prof);
+  return st;
+}
+
+qllc_status qllc_drv_compare(qllc_drv_model *m, const qllc_options *opts, const char *const *dataset_specs,
+                             int n_specs, int64_t max_samples, qllc_compare_result **out, qllc_diag *diag) {
+  if (opts->precision == QLLC_PREC_FLOAT)
+    return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "compare needs --precision int8 or int16 (and --profile)");
+  qllc_options o = *opts;
+  o.quantized_io = 0; /* both models take the same float samples */
+  o.dump_after = NULL;
+  o.target = NULL;    /* runs here */
+  qllc_graph *fg = NULL, *qg = NULL;
+  int owned = 0, drawn = 0;
+  qllc_dataset *ds = NULL;
+  qllc_status st = qllc_drv_graph_for(m, &o, &qg, &owned, diag);
+  if (st == QLLC_OK) st = qllc_drv_model_graph(m, &fg, diag);
+  if (st == QLLC_OK) st = qllc_drv_samples(m, &o, dataset_specs, n_specs, max_samples, &ds, &drawn, diag);
+  if (st == QLLC_OK) {
+    qllc_probe_hooks h = {qllc_drv_instr_lower, &o, &o};
+    st = qllc_quant_compare(fg, qg, ds, &h, out, diag);
+    if (st == QLLC_OK) (*out)->drawn = drawn;
+  }
+  if (st != QLLC_OK && diag && !diag->file[0]) qllc_diag_set_file(diag, m->path);
+  qllc_dataset_free(ds);
+  if (fg) qllc_graph_free(fg);
+  if (qg && owned) qllc_graph_free(qg);
+  return st;
 }

@@ -1,4 +1,4 @@
-/* src/quant/copy.c: an in-memory copy of an optimized float graph (instrument.h), so that profiling,
+/* src/ir/graph_copy.c: an in-memory copy of an optimized float graph (qllc_graph_copy, ir.h), so that profiling,
  * quantized compiles and compare start from the model's graph instead of loading and optimizing the
  * model file again (issue 13).
  *
@@ -12,7 +12,7 @@
  */
 #include <string.h>
 
-#include "instrument.h"
+#include "ir/ir.h"
 
 static const char *dup(qllc_graph *g, const char *s) { return s ? qllc_arena_strdup(g->arena, s) : NULL; }
 
@@ -51,7 +51,7 @@ static int copy_attr(qllc_graph *g, qllc_attr *d, const qllc_attr *s) {
   return (s->name && !d->name) || (s->s && !d->s) ? -1 : 0;
 }
 
-qllc_status qllc_quant_graph_copy(const qllc_graph *src, qllc_graph **out, qllc_diag *diag) {
+qllc_status qllc_graph_copy(const qllc_graph *src, qllc_graph **out, qllc_diag *diag) {
   *out = NULL;
   for (int i = 0; i < src->n_nodes; i++)
     if (src->nodes[i]->quant)

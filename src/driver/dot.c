@@ -1,4 +1,4 @@
-/* src/dot.c: the compiled graph as Graphviz (`qllc info --dot FILE`, docs/graph.md).
+/* src/driver/dot.c: the compiled graph as Graphviz (`qllc info --dot FILE`, docs/graph.md).
  *
  * One box per node, filled by its precision (PREC_COLOR below: float, int8, int16, 16x8, and the
  * quantize/dequantize conversions at the float boundary); one edge per value from its producer (or
@@ -7,11 +7,9 @@
  * layer and the activation it absorbed. Constants (weights, biases) are not drawn: the node's label
  * says how its weights are stored. Graph inputs and outputs are ellipses.
  */
-#include "dot.h"
-
 #include <string.h>
 
-#include "quant/quant.h"
+#include "driver/driver_internal.h"
 
 enum { PREC_FLOAT, PREC_INT8, PREC_INT16, PREC_16X8, PREC_CONVERT, PREC_COUNT };
 static const char *const PREC_NAME[PREC_COUNT] = {"float", "int8", "int16", "16x8", "quantize/dequantize"};
