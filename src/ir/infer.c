@@ -103,7 +103,7 @@ int qllc_broadcast_shape(int ra, const int64_t *a, int rb, const int64_t *b, int
 
 /* Pad: the input index output index o reads along an axis of size dim padded by `begin` in front, in
  * mode constant (-1: the pad value), reflect (the edge is not repeated), edge or wrap. The pads are
- * those infer.c accepted (reflect: < dim; wrap: <= dim). Shared by the lowering's index maps and folding. */
+ * those infer_tensor.c accepted (reflect: < dim; wrap: <= dim). Shared by the lowering's index maps and folding. */
 int64_t qllc_pad_source(const char *mode, int64_t o, int64_t begin, int64_t dim) {
   int64_t i = o - begin;
   if (i >= 0 && i < dim) return i;
