@@ -1,6 +1,6 @@
 /* src/ir/pass_spatial3d.c: 3-D Conv, MaxPool and AveragePool become 2-D ones (issue 15).
  *
- * A rank-5 node ([N, C, D, H, W]; infer.c normalised it to 3-entry kernel_shape/strides/dilations and
+ * A rank-5 node ([N, C, D, H, W]; infer_spatial.c normalised it to 3-entry kernel_shape/strides/dilations and
  * 6-entry pads [front, top, left, back, bottom, right]) is rewritten into ops qllc already runs in float
  * and in int8/int16, so a volumetric model is quantized like a 2-D one:
  *

@@ -773,7 +773,7 @@ qllc_status qllc_lower_pad_roles(ctx *c, const qllc_node *n, roles *rv, double *
   r_int(rv, QLLC_ROLE_RANK, r);
   r_buf(rv, QLLC_ROLE_OUT_DIMS, const_i64(c, n, "out_dims", r, od));
   if (strcmp(mode, "constant") != 0) {
-    /* reflect, edge, wrap: each output index's source offset, per axis (infer.c bounded the pads) */
+    /* reflect, edge, wrap: each output index's source offset, per axis (infer_tensor.c bounded the pads) */
     int64_t total = 0, stride = 1, *map;
     for (int d = 0; d < r; d++) total += od[d];
     if (total > QLLC_MAX_FOLD_BYTES / (int64_t)sizeof *map) { /* a constant of the bundle, as a folded one */
@@ -810,7 +810,7 @@ static qllc_status lower_pad(ctx *c, const qllc_node *n) {
   qllc_status st = qllc_lower_pad_roles(c, n, &r, &value);
   if (st) return st;
   if (isnan(value)) return call(c, n, kname2(c, "pad_map", x->elem, y->elem), &r);
-  if (run_time_input(n, 2)) { /* the value given as a graph input (infer.c: a float scalar) */
+  if (run_time_input(n, 2)) { /* the value given as a graph input (infer_tensor.c: a float scalar) */
     r_buf(&r, QLLC_ROLE_C, buf_of(c, n->in[2]));
     return call(c, n, kname2(c, "pad_rt", x->elem, y->elem), &r);
   }

@@ -18,7 +18,7 @@
  *   ConvTranspose (1-D and 2-D), Where (constant condition): float only (the quantizer keeps them float,
  *       saying so).
  *   Resize / Upsample (rank 4, along H and W): index tables (and weights for linear) computed here in
- *       double from the normalised attributes (src/ir/infer.c): nearest for every kind; linear with float
+ *       double from the normalised attributes (src/ir/infer_ext.c): nearest for every kind; linear with float
  *       weights, or Q14 integer weights when quantized (same parameters in and out).
  */
 #include <math.h>

@@ -1,4 +1,4 @@
-/* tests/ir/infer_test.c: src/ir/infer.c (normalisation, shape inference) and src/ir/const_eval.c.
+/* tests/ir/infer_test.c: src/ir/infer*.c (normalisation, shape inference) and src/ir/const_eval.c.
  *
  * Nodes are built by hand; every expected shape, pad and value is worked out in the comment next to
  * it from the ONNX operator definitions (and PyTorch's pooling rule for ceil_mode). */

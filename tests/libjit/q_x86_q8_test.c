@@ -281,7 +281,7 @@ static void conv_suite(int isa) {
   conv_suite_of(isa, conv_random, panel_edges, sizeof panel_edges / sizeof panel_edges[0], 0);
 }
 
-/* A random stride-2 shape of the panel variant's window packer (x86_q8.c, z_pack_s2w: KW >= 3,
+/* A random stride-2 shape of the panel variant's window packer (x86_q8_panel.h, z_pack_s2w: KW >= 3,
    6 + (KW - 1) dw <= 15, KH <= 16, OW >= 16) or just outside it (OW 12 .. 15, KW 11, dw one too
    large): odd and even W and OW, left / right padding 0 .. 3, row strides 1 .. 3, groups, channels per
    group not a multiple of 4 (K % 4 = 0 .. 3). */

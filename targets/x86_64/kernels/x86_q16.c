@@ -566,7 +566,7 @@ QX_FN void conv_impl(int16_t *QLLC_RESTRICT y, const int16_t *QLLC_RESTRICT x, c
 }
 
 /* ---- Direct conv over channel pairs (stride 1, C/group a multiple of 4, more than one tap) ------------ */
-/* The conv2dc4 idea (x86_q8.c) for 16-bit inputs, with no im2col panel: the input of one image and group
+/* The conv2dc4 idea (x86_q8_direct.h) for 16-bit inputs, with no im2col panel: the input of one image and group
    is converted once into planes of 2 channels, padded with z_x: pair ((q * (Hp + 1) + r) * Wp + c) holds
    channels 2q, 2q+1 of input row r - pad_top, column c - pad_left (Hp = OH + (KH-1) dh, Wp = W +
    max(pad_left, pad_right): a row's right padding is the next row's left padding, and one more row of

@@ -1,6 +1,7 @@
 /* targets/x86_64/kernels/x86_reqh.h: the 32-bit requantization of 16 int32 accumulators, shared by the
- * 8-bit kernels (x86_q8.c: the panel, conv2dc4 and conv2dcl epilogues) and the 16x8 direct conv's int32
- * tiles (x86_q16.c). Always inline, with the AVX-512 subset it needs, so it takes its caller's target. */
+ * 8-bit kernels (x86_q8_panel.h, x86_q8_direct.h: the panel, conv2dc4 and conv2dcl epilogues) and the
+ * 16x8 direct conv's int32 tiles (x86_q16.c). Always inline, with the AVX-512 subset it needs, so it
+ * takes its caller's target. */
 #ifndef QLLC_X86_REQH_H
 #define QLLC_X86_REQH_H
 #include <immintrin.h>

@@ -1,6 +1,6 @@
 /* targets/x86_64/kernels/x86_tr4.h: the interleave of four tap rows into the [k4][64 pixels][4] conv
- * activation panel, shared by the avx512vnni (x86_q8.c) and AMX (x86_amx.c) panel packers. Always
- * inline, with the AVX-512 subset it needs, so it takes its caller's target. */
+ * activation panel, shared by the avx512vnni (x86_q8_pack.h, x86_q8_panel.h) and AMX (x86_amx.c) panel
+ * packers. Always inline, with the AVX-512 subset it needs, so it takes its caller's target. */
 #ifndef QLLC_X86_TR4_H
 #define QLLC_X86_TR4_H
 #include <immintrin.h>
