@@ -12,8 +12,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 
-#include "../../targets/aarch64/kernels/kernels_arm_q16.h"
-#include "../../targets/aarch64/kernels/kernels_arm_q8.h"
+#include "../../targets/aarch64/kernels/variants.h"
 #include "kernels_q.h"
 #include "lower/pack.h"
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../targets/x86_64/kernels/kernels_x86_q8.h"
+#include "../../targets/x86_64/kernels/variants.h"
 #include "kernels_q.h"
 #include "lower/pack.h"
 

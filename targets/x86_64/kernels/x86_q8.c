@@ -40,8 +40,8 @@
 #ifndef QX_TEMPLATE
 #include <immintrin.h>
 
-#include "kernels_x86_q8.h"
 #include "q_common.h"
+#include "variants.h"
 #include "x86_reqh.h"
 #include "x86_tr4.h"
 
