@@ -46,7 +46,8 @@ int64_t qllc_pack_c2_int32(void *wp, const int8_t *w8, const int64_t *bias, cons
  * A kernel catalogue row (targets/<arch>/kernels/variants.def) names three of these by id: its shape
  * predicate qllc_fits_<id>, its packer qllc_packer_<LAYOUT> and its scratch size qllc_vscratch_<id>.
  * The lowering (src/lower/registry.c, qllc_lower_choose; lower_q.c) and the kernel tests call them
- * through the row, so a layer is packed and sized the same way wherever a variant runs. */
+ * through the row, so a layer is packed and sized the same way wherever a variant runs. The lists below
+ * are today's; registry.c and the tests also declare each function from the rows that name it. */
 
 /* A fused layer's geometry, as the lowering sees it. */
 typedef struct qllc_layer_geom {

@@ -52,6 +52,19 @@ static const qllc_krow rows[] = {
 };
 #define N_ROWS ((int)(sizeof rows / sizeof rows[0]))
 
+/* The functions the rows name (src/lower/pack.c), declared from the rows themselves: a row with a new
+   predicate, layout or scratch size needs no declaration elsewhere. */
+#define QVARIANT(kstem, op, in, w, out, isa, features, fits, layout, scratch, flags)                            \
+  qllc_fits_fn qllc_fits_##fits;                                                                               \
+  qllc_packer_fn qllc_packer_##layout;                                                                         \
+  qllc_vscratch_fn qllc_vscratch_##scratch;
+#include "../../targets/x86_64/kernels/variants.def"
+#define QVARIANT(kstem, op, in, w, out, isa, features, fits, layout, scratch, flags)                            \
+  qllc_fits_fn qllc_fits_##fits;                                                                               \
+  qllc_packer_fn qllc_packer_##layout;                                                                         \
+  qllc_vscratch_fn qllc_vscratch_##scratch;
+#include "../../targets/aarch64/kernels/variants.def"
+
 /* The kernel catalogue: every architecture's rows, in their files' order (fastest first per reference). */
 #define QLLC_ESIZE_i8 1
 #define QLLC_ESIZE_u8 1

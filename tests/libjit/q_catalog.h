@@ -65,6 +65,9 @@ typedef struct q_vrow {
     ref((TO *)y, (const TI *)x, (const TR *)w, (const TB *)b, m, n, M, N, K, z_x, z_y, lo, hi);               \
   }
 #define QVARIANT(kstem, op, in, w, out, isa, features, fits, layout, scratch, flags)                            \
+  qllc_fits_fn qllc_fits_##fits;                                                                               \
+  qllc_packer_fn qllc_packer_##layout;                                                                         \
+  qllc_vscratch_fn qllc_vscratch_##scratch;                                                                    \
   Q_CAT_WRAP_##op(qllc_k_##kstem##_##in##_##w##_##out##__##isa, qllc_k_##op##_##in##_##w##_##out, QLLC_VT_##in,   \
                   QLLC_VW_##in, QLLC_VB_##in, QLLC_VT_##out, QLLC_VT_##w)
 #include Q_CATALOG_DEF
