@@ -21,7 +21,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../targets/x86_64/kernels/kernels_x86_q8.h"
+#include "../targets/x86_64/kernels/variants.h"
 #include "lower/pack.h"
 
 static double now_us(void) {

@@ -1,8 +1,11 @@
-/* libjit/bitcode/kernels_variants.h: the declarations of the ISA variants of the fused Conv and FC
- * layers (targets/<arch>/kernels/), one macro per signature for every architecture's header. A
- * variant takes its reference's arguments (kernels_q.h: qllc_k_fc_* / qllc_k_conv2d_*) with the
- * weights packed in its layout (layouts.h) and one more argument, scratch; the headers that use these
- * macros say which layout, bias and scratch size each variant expects. */
+/* libjit/bitcode/kernels_variants.h: what the kernel catalogue's rows (targets/<arch>/kernels/variants.def)
+ * expand to on the kernel side, and the helpers the rows are written with.
+ *
+ * A variant takes its reference's arguments (kernels_q.h: qllc_k_fc_* / qllc_k_conv2d_*) with the weights
+ * packed in its row's layout (layouts.h), the bias as layouts.h says for that layout, and one more
+ * argument, scratch (its row's scratch size). Its C declaration is made from its row: a kernel source
+ * includes its architecture's variants.h, which declares every row of the architecture, so a
+ * definition that does not match its row does not compile, and no header lists variants by hand. */
 #ifndef QLLC_KERNELS_VARIANTS_H
 #define QLLC_KERNELS_VARIANTS_H
 #include "layouts.h"
@@ -18,6 +21,32 @@
             int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w,   \
             int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi, uint8_t *scratch);
 
+/* The C types of a row's element kinds: activations, and by input kind the packed weights (16-bit
+   inputs: int16, 16x8 weights widened) and the bias (int32 for 8-bit inputs, int64 for 16-bit). */
+#define QLLC_VT_i8 int8_t
+#define QLLC_VT_u8 uint8_t
+#define QLLC_VT_i16 int16_t
+#define QLLC_VW_i8 int8_t
+#define QLLC_VW_u8 int8_t
+#define QLLC_VW_i16 int16_t
+#define QLLC_VB_i8 int32_t
+#define QLLC_VB_u8 int32_t
+#define QLLC_VB_i16 int64_t
+#define QLLC_VPROTO_fc QLLC_VARIANT_FC
+#define QLLC_VPROTO_conv2d QLLC_VARIANT_CONV
+/* A row's declaration (variants.h defines QVARIANT as this before including variants.def). */
+#define QLLC_VARIANT_DECLARE(kstem, op, in, w, out, isa, features, fits, layout, scratch, flags)                 \
+  QLLC_VPROTO_##op(qllc_k_##kstem##_##in##_##w##_##out##__##isa, QLLC_VT_##in, QLLC_VW_##in, QLLC_VB_##in,        \
+                   QLLC_VT_##out)
+
+/* The four 8-bit input / output combinations of one variant, int8 weights: the rows
+   qllc_k_<kstem>_<in>_i8_<out>__<isa> of the references qllc_k_<op>_<in>_i8_<out>. */
+#define QLLC_VROWS_Q8(kstem, op, isa, features, fits, layout, scratch, flags)                                    \
+  QVARIANT(kstem, op, i8, i8, i8, isa, features, fits, layout, scratch, flags)                                  \
+  QVARIANT(kstem, op, i8, i8, u8, isa, features, fits, layout, scratch, flags)                                  \
+  QVARIANT(kstem, op, u8, i8, i8, isa, features, fits, layout, scratch, flags)                                  \
+  QVARIANT(kstem, op, u8, i8, u8, isa, features, fits, layout, scratch, flags)
+
 /* A conv variant's arguments after its operands, in QLLC_VARIANT_CONV's order, as one record for the
    variants whose drivers take them by pointer: shape, strides, pads (top, left), dilations, group,
    zero points and the activation clamp. */
@@ -25,23 +54,5 @@ typedef struct qllc_conv_shape {
   int64_t N, C, H, W, M, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw, group;
   int32_t z_x, z_y, lo, hi;
 } qllc_conv_shape;
-
-/* The four 8-bit input / output combinations of one op stem (fc, conv2d, dwconv2d, conv2dc4) and ISA:
-   qllc_k_<stem>_<in>_i8_<out>__<isa> */
-#define QLLC_VARIANT_Q8_IO(KIND, stem, isa)                                                  \
-  KIND(qllc_k_##stem##_i8_i8_i8__##isa, int8_t, int8_t, int32_t, int8_t)                     \
-  KIND(qllc_k_##stem##_i8_i8_u8__##isa, int8_t, int8_t, int32_t, uint8_t)                    \
-  KIND(qllc_k_##stem##_u8_i8_i8__##isa, uint8_t, int8_t, int32_t, int8_t)                    \
-  KIND(qllc_k_##stem##_u8_i8_u8__##isa, uint8_t, int8_t, int32_t, uint8_t)
-/* 8-bit FC and Conv of one ISA */
-#define QLLC_VARIANT_Q8(isa)                      \
-  QLLC_VARIANT_Q8_IO(QLLC_VARIANT_FC, fc, isa)    \
-  QLLC_VARIANT_Q8_IO(QLLC_VARIANT_CONV, conv2d, isa)
-/* 16-bit inputs, 16x8 and int16 x int16 (int16 packed weights, int64 bias), FC and Conv of one ISA */
-#define QLLC_VARIANT_Q16(isa)                                                         \
-  QLLC_VARIANT_FC(qllc_k_fc_i16_i8_i16__##isa, int16_t, int16_t, int64_t, int16_t)    \
-  QLLC_VARIANT_FC(qllc_k_fc_i16_i16_i16__##isa, int16_t, int16_t, int64_t, int16_t)   \
-  QLLC_VARIANT_CONV(qllc_k_conv2d_i16_i8_i16__##isa, int16_t, int16_t, int64_t, int16_t) \
-  QLLC_VARIANT_CONV(qllc_k_conv2d_i16_i16_i16__##isa, int16_t, int16_t, int64_t, int16_t)
 
 #endif

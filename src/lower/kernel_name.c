@@ -46,3 +46,8 @@ int qllc_lower_quant_kernel_name(const qllc_node *n, qllc_elem in, qllc_elem w, 
   }
   return len > 0 && (size_t)len < size ? 0 : -1;
 }
+
+int qllc_lower_has_quant_kernel(const qllc_node *n, qllc_elem in, qllc_elem w, qllc_elem out) {
+  char name[128];
+  return qllc_lower_quant_kernel_name(n, in, w, out, name, sizeof name) == 0 && qllc_lower_row(name) != NULL;
+}

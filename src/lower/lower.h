@@ -136,6 +136,9 @@ void qllc_program_print(const qllc_program *p, FILE *f);
  * quantizer's target query looks up. Returns 0, or -1 when buf is too small. */
 int qllc_lower_quant_kernel_name(const qllc_node *n, qllc_elem in, qllc_elem w, qllc_elem out, char *buf,
                                  size_t size);
+/* 1 when the kernel catalogue has that kernel for node n (its op's QOP row and a QKERNEL row of the
+ * name above): the quantizer's "is there a kernel" query, answered without a bitcode lookup. */
+int qllc_lower_has_quant_kernel(const qllc_node *n, qllc_elem in, qllc_elem w, qllc_elem out);
 
 /* qllc_custom_kernel_name, the user kernel a CUSTOM node calls, is declared in src/ir/ir.h. */
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lower/lower.h"
+#include "lower/pack.h"
 
 #define QLLC_LOWER_MAX_ARGS 32
 
@@ -24,7 +25,7 @@ typedef struct qllc_lower_ctx {
   qllc_buffer **cls;    /* [n_values]: buffer of the alias class rooted at value id (roots only) */
   qllc_buffer **packed; /* [n_values]: FC weights already packed, by the weight value's id */
   const qllc_lower_target *target; /* NULL: reference kernels only */
-  int pick_missed;                 /* the last qllc_lower_pick passed over a variant for a missing CPU feature */
+  int pick_missed;                 /* the last qllc_lower_choose passed over a variant for a missing CPU feature */
   const char *pack_mode;           /* the mode the last variant's packed constants select (qllc_instr.mode) */
 } qllc_lower_ctx;
 
@@ -93,22 +94,31 @@ const char *qllc_lower_q_stem(const qllc_node *n, int *arity);
  * "LeakyRelu" -> "leaky_relu", "qllc.Foo" -> "foo" (for messages naming a missing kernel). */
 void qllc_lower_op_stem(qllc_op op, char *buf, size_t size);
 
+/* An ISA variant's row of the kernel catalogue (targets/<arch>/kernels/variants.def), expanded. */
 typedef struct qllc_kvariant {
-  const char *name;     /* qllc_k_<op>_<in>_<w>_<out>__<isa> */
-  const char *ref;      /* the scalar reference kernel it replaces */
+  const char *name;         /* qllc_k_<kstem>_<in>_<w>_<out>__<isa> */
+  const char *ref;          /* the reference kernel it replaces, qllc_k_<op>_<in>_<w>_<out> */
   const char *arch, *isa;
-  const char *features; /* LLVM feature names it needs, comma-separated */
-  int layout;           /* qllc_layout of its packed weights (libjit/bitcode/layouts.h) */
-  int esize;            /* input element bytes (scratch sizing) */
-  int shape;            /* the layers it serves: QLLC_VSHAPE_ANY, _DEPTHWISE, _C4 or _CL (direct convs) */
+  const char *features;     /* LLVM feature names it needs, comma-separated */
+  int layout;               /* qllc_layout of its packed weights (libjit/bitcode/layouts.h) */
+  int esize;                /* input element bytes: 1 (int32 bias, int8 weights) or 2 (int64, int16) */
+  qllc_fits_fn *fits;       /* its shape predicate (pack.h) */
+  qllc_packer_fn *pack;     /* its layout's packer */
+  qllc_vscratch_fn *scratch; /* its scratch bytes */
+  int flags;                /* QLLC_VF_* */
 } qllc_kvariant;
-enum { QLLC_VSHAPE_ANY = 0, QLLC_VSHAPE_DEPTHWISE, QLLC_VSHAPE_C4, QLLC_VSHAPE_CL };
+/* ALT: a direct variant, taken instead of the general row of the same ISA listed after it where its
+   predicate takes the layer, and never named in the report. */
+enum { QLLC_VF_NONE = 0, QLLC_VF_ALT = 1 };
 
-/* The variant of reference kernel `ref` to run on c's target among the rows for layers of class
- * `shape` (QLLC_VSHAPE_*), or NULL for the reference itself. shape_reason: non-NULL when the layer's shape is one the variants do not take (the text says why).
- * *why: NULL when the fastest variant was chosen, else why not (arena string). */
-const qllc_kvariant *qllc_lower_pick(struct qllc_lower_ctx *c, const char *ref, int shape, const char *shape_reason,
-                                     const char **why);
+/* The catalogue's row the lowering runs the fused layer of reference kernel `ref` and geometry g on,
+ * on c's target: the first row of ref for the target's architecture whose predicate takes g and whose
+ * features the target CPU has all of; NULL for the reference itself (no such row, no target, or a user
+ * kernel for ref). *why: NULL when the fastest row was chosen, else why not (arena string: the CPU
+ * features missing for the faster rows, or the shape); c->pick_missed: a row was passed over for a
+ * missing feature. */
+const qllc_kvariant *qllc_lower_choose(struct qllc_lower_ctx *c, const char *ref, const qllc_layer_geom *g,
+                                       const char **why);
 
 typedef qllc_status (*qllc_lower_fn)(qllc_lower_ctx *c, const qllc_node *n);
 

@@ -190,61 +190,49 @@ typedef struct fused_bufs {
   qllc_buffer *w, *bias, *m, *n;
 } fused_bufs;
 
-/* The constants of a fused layer in variant v's layout (libjit/bitcode/layouts.h, src/lower/pack.h):
- * the weights packed at compile time, the bias with the u8 shift's correction folded in (8-bit). */
+/* The constants of a fused layer in variant v's layout (libjit/bitcode/layouts.h), packed by its row's
+ * packer (src/lower/pack.h): the weights, and the bias the layout expects. */
 static qllc_status pack_variant(ctx *c, const qllc_node *n, const qllc_qnode *q, const qllc_kvariant *v,
-                                int64_t channels, int64_t K, const char *wname, const char *bname, fused_bufs *fb) {
+                                int64_t channels, int64_t K, int64_t taps, const char *wname, const char *bname,
+                                fused_bufs *fb) {
   qllc_arena *a = c->p->arena;
   size_t wbytes = qllc_pack_size((qllc_layout)v->layout, channels, K);
   void *wp = qllc_arena_alloc(a, wbytes ? wbytes : 1);
   if (!wp) return qllc_lower_oom(c);
-  if (v->esize == 1) {
-    if (q->w_elem != QLLC_ELEM_I8 || q->acc_elem != QLLC_ELEM_I32)
-      return qllc_lower_invalid(c, n, "8-bit variant for a layer whose weights are not int8");
-    int32_t *bc = qllc_arena_alloc(a, (size_t)(channels ? channels : 1) * sizeof *bc);
-    if (!bc) return qllc_lower_oom(c);
-    if (v->layout == QLLC_LAYOUT_ROWS_C4) /* conv: K = C/group * taps */
-      qllc_pack_w8_c4(wp, q->w_packed, channels, K, n->in[1]->dims[1] ? K / n->in[1]->dims[1] : 1);
-    else if (v->layout == QLLC_LAYOUT_C4N16)
-      qllc_pack_w8_c4n16(wp, q->w_packed, channels, K, n->in[1]->dims[1] ? K / n->in[1]->dims[1] : 1);
-    else
-      qllc_pack_w8((qllc_layout)v->layout, wp, q->w_packed, channels, K);
-    qllc_pack_bias8(bc, q->bias, q->w_packed, channels, K, q->in_elem == QLLC_ELEM_I8);
-    fb->bias = qllc_lower_buffer_new(c, bname, QLLC_REGION_CONST, QLLC_ELEM_I32, (uint64_t)channels * 4);
-    if (fb->bias) fb->bias->data = bc;
-    fb->w = qllc_lower_buffer_new(c, wname, QLLC_REGION_CONST, QLLC_ELEM_I8, wbytes);
-  } else {
-    int w8 = q->w_elem == QLLC_ELEM_I8;
-    qllc_pack_w16_c2((qllc_layout)v->layout, wp, w8 ? q->w_packed : NULL, w8 ? NULL : q->w_packed, channels, K,
-                     n->in[1]->rank > 2 && n->in[1]->dims[1] ? K / n->in[1]->dims[1] : 1);
-    if (v->layout == QLLC_LAYOUT_ROWS_C2) { /* the channels whose constants bound their sums inside int32 */
-      if (!w8) return qllc_lower_invalid(c, n, "16x8 variant for a layer whose weights are not int8");
-      int64_t k32 = qllc_pack_c2_int32(wp, q->w_packed, q->bias, q->n, q->z_y, channels, K);
-      c->pack_mode = qllc_arena_printf(a, "int32 sums: %lld of %lld output channels", (long long)k32,
-                                       (long long)channels);
-      if (!c->pack_mode) return qllc_lower_oom(c);
-    }
-    fb->bias = qconst(c, bname, q->acc_elem, channels, q->bias);
-    fb->w = qllc_lower_buffer_new(c, wname, QLLC_REGION_CONST, QLLC_ELEM_I16, wbytes);
+  if (v->esize == 1 && (q->w_elem != QLLC_ELEM_I8 || q->acc_elem != QLLC_ELEM_I32))
+    return qllc_lower_invalid(c, n, "8-bit variant for a layer whose weights are not int8");
+  const size_t bsize = v->esize == 1 ? 4 : 8; /* the bias: int32 for 8-bit inputs, the int64 accumulator's else */
+  void *bc = qllc_arena_alloc(a, (size_t)(channels ? channels : 1) * bsize);
+  if (!bc) return qllc_lower_oom(c);
+  const qllc_pack_src src = {q->w_packed, q->w_elem == QLLC_ELEM_I8, q->in_elem == QLLC_ELEM_I8, q->bias, q->n,
+                             q->z_y, channels, K, taps};
+  int64_t k32 = v->pack(&src, wp, bc);
+  if (k32 == -2) return qllc_lower_invalid(c, n, "16x8 variant for a layer whose weights are not int8");
+  if (k32 >= 0) { /* the channels whose constants bound their sums inside int32 */
+    c->pack_mode = qllc_arena_printf(a, "int32 sums: %lld of %lld output channels", (long long)k32,
+                                     (long long)channels);
+    if (!c->pack_mode) return qllc_lower_oom(c);
   }
+  fb->bias = qllc_lower_buffer_new(c, bname, QLLC_REGION_CONST, v->esize == 1 ? QLLC_ELEM_I32 : q->acc_elem,
+                                   (uint64_t)channels * bsize);
+  if (fb->bias) fb->bias->data = bc;
+  fb->w = qllc_lower_buffer_new(c, wname, QLLC_REGION_CONST, v->esize == 1 ? QLLC_ELEM_I8 : QLLC_ELEM_I16, wbytes);
   if (!fb->w || !fb->bias) return qllc_lower_oom(c);
   fb->w->data = wp;
   return QLLC_OK;
 }
 
-/* The variant for a fused layer whose reference kernel is ref (NULL: the reference), the reason kept
- * for the report in *why; and the scratch buffer it needs ("<node>.scratch", activation region). */
-static qllc_status fused_pick(ctx *c, const qllc_node *n, const char *ref, int shape, const char *shape_reason,
-                              int64_t scratch_bytes_1, int64_t scratch_bytes_2, const qllc_kvariant **v,
-                              qllc_buffer **scratch, const char **why) {
+/* The catalogue's row for a fused layer whose reference kernel is ref (NULL: the reference), the reason
+ * kept for the report in *why; and the scratch buffer its row sizes ("<node>.scratch", activation region). */
+static qllc_status fused_pick(ctx *c, const qllc_node *n, const char *ref, const qllc_layer_geom *g,
+                              const qllc_kvariant **v, qllc_buffer **scratch, const char **why) {
   *scratch = NULL;
   if (!ref) return qllc_lower_oom(c);
-  *v = qllc_lower_pick(c, ref, shape, shape_reason, why);
+  *v = qllc_lower_choose(c, ref, g, why);
   if (!*v) return QLLC_OK;
   const char *sname = qllc_arena_printf(c->p->arena, "%s.scratch", n->name);
   if (!sname) return qllc_lower_oom(c);
-  int64_t bytes = (*v)->esize == 1 ? scratch_bytes_1 : scratch_bytes_2;
-  *scratch = qllc_lower_buffer_new(c, sname, QLLC_REGION_ACT, QLLC_ELEM_U8, (uint64_t)bytes);
+  *scratch = qllc_lower_buffer_new(c, sname, QLLC_REGION_ACT, QLLC_ELEM_U8, (uint64_t)(*v)->scratch(g));
   return *scratch ? QLLC_OK : qllc_lower_oom(c);
 }
 
@@ -269,8 +257,8 @@ static qllc_status emit_fused(ctx *c, const qllc_node *n, const char *ref, const
  * variant v's layout when v is not NULL) and sets the roles every fused layer takes: Y X W BIAS M N,
  * Z_X, Z_Y, ACT_LO, ACT_HI. */
 static qllc_status fused_common(ctx *c, const qllc_node *n, const qllc_value *x, const qllc_value *y,
-                                int64_t channels, int64_t K, const qllc_kvariant *v, const qllc_qnode **qo,
-                                roles *r) {
+                                int64_t channels, int64_t K, int64_t taps, const qllc_kvariant *v,
+                                const qllc_qnode **qo, roles *r) {
   fused_bufs fbs = {0}, *fb = &fbs;
   const qllc_qnode *q;
   qllc_status st = need_record(c, n, QLLC_QK_FUSED, &q);
@@ -305,7 +293,7 @@ static qllc_status fused_common(ctx *c, const qllc_node *n, const qllc_value *x,
   const char *mname = qllc_arena_printf(a, "%s.m", n->name), *nname = qllc_arena_printf(a, "%s.n", n->name);
   if (!wname || !bname || !mname || !nname) return qllc_lower_oom(c);
   if (v) { /* an ISA variant: its weights packed in its layout, its bias corrected (layouts.h) */
-    if ((st = pack_variant(c, n, q, v, channels, K, wname, bname, fb))) return st;
+    if ((st = pack_variant(c, n, q, v, channels, K, taps, wname, bname, fb))) return st;
   } else {
     fb->w = qconst(c, wname, q->w_elem, channels * K, q->w_packed);
     fb->bias = qconst(c, bname, q->acc_elem, channels, q->bias);
@@ -338,57 +326,13 @@ qllc_status qllc_lower_q_conv(ctx *c, const qllc_node *n) {
   const char *why = NULL, *ref = NULL;
   if (q && q->kind == QLLC_QK_FUSED) {
     ref = kname3(c, "conv2d", q->in_elem, q->w_elem, q->out_elem);
-    /* a depthwise conv (group == C == M) has its own variants (when its window fits them); the others
-       tile at least 4 output channels of one group against a panel of pixels, so narrower groups run
-       the reference's direct loop, which vectorizes along the output row */
-    int64_t mg = group > 0 ? M / group : M;
-    int dw = group > 1 && group == x->dims[1] && group == M;
-    char shape[160];
-    const char *reason = NULL;
-    if (dw && !qllc_dw_fits(KH, KW, g.sw, g.dw)) {
-      snprintf(shape, sizeof shape,
-               "depthwise %lldx%lld, stride %lld, dilation %lld: outside the depthwise variant's window",
-               (long long)KH, (long long)KW, (long long)g.sw, (long long)g.dw);
-      reason = shape;
-    } else if (!dw && mg < 4) {
-      snprintf(shape, sizeof shape, "%lld output channel%s per group: the reference's direct loop", (long long)mg,
-               mg == 1 ? "" : "s");
-      reason = shape;
-    }
-    /* a conv over channels by 4 runs a direct variant (no im2col panels) when the target has it and
-       would otherwise run the same ISA's panel variant (never instead of a faster ISA): CL (output
-       channels in the lanes, any stride) or, for a stride-1 conv whose rows waste few of the pixel
-       vectors' lanes, C4 (pixels in the lanes) */
-    int direct = QLLC_VSHAPE_ANY;
-    const char *why_any = NULL; /* why the ANY pick is not a faster ISA: the direct variant's reason too */
-    if (!dw && !reason) {
-      const char *wx = NULL;
-      const qllc_kvariant *va = qllc_lower_pick(c, ref, QLLC_VSHAPE_ANY, NULL, &why_any), *vd;
-      /* a pointwise conv keeps the panel variant: its short reductions leave CL's epilogue and
-         transposes too large a share (bench/conv_variants.c) */
-      const int c4 = va && qllc_c4_fits(x->dims[1], group, KH, KW, g.sh, g.sw) &&
-                     (vd = qllc_lower_pick(c, ref, QLLC_VSHAPE_C4, NULL, &wx)) && strcmp(va->isa, vd->isa) == 0;
-      const int cl = va && KH * KW > 1 && qllc_cl_fits(x->dims[1], group, KH, KW) &&
-                     (vd = qllc_lower_pick(c, ref, QLLC_VSHAPE_CL, NULL, &wx)) && strcmp(va->isa, vd->isa) == 0;
-      if (c4 && (!cl || qllc_c4_lanes_used(g.W, g.OH, g.OW, KW, g.pl, g.dw) >= QLLC_C4_MIN_LANES))
-        direct = QLLC_VSHAPE_C4;
-      else if (cl)
-        direct = QLLC_VSHAPE_CL;
-    }
-    int64_t s1 = direct == QLLC_VSHAPE_C4 ? qllc_scratch_c4(x->dims[1], group, g.W, g.OH, g.OW, KH, KW, g.pl, g.dh, g.dw)
-                 : direct == QLLC_VSHAPE_CL
-                     ? qllc_scratch_cl(x->dims[1], g.W, g.OH, g.OW, KH, KW, g.sh, g.sw, g.pl, g.dh, g.dw)
-                 : dw ? qllc_scratch_dw(g.H, g.W, KH, KW, g.pt, g.pl, g.dh, g.dw)
-                      : qllc_scratch_conv(K, 1);
-    int64_t s2 = direct == QLLC_VSHAPE_C4 ? qllc_scratch_c2(x->dims[1], group, g.W, g.OH, g.OW, KH, KW, g.pl, g.dh, g.dw)
-                                          : qllc_scratch_conv(K, 2);
-    int shape_class = direct != QLLC_VSHAPE_ANY ? direct : dw ? QLLC_VSHAPE_DEPTHWISE : QLLC_VSHAPE_ANY;
-    if ((st = fused_pick(c, n, ref, shape_class, reason, s1, s2, &v, &scratch, &why)))
-      return st;
-    if (direct != QLLC_VSHAPE_ANY && !why) why = why_any;
+    const qllc_layer_geom lg = {.conv = 1, .N = x->dims[0], .C = x->dims[1], .H = g.H, .W = g.W, .M = M, .OH = g.OH,
+                                .OW = g.OW, .KH = KH, .KW = KW, .sh = g.sh, .sw = g.sw, .pt = g.pt, .pl = g.pl,
+                                .pb = g.pb, .pr = g.pr, .dh = g.dh, .dw = g.dw, .group = group, .K = K};
+    if ((st = fused_pick(c, n, ref, &lg, &v, &scratch, &why))) return st;
   }
   roles r = {.set = {0}};
-  if ((st = fused_common(c, n, x, y, M, K, v, &q, &r))) return st;
+  if ((st = fused_common(c, n, x, y, M, K, KH * KW, v, &q, &r))) return st;
   qllc_lower_roles_conv(&r, x, &g, M, group);
   return emit_fused(c, n, ref, v, scratch, why, &r);
 }
@@ -423,11 +367,11 @@ qllc_status qllc_lower_q_fc(ctx *c, const qllc_node *n) {
   qllc_status st;
   if (q && q->kind == QLLC_QK_FUSED) {
     ref = kname3(c, "fc", q->in_elem, q->w_elem, q->out_elem);
-    if ((st = fused_pick(c, n, ref, QLLC_VSHAPE_ANY, NULL, qllc_scratch_fc(M, K, 1), qllc_scratch_fc(M, K, 2), &v, &scratch, &why)))
-      return st;
+    const qllc_layer_geom lg = {.conv = 0, .fc_m = M, .fc_n = N, .K = K};
+    if ((st = fused_pick(c, n, ref, &lg, &v, &scratch, &why))) return st;
   }
   roles r = {.set = {0}};
-  if ((st = fused_common(c, n, x, y, N, K, v, &q, &r))) return st;
+  if ((st = fused_common(c, n, x, y, N, K, 1, v, &q, &r))) return st;
   r_int(&r, QLLC_ROLE_DIM_M, M);
   r_int(&r, QLLC_ROLE_DIM_N, N);
   r_int(&r, QLLC_ROLE_DIM_K, K);
@@ -439,7 +383,7 @@ qllc_status qllc_lower_q_channel_affine(ctx *c, const qllc_node *n) {
   if (x->rank < 2) return qllc_lower_invalid(c, n, "input rank < 2");
   const qllc_qnode *q;
   roles r = {.set = {0}};
-  qllc_status st = fused_common(c, n, x, y, x->dims[1], 1, NULL, &q, &r);
+  qllc_status st = fused_common(c, n, x, y, x->dims[1], 1, 1, NULL, &q, &r);
   if (st) return st;
   r_int(&r, QLLC_ROLE_DIM_N, x->dims[0]);
   r_int(&r, QLLC_ROLE_DIM_C, x->dims[1]);

@@ -1,8 +1,10 @@
 /* src/lower/pack.c: packing of 8-bit fused-layer weights and biases into the layouts of
  * libjit/bitcode/layouts.h (ROWS_K4, ROWS_C4 and C4N16 for conv, K4N16 for FC, DW_Q4 for depthwise conv), and the packed
- * size of every layout. The 16-bit packers are in pack16.c. */
+ * size of every layout. The 16-bit packers are in pack16.c. Also the functions the kernel catalogue's rows
+ * name (pack.h): one packer per layout, the scratch sizes and the shape predicates. */
 #include "lower/pack.h"
 
+#include <stdio.h>
 #include <string.h>
 
 size_t qllc_pack_size(qllc_layout l, int64_t ch, int64_t K) {
@@ -69,4 +71,103 @@ void qllc_pack_bias8(int32_t *bias_c, const int32_t *bias, const int8_t *w, int6
     }
     bias_c[c] = (int32_t)b;
   }
+}
+
+/* ---- the catalogue's per-layout functions (pack.h) ---------------------------------------------------- */
+
+int qllc_geom_depthwise(const qllc_layer_geom *g) {
+  return g->conv && g->group > 1 && g->group == g->C && g->group == g->M;
+}
+
+int qllc_fits_fc(const qllc_layer_geom *g, char *why, size_t size) {
+  (void)why, (void)size;
+  return g->conv ? -1 : 1;
+}
+
+/* narrower groups run the reference's direct loop, which vectorizes along the output row */
+int qllc_fits_panel(const qllc_layer_geom *g, char *why, size_t size) {
+  if (!g->conv || qllc_geom_depthwise(g)) return -1;
+  const int64_t mg = g->group > 0 ? g->M / g->group : g->M;
+  if (mg >= 4) return 1;
+  snprintf(why, size, "%lld output channel%s per group: the reference's direct loop", (long long)mg,
+           mg == 1 ? "" : "s");
+  return 0;
+}
+
+int qllc_fits_dw(const qllc_layer_geom *g, char *why, size_t size) {
+  if (!qllc_geom_depthwise(g)) return -1;
+  if (qllc_dw_fits(g->KH, g->KW, g->sw, g->dw)) return 1;
+  snprintf(why, size, "depthwise %lldx%lld, stride %lld, dilation %lld: outside the depthwise variant's window",
+           (long long)g->KH, (long long)g->KW, (long long)g->sw, (long long)g->dw);
+  return 0;
+}
+
+int qllc_fits_c4(const qllc_layer_geom *g, char *why, size_t size) {
+  const int p = qllc_fits_panel(g, why, size);
+  if (p != 1) return p;
+  return qllc_c4_fits(g->C, g->group, g->KH, g->KW, g->sh, g->sw);
+}
+
+/* a pointwise conv keeps the panel variant: its short reductions leave CL's epilogue and transposes too
+   large a share (bench/conv_variants.c) */
+int qllc_fits_cl(const qllc_layer_geom *g, char *why, size_t size) {
+  const int p = qllc_fits_panel(g, why, size);
+  if (p != 1) return p;
+  if (g->KH * g->KW <= 1 || !qllc_cl_fits(g->C, g->group, g->KH, g->KW)) return 0;
+  return !(qllc_c4_fits(g->C, g->group, g->KH, g->KW, g->sh, g->sw) &&
+           qllc_c4_lanes_used(g->W, g->OH, g->OW, g->KW, g->pl, g->dw) >= QLLC_C4_MIN_LANES);
+}
+
+int64_t qllc_vscratch_conv1(const qllc_layer_geom *g) { return qllc_scratch_conv(g->K, 1); }
+int64_t qllc_vscratch_conv2(const qllc_layer_geom *g) { return qllc_scratch_conv(g->K, 2); }
+int64_t qllc_vscratch_fc1(const qllc_layer_geom *g) { return qllc_scratch_fc(g->fc_m, g->K, 1); }
+int64_t qllc_vscratch_fc2(const qllc_layer_geom *g) { return qllc_scratch_fc(g->fc_m, g->K, 2); }
+int64_t qllc_vscratch_dw(const qllc_layer_geom *g) {
+  return qllc_scratch_dw(g->H, g->W, g->KH, g->KW, g->pt, g->pl, g->dh, g->dw);
+}
+int64_t qllc_vscratch_c4(const qllc_layer_geom *g) {
+  return qllc_scratch_c4(g->C, g->group, g->W, g->OH, g->OW, g->KH, g->KW, g->pl, g->dh, g->dw);
+}
+int64_t qllc_vscratch_c2(const qllc_layer_geom *g) {
+  return qllc_scratch_c2(g->C, g->group, g->W, g->OH, g->OW, g->KH, g->KW, g->pl, g->dh, g->dw);
+}
+int64_t qllc_vscratch_cl(const qllc_layer_geom *g) {
+  return qllc_scratch_cl(g->C, g->W, g->OH, g->OW, g->KH, g->KW, g->sh, g->sw, g->pl, g->dh, g->dw);
+}
+
+/* 8-bit layouts: the weights, then the bias with the u8 shift's correction */
+static int64_t pack8(qllc_layout l, const qllc_pack_src *s, void *wp, void *bias_c) {
+  if (!s->w_i8) return -2;
+  if (l == QLLC_LAYOUT_ROWS_C4) qllc_pack_w8_c4(wp, s->w, s->ch, s->K, s->taps);
+  else if (l == QLLC_LAYOUT_C4N16) qllc_pack_w8_c4n16(wp, s->w, s->ch, s->K, s->taps);
+  else qllc_pack_w8(l, wp, s->w, s->ch, s->K);
+  qllc_pack_bias8(bias_c, s->bias, s->w, s->ch, s->K, s->in_i8);
+  return -1;
+}
+/* 16-bit layouts: the weights (int8 widened, or int16 split where the layout says), the bias as given */
+static int64_t pack16(qllc_layout l, const qllc_pack_src *s, void *wp, void *bias_c) {
+  qllc_pack_w16_c2(l, wp, s->w_i8 ? s->w : NULL, s->w_i8 ? NULL : s->w, s->ch, s->K, s->taps);
+  memcpy(bias_c, s->bias, (size_t)s->ch * sizeof(int64_t));
+  return -1;
+}
+#define QLLC_PACKER(layout, fn)                                                                           \
+  int64_t qllc_packer_##layout(const qllc_pack_src *s, void *wp, void *bias_c) {                          \
+    return fn(QLLC_LAYOUT_##layout, s, wp, bias_c);                                                       \
+  }
+QLLC_PACKER(ROWS_K4, pack8)
+QLLC_PACKER(K4N16, pack8)
+QLLC_PACKER(DW_Q4, pack8)
+QLLC_PACKER(ROWS_C4, pack8)
+QLLC_PACKER(C4N16, pack8)
+QLLC_PACKER(ROWS_K2, pack16)
+QLLC_PACKER(ROWS_K2_SPLIT, pack16)
+QLLC_PACKER(K2N16, pack16)
+QLLC_PACKER(K2N16_SPLIT, pack16)
+QLLC_PACKER(ROWS_C2_SPLIT, pack16)
+#undef QLLC_PACKER
+/* ROWS_C2 (16x8 only): and the trailer of the channels whose constants bound their sums inside int32 */
+int64_t qllc_packer_ROWS_C2(const qllc_pack_src *s, void *wp, void *bias_c) {
+  if (!s->w_i8) return -2;
+  pack16(QLLC_LAYOUT_ROWS_C2, s, wp, bias_c);
+  return qllc_pack_c2_int32(wp, s->w, s->bias, s->n, s->z_y, s->ch, s->K);
 }

@@ -42,4 +42,61 @@ void qllc_pack_w16_c2(qllc_layout l, void *wp, const int8_t *w8, const int16_t *
 int64_t qllc_pack_c2_int32(void *wp, const int8_t *w8, const int64_t *bias, const int32_t *n, int32_t z_y, int64_t ch,
                            int64_t K);
 
+/* ---- the catalogue's per-layout functions -------------------------------------------------------------
+ * A kernel catalogue row (targets/<arch>/kernels/variants.def) names three of these by id: its shape
+ * predicate qllc_fits_<id>, its packer qllc_packer_<LAYOUT> and its scratch size qllc_vscratch_<id>.
+ * The lowering (src/lower/registry.c, qllc_lower_choose; lower_q.c) and the kernel tests call them
+ * through the row, so a layer is packed and sized the same way wherever a variant runs. The lists below
+ * are today's; registry.c and the tests also declare each function from the rows that name it. */
+
+/* A fused layer's geometry, as the lowering sees it. */
+typedef struct qllc_layer_geom {
+  int conv; /* 1: a Conv (the conv fields); 0: an FC (fc_m rows of K inputs, fc_n outputs) */
+  int64_t N, C, H, W, M, OH, OW, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw, group;
+  int64_t fc_m, fc_n;
+  int64_t K; /* the reduction: C/group*KH*KW (conv), K (FC) */
+} qllc_layer_geom;
+
+/* 1 when a conv is depthwise (group == C == M, more than one group). */
+int qllc_geom_depthwise(const qllc_layer_geom *g);
+
+/* Shape predicates: 1 when the variant takes the layer; 0 when it is offered the layer but does not
+ * take it (why: the reason, for the report); -1 when the layer is of a class the variant is not for
+ * (a depthwise variant and a plain conv, or the reverse), which the report does not mention.
+ *   fc     every FC
+ *   panel  a conv that is not depthwise, with at least 4 output channels per group (the panel
+ *          variants tile 4 output channels of one group against a panel of pixels)
+ *   dw     a depthwise conv that qllc_dw_fits
+ *   c4     a panel conv that qllc_c4_fits (stride 1, C/group a multiple of 4, more than one tap)
+ *   cl     a panel conv of more than one tap that qllc_cl_fits (group 1, C a multiple of 4) unless it
+ *          qllc_c4_fits with qllc_c4_lanes_used >= QLLC_C4_MIN_LANES (the C4 variant wastes fewer
+ *          pixel lanes there); list the cl row before the c4 row of the same ISA */
+typedef int qllc_fits_fn(const qllc_layer_geom *g, char *why, size_t size);
+qllc_fits_fn qllc_fits_fc, qllc_fits_panel, qllc_fits_dw, qllc_fits_c4, qllc_fits_cl;
+
+/* Scratch bytes (libjit/bitcode/layouts.h): conv1 / conv2 qllc_scratch_conv(K, 1 / 2), fc1 / fc2
+ * qllc_scratch_fc, dw qllc_scratch_dw, c4 qllc_scratch_c4, c2 qllc_scratch_c2, cl qllc_scratch_cl. */
+typedef int64_t qllc_vscratch_fn(const qllc_layer_geom *g);
+qllc_vscratch_fn qllc_vscratch_conv1, qllc_vscratch_conv2, qllc_vscratch_fc1, qllc_vscratch_fc2, qllc_vscratch_dw,
+    qllc_vscratch_c4, qllc_vscratch_c2, qllc_vscratch_cl;
+
+/* A fused layer's constants as the quantizer gives them, for a packer. */
+typedef struct qllc_pack_src {
+  const void *w;         /* [ch][K] in the plain layout: int8 (w_i8) or int16 */
+  int w_i8;
+  int in_i8;             /* the input is int8 (the 8-bit layouts' u8 shift is folded into the bias) */
+  const void *bias;      /* [ch] int32 (8-bit inputs) or int64 (16-bit inputs) */
+  const int32_t *n;      /* [ch] shifts and the output zero point (ROWS_C2's trailer) */
+  int32_t z_y;
+  int64_t ch, K, taps;   /* taps: KH*KW for a conv, 1 for an FC */
+} qllc_pack_src;
+/* A layout's packer: writes qllc_pack_size(layout, ch, K) bytes of weights to wp and ch biases to
+ * bias_c (int32 for the 8-bit layouts, as qllc_pack_bias8; int64 for the others, as given). Returns
+ * -1, or for ROWS_C2 the number of output channels that accumulate in int32 (the report's mode), or
+ * -2 when the weights are of a kind the layout does not take. */
+typedef int64_t qllc_packer_fn(const qllc_pack_src *s, void *wp, void *bias_c);
+qllc_packer_fn qllc_packer_ROWS_K4, qllc_packer_K4N16, qllc_packer_DW_Q4, qllc_packer_ROWS_C4, qllc_packer_C4N16,
+    qllc_packer_ROWS_K2, qllc_packer_ROWS_K2_SPLIT, qllc_packer_K2N16, qllc_packer_K2N16_SPLIT, qllc_packer_ROWS_C2,
+    qllc_packer_ROWS_C2_SPLIT;
+
 #endif

@@ -7,10 +7,10 @@
  * arguments in the signature's order. A role of the signature the node left unset is an internal
  * error naming the kernel and the role, never a call with a missing argument.
  *
- * Selection (qllc_lower_pick) happens per fused layer while lowering, before its weights are written:
- * among the registry's variants of the layer's reference kernel for the target's architecture, the
- * first (fastest) whose features the target CPU has all of, unless the layer's shape is one the
- * variants do not pay for (the caller says so). The reason the choice fell where it did is kept on the
+ * Selection (qllc_lower_choose) happens per fused layer while lowering, before its weights are written:
+ * among the kernel catalogue's rows (targets/<arch>/kernels/variants.def) of the layer's reference
+ * kernel for the target's architecture, the first (fastest) whose shape predicate takes the layer and
+ * whose features the target CPU has all of. The reason the choice fell where it did is kept on the
  * instruction for the per-node report: the CPU features missing for the faster variants, or the shape.
  */
 #include <stdio.h>
@@ -24,6 +24,7 @@
 #include "../../libjit/bitcode/kernels_f32.h"
 #include "../../libjit/bitcode/kernels_q.h"
 #include "../../libjit/bitcode/kernels_qdq.h"
+#include "../../libjit/bitcode/kernels_variants.h" /* the rows' helpers (QLLC_VROWS_Q8) */
 
 static const char *const role_names[QLLC_N_ROLES] = {
 #define QROLE(r) #r,
@@ -51,10 +52,40 @@ static const qllc_krow rows[] = {
 };
 #define N_ROWS ((int)(sizeof rows / sizeof rows[0]))
 
+/* The functions the rows name (src/lower/pack.c), declared from the rows themselves: a row with a new
+   predicate, layout or scratch size needs no declaration elsewhere. */
+#define QVARIANT(kstem, op, in, w, out, isa, features, fits, layout, scratch, flags)                            \
+  qllc_fits_fn qllc_fits_##fits;                                                                               \
+  qllc_packer_fn qllc_packer_##layout;                                                                         \
+  qllc_vscratch_fn qllc_vscratch_##scratch;
+#include "../../targets/x86_64/kernels/variants.def"
+#define QVARIANT(kstem, op, in, w, out, isa, features, fits, layout, scratch, flags)                            \
+  qllc_fits_fn qllc_fits_##fits;                                                                               \
+  qllc_packer_fn qllc_packer_##layout;                                                                         \
+  qllc_vscratch_fn qllc_vscratch_##scratch;
+#include "../../targets/aarch64/kernels/variants.def"
+
+/* The kernel catalogue: every architecture's rows, in their files' order (fastest first per reference). */
+#define QLLC_ESIZE_i8 1
+#define QLLC_ESIZE_u8 1
+#define QLLC_ESIZE_i16 2
+#define QLLC_VSTR_(x) #x
+#define QLLC_VSTR(x) QLLC_VSTR_(x)
+#define QVARIANT(kstem, op, in, w, out, isa, features, fits, layout, scratch, flags)                            \
+  {QLLC_VSTR(qllc_k_##kstem##_##in##_##w##_##out##__##isa), QLLC_VSTR(qllc_k_##op##_##in##_##w##_##out),        \
+   QLLC_VARCH, #isa, features, QLLC_LAYOUT_##layout, QLLC_ESIZE_##in, qllc_fits_##fits, qllc_packer_##layout,    \
+   qllc_vscratch_##scratch, QLLC_VF_##flags},
 static const qllc_kvariant variants[] = {
-#define QVARIANT(fn, ref, arch, isa, features, layout, esize, shape)                                     \
-  {#fn, #ref, arch, isa, features, layout, esize, QLLC_VSHAPE_##shape},
-#include "lower/kernels.def"
+#define QLLC_VARCH "x86_64"
+#include "../../targets/x86_64/kernels/variants.def"
+#undef QLLC_VARCH
+#define QVARIANT(kstem, op, in, w, out, isa, features, fits, layout, scratch, flags)                            \
+  {QLLC_VSTR(qllc_k_##kstem##_##in##_##w##_##out##__##isa), QLLC_VSTR(qllc_k_##op##_##in##_##w##_##out),        \
+   QLLC_VARCH, #isa, features, QLLC_LAYOUT_##layout, QLLC_ESIZE_##in, qllc_fits_##fits, qllc_packer_##layout,    \
+   qllc_vscratch_##scratch, QLLC_VF_##flags},
+#define QLLC_VARCH "aarch64"
+#include "../../targets/aarch64/kernels/variants.def"
+#undef QLLC_VARCH
 };
 #define N_VARIANTS ((int)(sizeof variants / sizeof variants[0]))
 
@@ -208,45 +239,60 @@ int qllc_lower_has_features(const char *f, const char *need, char *missing, size
   return ok;
 }
 
-const qllc_kvariant *qllc_lower_pick(qllc_lower_ctx *c, const char *ref, int shape, const char *shape_reason,
-                                     const char **why) {
+/* One place decides: the rows of ref in order, each offered the layer by its predicate (a row for
+ * another class of layer, e.g. a depthwise one, is skipped unmentioned). A row whose features the CPU
+ * lacks is passed over and named in *why (an ALT row is not: the general row of its ISA after it needs
+ * the same features and says so); the first row with its features that takes the layer wins. A general
+ * row with its features that does not take the layer ends the search: the layer runs the reference,
+ * and *why says the shape's reason after the features missed (no "cpu" prefix: the shape decided). */
+const qllc_kvariant *qllc_lower_choose(qllc_lower_ctx *c, const char *ref, const qllc_layer_geom *g,
+                                       const char **why) {
   *why = NULL;
   c->pick_missed = 0;
+  if (!ref) return NULL;
   const qllc_lower_target *t = c->target;
   char buf[512] = "";
   size_t len = 0;
-  int any = 0;
+  int any = 0, misfit = 0;
   if (t && t->user_defines && t->user_defines(t->user_ctx, ref)) {
     *why = qllc_arena_printf(c->p->arena, "%s is the user's kernel (--kernels): no variant replaces it", ref);
     return NULL;
   }
   for (int i = 0; i < N_VARIANTS; i++) {
     const qllc_kvariant *v = &variants[i];
-    if (strcmp(v->ref, ref) != 0 || v->shape != shape) continue;
+    if (strcmp(v->ref, ref) != 0) continue;
     if (t && t->arch && strcmp(v->arch, t->arch) != 0) continue;
+    char reason[160] = "";
+    const int fits = v->fits(g, reason, sizeof reason);
+    if (fits < 0) continue;
     any = 1;
     if (!t) {
       snprintf(buf, sizeof buf, "no target CPU given: the reference kernel");
       break;
     }
+    const int alt = (v->flags & QLLC_VF_ALT) != 0;
+    if (!fits && alt) continue;
     char missing[256];
     if (!qllc_lower_has_features(t->features, v->features, missing, sizeof missing)) {
+      if (alt) continue;
       c->pick_missed = 1;
+      misfit |= !fits;
       int n = snprintf(buf + len, sizeof buf - len, "%s__%s needs %s", len ? "; " : "", v->isa, missing);
       if (n > 0 && (size_t)n < sizeof buf - len) len += (size_t)n;
       continue;
     }
-    if (shape_reason) {
-      snprintf(buf + len, sizeof buf - len, "%s%s", len ? "; " : "", shape_reason);
+    if (!fits) {
+      misfit = 1;
+      snprintf(buf + len, sizeof buf - len, "%s%s", len ? "; " : "", reason);
       break;
     }
     if (len) *why = qllc_arena_printf(c->p->arena, "cpu %s: %s", t->cpu ? t->cpu : "?", buf);
     return v;
   }
   if (!any)
-    snprintf(buf, sizeof buf, "no %sISA variant for %s", shape == QLLC_VSHAPE_DEPTHWISE ? "depthwise " : "",
+    snprintf(buf, sizeof buf, "no %sISA variant for %s", qllc_geom_depthwise(g) ? "depthwise " : "",
              t && t->arch ? t->arch : "this target");
-  else if (t && !shape_reason && len) {
+  else if (t && !misfit && len) {
     char tmp[512];
     snprintf(tmp, sizeof tmp, "cpu %s: %s", t->cpu ? t->cpu : "?", buf);
     memcpy(buf, tmp, sizeof buf);

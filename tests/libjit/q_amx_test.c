@@ -13,7 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../../targets/x86_64/kernels/kernels_x86_amx.h"
+#include "../../targets/x86_64/kernels/variants.h"
 #include "kernels_q.h"
 #include "lower/pack.h"
 

@@ -1,24 +1,26 @@
-/* tests/libjit/q_arm_kernels.c: the aarch64 kernel variants (targets/aarch64/kernels/: arm_q8.c dotprod
- * and i8mm, arm_q16.c neon 16x8 and int16 x int16) bit for bit against the scalar kernels of q_layers.c, with weights and bias
- * packed by src/lower/pack.c / pack16.c. Cross-compiled with aarch64-linux-gnu-gcc and run under
+/* tests/libjit/q_arm_kernels.c: every aarch64 row of the kernel catalogue (targets/aarch64/kernels/
+ * variants.def: arm_q8.c dotprod and i8mm, arm_q16.c neon 16x8 and int16 x int16) bit for bit against
+ * its reference of q_layers.c, with weights and bias packed by the row's packer (src/lower/pack.c /
+ * pack16.c) into a scratch of the row's size. Cross-compiled with aarch64-linux-gnu-gcc and run under
  * qemu-aarch64 -cpu max by q_arm_test.sh (no cmocka there: q_arm_shim/cmocka.h). Inputs, weights and
  * parameter arrays end at a PROT_NONE page (a read past them faults); outputs and scratch carry a guard
- * zone. An ISA the CPU lacks (getauxval hwcaps) is reported SKIPPED, and the driver exits 77 when every
- * one was skipped. The 8-bit cases and their runs are q_x86_q8_test.c's (q_q8_cases.h). Usage:
- * q_arm_kernels [dotprod|i8mm|neon16]... (default: all). */
+ * zone. A row whose features the CPU lacks (getauxval hwcaps) is reported SKIPPED, and the driver exits
+ * 77 when every one was skipped. The 8-bit cases and their runs are q_x86_q8_test.c's (q_q8_cases.h).
+ * Usage: q_arm_kernels [ISA]... (default: all; neon16 names the neon rows). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 
-#include "../../targets/aarch64/kernels/kernels_arm_q16.h"
-#include "../../targets/aarch64/kernels/kernels_arm_q8.h"
+#include "../../targets/aarch64/kernels/variants.h"
 #include "kernels_q.h"
 #include "lower/pack.h"
 
 #define Q_TEST_SEED 0x6a09e667f3bcc908ULL
 #include "q_x86_test_util.h"
+#define Q_CATALOG_DEF "../../targets/aarch64/kernels/variants.def"
+#define Q_CATALOG_HOST_HAS
 #include "q_q8_cases.h"
 
 #ifndef HWCAP_ASIMDDP
@@ -28,42 +30,29 @@
 #define HWCAP2_I8MM (1 << 13)
 #endif
 
-enum { ISA_DOTPROD, ISA_I8MM, NISA };
-static const char *isa_name[NISA] = {"dotprod", "i8mm"};
-static int have_isa(int isa) {
-  return isa == ISA_DOTPROD ? (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0
-                            : (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) && (getauxval(AT_HWCAP2) & HWCAP2_I8MM);
+/* 1 when the CPU has every feature of the comma-separated list (LLVM's names), by its hwcaps. */
+static int q_host_has(const char *features) {
+  for (const char *p = features; *p;) {
+    const size_t n = strcspn(p, ",");
+    int ok = 0;
+    if (n == 4 && !strncmp(p, "neon", 4)) ok = 1;
+    else if (n == 7 && !strncmp(p, "dotprod", 7)) ok = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+    else if (n == 4 && !strncmp(p, "i8mm", 4)) ok = (getauxval(AT_HWCAP2) & HWCAP2_I8MM) != 0;
+    if (!ok) return 0;
+    p += n + (p[n] == ',');
+  }
+  return 1;
 }
 
-#define FC_S__dotprod(s) , s
-#define FC_S__i8mm(s) , s
-#define WRAPS(ti, TI, to, TO)                                                      \
-  FC_WRAP(ti, TI, to, TO, _ref, qllc_k_fc_##ti##_i8_##to)                          \
-  FC_WRAP(ti, TI, to, TO, __dotprod, qllc_k_fc_##ti##_i8_##to##__dotprod)          \
-  FC_WRAP(ti, TI, to, TO, __i8mm, qllc_k_fc_##ti##_i8_##to##__i8mm)                \
-  CONV_WRAP(ti, TI, to, TO, _ref, qllc_k_conv2d_##ti##_i8_##to)                    \
-  CONV_WRAP(ti, TI, to, TO, __dotprod, qllc_k_conv2d_##ti##_i8_##to##__dotprod)    \
-  CONV_WRAP(ti, TI, to, TO, __i8mm, qllc_k_conv2d_##ti##_i8_##to##__i8mm)
-WRAPS(i8, int8_t, i8, int8_t)
-WRAPS(i8, int8_t, u8, uint8_t)
-WRAPS(u8, uint8_t, i8, int8_t)
-WRAPS(u8, uint8_t, u8, uint8_t)
-
-static fc_fn *const fc_ref[4] = {fcw_i8_i8_ref, fcw_i8_u8_ref, fcw_u8_i8_ref, fcw_u8_u8_ref};
-static conv_fn *const conv_ref[4] = {cvw_i8_i8_ref, cvw_i8_u8_ref, cvw_u8_i8_ref, cvw_u8_u8_ref};
-static fc_fn *const fc_var[NISA][4] = {
-    {fcw_i8_i8__dotprod, fcw_i8_u8__dotprod, fcw_u8_i8__dotprod, fcw_u8_u8__dotprod},
-    {fcw_i8_i8__i8mm, fcw_i8_u8__i8mm, fcw_u8_i8__i8mm, fcw_u8_u8__i8mm}};
-static conv_fn *const conv_var[NISA][4] = {
-    {cvw_i8_i8__dotprod, cvw_i8_u8__dotprod, cvw_u8_i8__dotprod, cvw_u8_u8__dotprod},
-    {cvw_i8_i8__i8mm, cvw_i8_u8__i8mm, cvw_u8_i8__i8mm, cvw_u8_u8__i8mm}};
+static const q_group *G; /* the variant under test */
+static const char *gname;
 
 /* ---- 8-bit FC --------------------------------------------------------------------------------------- */
-static void run_fc(int isa, int combo, const fc_case *t) {
-  q8_run_fc(isa_name[isa], fc_ref[combo], fc_var[isa][combo], combo, t);
+static void run_fc(int combo, const fc_case *t) {
+  if (G->row[combo]) q8_run_fc(G->row[combo], t);
 }
 
-static void fc_suite(int isa) {
+static void fc_suite(void) {
   n_out = n_inside = 0;
   static const int64_t Ms[] = {1, 2, 3, 4, 5, 6, 7, 11, 13, 63, 64, 65, 130};
   static const int64_t Ns[] = {1, 2, 3, 8, 15, 16, 17, 24, 31, 33, 63, 64, 65, 100, 129};
@@ -74,30 +63,30 @@ static void fc_suite(int isa) {
     fc_case t = {Ms[irand(0, 12)], Ns[irand(0, 14)], Ks[irand(0, 17)], pick_zx(cin(combo)), 0, 0,
                  (int)irand(0, 4), i % 13 == 0 ? 1 + (int)irand(0, 1) : 0, 0};
     if (t.M * t.N * t.K > 1000000) t.M = 3;
-    run_fc(isa, combo, &t), cases++;
+    run_fc(combo, &t), cases++;
   }
   for (int combo = 0; combo < 4; combo++) {
     fc_case a = {3, 37, 2050, pick_zx(cin(combo)), 0, 0, 0, 0, 0}, b = {1, 70, 4099, pick_zx(cin(combo)), 0, 0, 2, 0, 0};
-    run_fc(isa, combo, &a), run_fc(isa, combo, &b), cases += 2;
+    run_fc(combo, &a), run_fc(combo, &b), cases += 2;
   }
-  cases += fc_extremes(isa, run_fc);
-  print_message("fc %s: %d cases, %lld outputs, %lld inside the clamp range\n", isa_name[isa], cases,
+  cases += fc_extremes(run_fc);
+  print_message("fc %s: %d cases, %lld outputs, %lld inside the clamp range\n", gname, cases,
                 (long long)n_out, (long long)n_inside);
-  if (n_inside * 4 < n_out) fail_msg("fc %s: too few outputs inside the clamp range", isa_name[isa]);
+  if (n_inside * 4 < n_out) fail_msg("fc %s: too few outputs inside the clamp range", gname);
 }
 
 /* ---- 8-bit Conv ---------------------------------------------------------------------------------------- */
-static void run_conv(int isa, int combo, const conv_case *t) {
-  q8_run_conv(isa_name[isa], conv_ref[combo], conv_var[isa][combo], Q8_PANEL, combo, t);
+static void run_conv(int combo, const conv_case *t) {
+  if (G->row[combo]) q8_run_conv(G->row[combo], t);
 }
 
-static void conv_suite(int isa) {
+static void conv_suite(void) {
   n_out = n_inside = 0;
   int cases = 0;
   for (int i = 0; i < 100; i++) {
     conv_case t;
     conv_random_hw(&t, i % 4, 20);
-    run_conv(isa, i % 4, &t), cases++;
+    run_conv(i % 4, &t), cases++;
   }
   /* pointwise over more than one panel, the 7x7/2 stem, K = 1 .. 3 and K = 4 (mod 8) (the i8mm half
      step), K > 2000, rows wider than a panel, single pixels, padding on every side, depthwise, dilation */
@@ -119,11 +108,11 @@ static void conv_suite(int isa) {
       t.z_x = pick_zx(cin(combo));
       t.xpat = t.wpat = (int)irand(0, 4);
       t.outvar = (int)irand(0, 4), t.bmode = 0, t.mnmode = 0;
-      run_conv(isa, combo, &t), cases++;
+      run_conv(combo, &t), cases++;
     }
-  print_message("conv %s: %d cases, %lld outputs, %lld inside the clamp range\n", isa_name[isa], cases,
+  print_message("conv %s: %d cases, %lld outputs, %lld inside the clamp range\n", gname, cases,
                 (long long)n_out, (long long)n_inside);
-  if (n_inside * 4 < n_out) fail_msg("conv %s: too few outputs inside the clamp range", isa_name[isa]);
+  if (n_inside * 4 < n_out) fail_msg("conv %s: too few outputs inside the clamp range", gname);
 }
 
 /* ---- int16 inputs (neon16): 16x8 and int16 x int16 --------------------------------------------------- */
@@ -131,6 +120,8 @@ static void conv_suite(int isa) {
    for the exact int32 runs); d: conv shape (NULL: FC of M x N x K). */
 static void run_q16(int w16, const int64_t *d, int64_t M, int64_t N, int64_t K, int xpat, int wpat) {
   const int conv = d != NULL;
+  const q_vrow *r = G->row[w16];
+  if (!r || r->conv != conv) return;
   const int64_t ch = conv ? d[4] : N, KK = conv ? d[1] / d[15] * d[7] * d[8] : K;
   const int64_t nx = conv ? d[0] * d[1] * d[2] * d[3] : M * KK, nw = ch * KK, ny = conv ? d[0] * d[4] * d[5] * d[6] : M * N;
   const int32_t wlo = w16 ? -32768 : -128, whi = w16 ? 32767 : 127;
@@ -155,59 +146,33 @@ static void run_q16(int w16, const int64_t *d, int64_t M, int64_t N, int64_t K, 
   pick_mn(m, n, ch, acc_scale(xv, nx, wv, nw, KK, z_x), 0);
   int32_t z_y, lo, hi;
   pick_out(K_I16, (int)irand(0, 4), &z_y, &lo, &hi);
-  const qllc_layout L = conv ? QLLC_LAYOUT_ROWS_K2 : QLLC_LAYOUT_K2N16;
-  int16_t *wp = galloc(&gwp, qllc_pack_size(L, ch, KK));
-  qllc_pack_w16(L, wp, w16 ? NULL : (const int8_t *)w, w16 ? (const int16_t *)w : NULL, ch, KK);
-  const size_t ssz = (size_t)(conv ? qllc_scratch_conv(KK, 2) : qllc_scratch_fc(M, KK, 2));
+  int16_t *wp = galloc(&gwp, qllc_pack_size(r->layout, ch, KK));
+  int64_t *bias_c = malloc((size_t)ch * 8);
+  const qllc_pack_src src = {w, !w16, 0, bias, n, z_y, ch, KK, conv ? d[7] * d[8] : 1};
+  r->pack(&src, wp, bias_c);
+  const qllc_layer_geom lg = conv ? q_conv_geom(d) : q_fc_geom(M, N, KK);
+  const size_t ssz = (size_t)r->scratch(&lg);
   uint8_t *scratch = gzone(ssz), *gotb = gzone((size_t)ny * 2);
   int16_t *want = calloc((size_t)ny, 2), *got = (int16_t *)gotb;
   if (conv) {
-#define Q16_CONV(name, W)                                                                                            \
-  name(W, x, wp_or_w, bias, m, n, d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8], d[9], d[10], d[11], d[12], d[13], \
-       d[14], d[15], z_x, z_y, lo, hi SCR)
-    if (w16) {
-#define SCR
-#define wp_or_w (const int16_t *)w
-      Q16_CONV(qllc_k_conv2d_i16_i16_i16, want);
-#undef wp_or_w
-#undef SCR
-#define SCR , scratch
-#define wp_or_w wp
-      Q16_CONV(qllc_k_conv2d_i16_i16_i16__neon, got);
-#undef wp_or_w
-#undef SCR
-    } else {
-#define SCR
-#define wp_or_w (const int8_t *)w
-      Q16_CONV(qllc_k_conv2d_i16_i8_i16, want);
-#undef wp_or_w
-#undef SCR
-#define SCR , scratch
-#define wp_or_w wp
-      Q16_CONV(qllc_k_conv2d_i16_i8_i16__neon, got);
-#undef wp_or_w
-#undef SCR
-    }
-  } else if (w16) {
-    qllc_k_fc_i16_i16_i16(want, x, (const int16_t *)w, bias, m, n, M, N, K, z_x, z_y, lo, hi);
-    qllc_k_fc_i16_i16_i16__neon(got, x, wp, bias, m, n, M, N, K, z_x, z_y, lo, hi, scratch);
+    r->conv_ref(want, x, w, bias, m, n, d, z_x, z_y, lo, hi, NULL);
+    r->conv_fn(got, x, wp, bias_c, m, n, d, z_x, z_y, lo, hi, scratch);
   } else {
-    qllc_k_fc_i16_i8_i16(want, x, (const int8_t *)w, bias, m, n, M, N, K, z_x, z_y, lo, hi);
-    qllc_k_fc_i16_i8_i16__neon(got, x, wp, bias, m, n, M, N, K, z_x, z_y, lo, hi, scratch);
+    r->fc_ref(want, x, w, bias, m, n, M, N, K, z_x, z_y, lo, hi, NULL);
+    r->fc_fn(got, x, wp, bias_c, m, n, M, N, K, z_x, z_y, lo, hi, scratch);
   }
   for (int64_t i = 0; i < ny; i++) {
     n_out++;
     n_inside += want[i] > lo && want[i] < hi;
     if (got[i] != want[i]) {
-      fail_msg("%s %s: M=%lld N=%lld K=%lld pat %d/%d: [%lld] got %d want %d", conv ? "conv" : "fc",
-               w16 ? "i16_i16_i16" : "i16_i8_i16", (long long)M, (long long)ch, (long long)KK, xpat, wpat, (long long)i,
+      fail_msg("%s: M=%lld N=%lld K=%lld pat %d/%d: [%lld] got %d want %d", r->name, (long long)M, (long long)ch, (long long)KK, xpat, wpat, (long long)i,
                got[i], want[i]);
       break;
     }
   }
   if (!guard_ok(gotb, (size_t)ny * 2)) fail_msg("q16: wrote past y");
   if (!guard_ok(scratch, ssz)) fail_msg("q16: wrote past the scratch");
-  free(xv), free(wv), free(scratch), free(want), free(gotb);
+  free(xv), free(wv), free(scratch), free(want), free(gotb), free(bias_c);
   gfree(&gx), gfree(&gw), gfree(&gb), gfree(&gm), gfree(&gn), gfree(&gwp);
 }
 
@@ -241,9 +206,9 @@ static void q16_suites(void) {
       edge_shape(&t, &e[i]);
       run_q16(w16, t.d, 0, 0, 0, (int)irand(0, 4), (int)irand(0, 4)), cases++;
     }
-  print_message("neon16: %d cases, %lld outputs, %lld inside the clamp range\n", cases, (long long)n_out,
+  print_message("%s: %d cases, %lld outputs, %lld inside the clamp range\n", gname, cases, (long long)n_out,
                 (long long)n_inside);
-  if (n_inside * 4 < n_out) fail_msg("neon16: too few outputs inside the clamp range");
+  if (n_inside * 4 < n_out) fail_msg("%s: too few outputs inside the clamp range", gname);
 }
 
 static int wanted(int argc, char **argv, const char *name) {
@@ -255,19 +220,29 @@ static int wanted(int argc, char **argv, const char *name) {
 
 int main(int argc, char **argv) {
   int ran = 0, skipped = 0;
-  for (int isa = 0; isa < NISA; isa++) {
-    if (!wanted(argc, argv, isa_name[isa])) continue;
-    if (!have_isa(isa)) {
-      printf("SKIPPED %s: not supported by this CPU (hwcaps)\n", isa_name[isa]);
+  /* the 8-bit panel and FC rows, and the 16-bit ones (fc and conv2d together, by their ISA) */
+  static q_group g8[Q_NROWS], g16[Q_NROWS];
+  const int n8 = q_groups(Q_SUITE_Q8, g8), n16 = q_groups(Q_SUITE_Q16, g16);
+  for (int i = 0; i < Q_NROWS; i++)
+    if (q_row_suite(&q_rows[i]) != Q_SUITE_Q8 && q_row_suite(&q_rows[i]) != Q_SUITE_Q16) {
+      printf("FAIL %s: no suite here runs this row\n", q_rows[i].name);
+      return 1;
+    }
+  for (int k = 0; k < n8 + n16; k++) {
+    G = k < n8 ? &g8[k] : &g16[k - n8];
+    gname = G->label;
+    const char *isa = G->first->isa;
+    if (!wanted(argc, argv, isa) && !(k >= n8 && wanted(argc, argv, "neon16"))) continue;
+    int runs = 1;
+    for (int c = 0; c < 4; c++) runs &= !G->row[c] || q_row_runs(G->row[c]);
+    if (!runs) {
+      printf("SKIPPED %s: needs %s, which this CPU lacks (hwcaps)\n", gname, G->first->features);
       skipped++;
       continue;
     }
-    fc_suite(isa);
-    conv_suite(isa);
-    ran++;
-  }
-  if (wanted(argc, argv, "neon16")) {
-    q16_suites();
+    if (k >= n8) q16_suites();
+    else if (G->first->conv) conv_suite();
+    else fc_suite();
     ran++;
   }
   printf("%d suites run, %d skipped, %d failures\n", ran, skipped, shim_failures);

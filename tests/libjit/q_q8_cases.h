@@ -1,8 +1,9 @@
 /* tests/libjit/q_q8_cases.h: the 8-bit Conv / FC variant tests' cases, shared by q_x86_q8_test.c (native,
  * cmocka) and q_arm_kernels.c (cross-compiled for aarch64, the cmocka shim): the wrappers that give every
- * kernel of a type combination one signature, the case records, the random shape generators, and one
- * run of a case: inputs, weights and parameter arrays made from the case, packed by src/lower/pack.c,
- * the variant compared bit for bit with the scalar kernel. Plain C; include after q_x86_test_util.h. */
+ * case records, the random shape generators, and one run of a case on a catalogue row (q_catalog.h):
+ * inputs, weights and parameter arrays made from the case, packed by the row's packer into a scratch
+ * of the row's size, the variant compared bit for bit with its reference. Plain C; include after
+ * q_x86_test_util.h and q_catalog.h. */
 #ifndef QLLC_Q_Q8_CASES_H
 #define QLLC_Q_Q8_CASES_H
 #include <stdint.h>
@@ -10,26 +11,7 @@
 #include <string.h>
 
 #include "lower/pack.h"
-
-typedef void fc_fn(void *y, const void *x, const int8_t *w, const int32_t *b, const int32_t *m, const int32_t *n,
-                   int64_t M, int64_t N, int64_t K, int32_t z_x, int32_t z_y, int32_t lo, int32_t hi, uint8_t *s);
-
-/* fcw_<ti>_<to><sfx> / cvw_<ti>_<to><sfx>: kernel name as an fc_fn / conv_fn. FC_S<sfx>(s) passes the
-   scratch argument: the includer defines it for each variant suffix (the scalar kernels take none). */
-#define FC_WRAP(ti, TI, to, TO, sfx, name)                                                                      \
-  static void fcw_##ti##_##to##sfx(void *y, const void *x, const int8_t *w, const int32_t *b, const int32_t *m, \
-                                   const int32_t *n, int64_t M, int64_t N, int64_t K, int32_t z_x, int32_t z_y,  \
-                                   int32_t lo, int32_t hi, uint8_t *s) {                                        \
-    name((TO *)y, (const TI *)x, w, b, m, n, M, N, K, z_x, z_y, lo, hi FC_S##sfx(s));                           \
-  }
-#define CONV_WRAP(ti, TI, to, TO, sfx, name)                                                                    \
-  static void cvw_##ti##_##to##sfx(void *y, const void *x, const int8_t *w, const int32_t *b, const int32_t *m, \
-                                   const int32_t *n, const int64_t *d, int32_t z_x, int32_t z_y, int32_t lo,     \
-                                   int32_t hi, uint8_t *s) {                                                    \
-    name((TO *)y, (const TI *)x, w, b, m, n, d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8], d[9], d[10], \
-         d[11], d[12], d[13], d[14], d[15], z_x, z_y, lo, hi FC_S##sfx(s));                                     \
-  }
-#define FC_S_ref(s)
+#include "q_catalog.h"
 
 /* outputs compared in the current suite, and how many of them the clamp did not decide */
 static int64_t n_out, n_inside;
@@ -41,21 +23,32 @@ typedef struct fc_case {
   int xpat, wpat, outvar, bmode, mnmode; /* fill patterns, pick_out variant, make_bias / pick_mn modes */
 } fc_case;
 
-/* One FC case of type combination combo: var (the variant named isa) against ref. */
-static Q_UNUSED void q8_run_fc(const char *isa, fc_fn *ref, fc_fn *var, int combo, const fc_case *t) {
+/* The constants of a case packed by row r's packer (the lowering's): weights wp, bias bias_c. */
+static Q_UNUSED void q8_pack(const q_vrow *r, const q8_operands *o, int64_t ch, int64_t K, int64_t taps, kind ki,
+                             gbuf *gwp, gbuf *gbc, int8_t **wp, int32_t **bias_c) {
+  *wp = galloc(gwp, qllc_pack_size(r->layout, ch, K));
+  *bias_c = galloc(gbc, (size_t)ch * 4);
+  const qllc_pack_src s = {o->w, 1, ki == K_I8, o->bias, o->n, o->z_y, ch, K, taps};
+  r->pack(&s, *wp, *bias_c);
+}
+
+/* One FC case on row r (its type combination) against its reference. */
+static Q_UNUSED void q8_run_fc(const q_vrow *r, const fc_case *t) {
+  const int combo = q_row_combo(r);
+  const char *isa = r->name;
   const kind ki = cin(combo), ko = cout_(combo);
   const int64_t M = t->M, N = t->N, K = t->K;
   q8_operands o;
   q8_operands_make(&o, ki, ko, M * K, N, K, t->z_x, t->xpat, t->wpat, t->bmode, t->mnmode, t->outvar, 0);
   gbuf gwp, gbc;
-  int8_t *wp = galloc(&gwp, qllc_pack_size(QLLC_LAYOUT_K4N16, N, K));
-  qllc_pack_w8(QLLC_LAYOUT_K4N16, wp, o.w, N, K);
-  int32_t *bias_c = galloc(&gbc, (size_t)N * 4);
-  qllc_pack_bias8(bias_c, o.bias, o.w, N, K, ki == K_I8);
-  const size_t ssz = (size_t)qllc_scratch_fc(M, K, 1);
+  int8_t *wp;
+  int32_t *bias_c;
+  q8_pack(r, &o, N, K, 1, ki, &gwp, &gbc, &wp, &bias_c);
+  const qllc_layer_geom g = q_fc_geom(M, N, K);
+  const size_t ssz = (size_t)r->scratch(&g);
   uint8_t *scratch = gzone(ssz), *want = calloc((size_t)(M * N), 1), *got = gzone((size_t)(M * N));
-  ref(want, o.x, o.w, o.bias, o.m, o.n, M, N, K, t->z_x, o.z_y, o.lo, o.hi, NULL);
-  var(got, o.x, wp, bias_c, o.m, o.n, M, N, K, t->z_x, o.z_y, o.lo, o.hi, scratch);
+  r->fc_ref(want, o.x, o.w, o.bias, o.m, o.n, M, N, K, t->z_x, o.z_y, o.lo, o.hi, NULL);
+  r->fc_fn(got, o.x, wp, bias_c, o.m, o.n, M, N, K, t->z_x, o.z_y, o.lo, o.hi, scratch);
   const int64_t i = q8_compare(ko, got, want, M * N, o.lo, o.hi, &n_out, &n_inside);
   if (i >= 0) {
     const int32_t g = tget(ko, got, i), e = tget(ko, want, i);
@@ -74,8 +67,8 @@ static Q_UNUSED void q8_run_fc(const char *isa, fc_fn *ref, fc_fn *var, int comb
 }
 
 /* Extreme values: all min / max / alternating inputs and weights, z_x at both ends, biases at the bound,
-   on small random shapes; run(isa, combo, case) runs one. Returns the number of cases. */
-static Q_UNUSED int fc_extremes(int isa, void (*run)(int, int, const fc_case *)) {
+   on small random shapes; run(combo, case) runs one. Returns the number of cases. */
+static Q_UNUSED int fc_extremes(void (*run)(int, const fc_case *)) {
   int cases = 0;
   for (int combo = 0; combo < 4; combo++)
     for (int xp = 0; xp < 4; xp++)
@@ -83,7 +76,7 @@ static Q_UNUSED int fc_extremes(int isa, void (*run)(int, int, const fc_case *))
         const kind ki = cin(combo);
         fc_case t = {(int64_t)irand(1, 9), (int64_t)irand(1, 40), (int64_t)irand(1, 300),
                      (xp + wp) % 2 ? kmin(ki) : kmax(ki), xp, wp, (int)irand(0, 4), (int)irand(0, 2), (int)irand(0, 1)};
-        run(isa, combo, &t), cases++;
+        run(combo, &t), cases++;
       }
   return cases;
 }
@@ -95,37 +88,29 @@ typedef struct conv_case {
   int xpat, wpat, outvar, bmode, mnmode;
 } conv_case;
 
-/* The weight layout a conv case packs for: the implicit GEMM (QLLC_LAYOUT_ROWS_K4, qllc_scratch_conv),
-   the direct conv over channels by 4 (ROWS_C4, qllc_scratch_c4) or with channel lanes (C4N16,
-   qllc_scratch_cl). */
-enum { Q8_PANEL, Q8_C4, Q8_CL };
-
-/* One conv case of type combination combo: var (the variant named isa, packed as `direct` says)
-   against ref. */
-static Q_UNUSED void q8_run_conv(const char *isa, conv_fn *ref, conv_fn *var, int direct, int combo,
-                                 const conv_case *t) {
+/* One conv case on row r (its type combination) against its reference: a direct row (c4, cl) only on
+   the shapes its kernel takes. */
+static Q_UNUSED void q8_run_conv(const q_vrow *r, const conv_case *t) {
+  const int combo = q_row_combo(r);
+  const char *isa = r->name;
   const kind ki = cin(combo), ko = cout_(combo);
   const int64_t *d = t->d;
   const int64_t N = d[0], C = d[1], H = d[2], W = d[3], M = d[4], OH = d[5], OW = d[6], KH = d[7], KW = d[8];
   const int64_t group = d[15], cg = C / group, K = cg * KH * KW, ny = N * M * OH * OW;
   q8_operands o;
   q8_operands_make(&o, ki, ko, N * C * H * W, M, K, t->z_x, t->xpat, t->wpat, t->bmode, t->mnmode, t->outvar, 0);
-  if (direct == Q8_C4 && !qllc_c4_fits(C, group, KH, KW, d[9], d[10])) fail_msg("conv2dc4: a shape it does not take");
-  if (direct == Q8_CL && !qllc_cl_fits(C, group, KH, KW)) fail_msg("conv2dcl: a shape it does not take");
-  const qllc_layout l = direct == Q8_C4 ? QLLC_LAYOUT_ROWS_C4 : direct == Q8_CL ? QLLC_LAYOUT_C4N16 : QLLC_LAYOUT_ROWS_K4;
+  (void)H;
+  if (!strcmp(r->fits_id, "c4") && !qllc_c4_fits(C, group, KH, KW, d[9], d[10])) fail_msg("%s: a shape it does not take", isa);
+  if (!strcmp(r->fits_id, "cl") && !qllc_cl_fits(C, group, KH, KW)) fail_msg("%s: a shape it does not take", isa);
   gbuf gwp, gbc;
-  int8_t *wp = galloc(&gwp, qllc_pack_size(l, M, K));
-  if (direct == Q8_C4) qllc_pack_w8_c4(wp, o.w, M, K, KH * KW);
-  else if (direct == Q8_CL) qllc_pack_w8_c4n16(wp, o.w, M, K, KH * KW);
-  else qllc_pack_w8(l, wp, o.w, M, K);
-  int32_t *bias_c = galloc(&gbc, (size_t)M * 4);
-  qllc_pack_bias8(bias_c, o.bias, o.w, M, K, ki == K_I8);
-  const size_t ssz = (size_t)(direct == Q8_C4   ? qllc_scratch_c4(C, group, W, OH, OW, KH, KW, d[12], d[13], d[14])
-                              : direct == Q8_CL ? qllc_scratch_cl(C, W, OH, OW, KH, KW, d[9], d[10], d[12], d[13], d[14])
-                                                : qllc_scratch_conv(K, 1));
+  int8_t *wp;
+  int32_t *bias_c;
+  q8_pack(r, &o, M, K, KH * KW, ki, &gwp, &gbc, &wp, &bias_c);
+  const qllc_layer_geom g = q_conv_geom(d);
+  const size_t ssz = (size_t)r->scratch(&g);
   uint8_t *scratch = gzone(ssz), *want = calloc((size_t)ny, 1), *got = gzone((size_t)ny);
-  ref(want, o.x, o.w, o.bias, o.m, o.n, d, t->z_x, o.z_y, o.lo, o.hi, NULL);
-  var(got, o.x, wp, bias_c, o.m, o.n, d, t->z_x, o.z_y, o.lo, o.hi, scratch);
+  r->conv_ref(want, o.x, o.w, o.bias, o.m, o.n, d, t->z_x, o.z_y, o.lo, o.hi, NULL);
+  r->conv_fn(got, o.x, wp, bias_c, o.m, o.n, d, t->z_x, o.z_y, o.lo, o.hi, scratch);
   const int64_t i = q8_compare(ko, got, want, ny, o.lo, o.hi, &n_out, &n_inside);
   if (i >= 0) {
     const int32_t g = tget(ko, got, i), e = tget(ko, want, i);

@@ -1,8 +1,8 @@
-/* tests/libjit/q_x86_dw_test.c: the x86_64 AVX-512 depthwise 8-bit Conv variant
- * (targets/x86_64/kernels/x86_dw8.c, qllc_k_dwconv2d_<ti>_i8_<to>__avx512vnni), compiled natively, bit
- * for bit against the scalar qllc_k_conv2d_<ti>_i8_<to> of q_layers.c with group == C == M, weights
- * packed by qllc_pack_w8(QLLC_LAYOUT_DW_Q4) and the bias by qllc_pack_bias8. SKIPPED when the CPU lacks
- * AVX-512 F/BW/VL/DQ/VNNI/VBMI. Inputs, packed weights, the parameter arrays and the scratch (of
+/* tests/libjit/q_x86_dw_test.c: every x86_64 depthwise 8-bit Conv row of the kernel catalogue (shape
+ * predicate dw: targets/x86_64/kernels/x86_dw8.c, qllc_k_dwconv2d_<ti>_i8_<to>__avx512vnni), compiled
+ * natively, bit for bit against its reference qllc_k_conv2d_<ti>_i8_<to> of q_layers.c with group == C
+ * == M, weights and bias packed by the row's packer (DW_Q4). SKIPPED when the host lacks the row's CPU
+ * features. Inputs, packed weights, the parameter arrays and the scratch (of
  * exactly qllc_scratch_dw bytes, filled with garbage first) end at (the input sometimes starts right
  * after) a PROT_NONE page, so an access outside any of them faults; the output carries a guard zone
  * that must stay untouched.
@@ -13,39 +13,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../targets/x86_64/kernels/kernels_x86_dw8.h"
+#include "../../targets/x86_64/kernels/variants.h"
 #include "kernels_q.h"
 #include "lower/pack.h"
 
 #define Q_TEST_SEED 0x3d7a9e11b5c40f27ULL
 #include "q_x86_test_util.h"
+#define Q_CATALOG_DEF "../../targets/x86_64/kernels/variants.def"
+#include "q_catalog.h"
 
-static int have_isa(void) {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-         __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vbmi");
+static const q_group *G; /* the variant under test */
+/* Skips the test unless the host runs the variant. */
+static void begin_group(void **state) {
+  G = *state;
+  for (int c = 0; c < 4; c++)
+    if (G->row[c] && !q_row_runs(G->row[c])) {
+      print_message("%s: needs %s, which this CPU lacks\n", G->row[c]->name, G->row[c]->features);
+      skip();
+    }
 }
-
-#define CONV_WRAP(ti, TI, to, TO, sfx, name)                                                                    \
-  static void cvw_##ti##_##to##sfx(void *y, const void *x, const int8_t *w, const int32_t *b, const int32_t *m, \
-                                   const int32_t *n, const int64_t *d, int32_t z_x, int32_t z_y, int32_t lo,     \
-                                   int32_t hi, uint8_t *s) {                                                    \
-    (void)s;                                                                                                    \
-    name((TO *)y, (const TI *)x, w, b, m, n, d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8], d[9], d[10], \
-         d[11], d[12], d[13], d[14], d[15], z_x, z_y, lo, hi S##sfx(s));                                        \
-  }
-#define S_ref(s)
-#define S_dw(s) , s
-#define WRAPS(ti, TI, to, TO)                                           \
-  CONV_WRAP(ti, TI, to, TO, _ref, qllc_k_conv2d_##ti##_i8_##to)        \
-  CONV_WRAP(ti, TI, to, TO, _dw, qllc_k_dwconv2d_##ti##_i8_##to##__avx512vnni)
-WRAPS(i8, int8_t, i8, int8_t)
-WRAPS(i8, int8_t, u8, uint8_t)
-WRAPS(u8, uint8_t, i8, int8_t)
-WRAPS(u8, uint8_t, u8, uint8_t)
-static conv_fn *const conv_ref[4] = {cvw_i8_i8_ref, cvw_i8_u8_ref, cvw_u8_i8_ref, cvw_u8_u8_ref};
-static conv_fn *const conv_dw[4] = {cvw_i8_i8_dw, cvw_i8_u8_dw, cvw_u8_i8_dw, cvw_u8_u8_dw};
 
 /* ---- the depthwise conv ------------------------------------------------------------------------------ */
 typedef struct dw_case {
@@ -68,6 +54,8 @@ static int dw_shape(dw_case *t, int64_t N, int64_t C, int64_t H, int64_t W, int6
 }
 
 static void run_dw(int combo, const dw_case *t) {
+  const q_vrow *r = G->row[combo];
+  if (!r) return;
   const kind ki = cin(combo), ko = cout_(combo);
   const int64_t *d = t->d;
   const int64_t N = d[0], C = d[1], H = d[2], W = d[3], OH = d[5], OW = d[6], KH = d[7], KW = d[8];
@@ -76,22 +64,23 @@ static void run_dw(int combo, const dw_case *t) {
   q8_operands o;
   q8_operands_make(&o, ki, ko, nx, C, K, t->z_x, t->xpat, t->wpat, t->bmode, t->mnmode, t->outvar, t->x_at_start);
   gbuf gwp, gbc, gs;
-  int8_t *wp = galloc(&gwp, qllc_pack_size(QLLC_LAYOUT_DW_Q4, C, K));
-  qllc_pack_w8(QLLC_LAYOUT_DW_Q4, wp, o.w, C, K);
+  int8_t *wp = galloc(&gwp, qllc_pack_size(r->layout, C, K));
   int32_t *bias_c = galloc(&gbc, (size_t)C * 4);
-  qllc_pack_bias8(bias_c, o.bias, o.w, C, K, ki == K_I8);
-  const size_t ssz = (size_t)qllc_scratch_dw(H, W, KH, KW, d[11], d[12], d[13], d[14]);
+  const qllc_pack_src src = {o.w, 1, ki == K_I8, o.bias, o.n, o.z_y, C, K, K};
+  r->pack(&src, wp, bias_c);
+  const qllc_layer_geom lg = q_conv_geom(d);
+  const size_t ssz = (size_t)r->scratch(&lg);
   uint8_t *scratch = galloc(&gs, ssz), *want = calloc((size_t)ny, 1), *got = gzone((size_t)ny);
   memset(scratch, 0x5a, ssz);
-  conv_ref[combo](want, o.x, o.w, o.bias, o.m, o.n, d, t->z_x, o.z_y, o.lo, o.hi, NULL);
-  conv_dw[combo](got, o.x, wp, bias_c, o.m, o.n, d, t->z_x, o.z_y, o.lo, o.hi, scratch);
+  r->conv_ref(want, o.x, o.w, o.bias, o.m, o.n, d, t->z_x, o.z_y, o.lo, o.hi, NULL);
+  r->conv_fn(got, o.x, wp, bias_c, o.m, o.n, d, t->z_x, o.z_y, o.lo, o.hi, scratch);
   const int64_t i = q8_compare(ko, got, want, ny, o.lo, o.hi, &n_out, &n_inside);
   if (i >= 0) {
     const int32_t g = tget(ko, got, i), e = tget(ko, want, i);
     const int64_t oc = i / (OH * OW) % C;
-    fail_msg("dw combo %d N=%lld C=%lld H=%lld W=%lld OH=%lld OW=%lld K=%lldx%lld s=%lld,%lld p=%lld,%lld d=%lld,%lld "
+    fail_msg("%s N=%lld C=%lld H=%lld W=%lld OH=%lld OW=%lld K=%lldx%lld s=%lld,%lld p=%lld,%lld d=%lld,%lld "
              "z_x=%d pat %d/%d out %d bias %d mn %d: y[%lld] (c %lld, oh %lld, ow %lld) got %d want %d (m=%d n=%d)",
-             combo, (long long)N, (long long)C, (long long)H, (long long)W, (long long)OH, (long long)OW,
+             r->name, (long long)N, (long long)C, (long long)H, (long long)W, (long long)OH, (long long)OW,
              (long long)KH, (long long)KW, (long long)d[9], (long long)d[10], (long long)d[11], (long long)d[12],
              (long long)d[13], (long long)d[14], t->z_x, t->xpat, t->wpat, t->outvar, t->bmode, t->mnmode,
              (long long)i, (long long)oc, (long long)(i / OW % OH), (long long)(i % OW), g, e, o.m[oc], o.n[oc]);
@@ -124,11 +113,7 @@ static void dw_random(dw_case *t, int combo) {
 }
 
 static void test_dw(void **state) {
-  (void)state;
-  if (!have_isa()) {
-    print_message("avx512 f/bw/vl/dq/vnni/vbmi: not supported by this CPU\n");
-    skip();
-  }
+  begin_group(state);
   n_out = n_inside = n_cases = 0;
   for (int i = 0; i < 600; i++) {
     dw_case t;
@@ -184,8 +169,7 @@ static void test_dw(void **state) {
 
 /* n = 0 (m tiny) and n = 62 on every channel, so REQUANT's shift extremes are hit for sure. */
 static void test_dw_shift_extremes(void **state) {
-  (void)state;
-  if (!have_isa()) skip();
+  begin_group(state);
   for (int combo = 0; combo < 4; combo++)
     for (int sel = 0; sel < 3; sel++) {
       dw_case t;
@@ -254,11 +238,18 @@ static void test_dw_fits(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_pack_dw),
-      cmocka_unit_test(test_dw_fits),
-      cmocka_unit_test(test_dw),
-      cmocka_unit_test(test_dw_shift_extremes),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  static const struct CMUnitTest fixed[] = {cmocka_unit_test(test_pack_dw), cmocka_unit_test(test_dw_fits)};
+  static q_group groups[Q_NROWS];
+  static struct CMUnitTest tests[sizeof fixed / sizeof fixed[0] + 2 * Q_NROWS];
+  static char names[Q_NROWS][128];
+  int nt = 0;
+  for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) tests[nt++] = fixed[i];
+  const int ng = q_groups(Q_SUITE_DW, groups);
+  for (int k = 0; k < ng; k++) {
+    snprintf(names[k], sizeof names[k], "%s (shift extremes)", groups[k].label);
+    const struct CMUnitTest t = {groups[k].label, test_dw, NULL, NULL, &groups[k]};
+    const struct CMUnitTest t2 = {names[k], test_dw_shift_extremes, NULL, NULL, &groups[k]};
+    tests[nt++] = t, tests[nt++] = t2;
+  }
+  return _cmocka_run_group_tests("q_x86_dw_test", tests, (size_t)nt, NULL, NULL);
 }

@@ -1,34 +1,49 @@
-/* tests/libjit/q_x86_q16_test.c: the AVX512-VNNI variants of the fused 16-bit input layers
- * (targets/x86_64/kernels/x86_q16.c: fc and conv2d, 16x8 and int16 x int16) bit for bit against the
- * scalar kernels of q_layers.c (same native library), with the weights packed by qllc_pack_w16, whose
- * layouts are checked first against an independent decoding of every packed index.
+/* tests/libjit/q_x86_q16_test.c: the x86_64 16-bit input rows of the kernel catalogue (targets/x86_64/
+ * kernels/variants.def; today x86_q16.c's avx512vnni fc, conv2d and the direct conv2dc2, 16x8 and int16 x
+ * int16), run ISA by ISA bit for bit against their references of q_layers.c (same native library), with
+ * the weights packed by the rows' packers, whose layouts are checked first against an independent
+ * decoding of every packed index.
  * Cases: several hundred random shapes (odd N / M / K, K = 1 .. 3, K > 2000, groups and depthwise,
  * strides, dilations, padding on every side, 1x1 and 7x7), inputs at a pointer inside their buffer,
  * zero points and clamps at the type's ends, n = 0 and n = 62, huge biases, and the worst cases for
  * the int32 runs: x all -32768 against w all -128 (16x8) or all -32768 / 32767 (int16) at K > 256.
- * Skipped (never passed silently) on a CPU without AVX512-F/BW/VL/DQ/VNNI. */
+ * Skipped (never passed silently) on a CPU without an ISA's features (the compiler's host features). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../targets/x86_64/kernels/kernels_x86_q16.h"
+#include "../../targets/x86_64/kernels/variants.h"
 #include "kernels_q.h"
 #include "lower/pack.h"
 
 #define Q_TEST_SEED 0x2545f4914f6cdd1dULL
 #include "q_x86_test_util.h"
 
-static int has_isa(void) {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-         __builtin_cpu_supports("avx512vnni");
+#define Q_CATALOG_DEF "../../targets/x86_64/kernels/variants.def"
+#include "q_catalog.h"
+
+/* The ISA under test: the tests below run once per ISA of the catalogue's 16-bit rows, on its rows
+   qllc_k_<kstem>_i16_<w>_i16__<isa> (w: i8 16x8, i16 int16 x int16). */
+static const char *ISA;
+static const q_vrow *row16(const char *kstem, int wide) { return q_row_of(kstem, "i16", wide ? "i16" : "i8", "i16", ISA); }
+/* the direct conv of the ISA (an ALT row of conv2d), NULL when it has none */
+static const q_vrow *direct16(int wide) {
+  for (int i = 0; i < Q_NROWS; i++) {
+    const q_vrow *r = &q_rows[i];
+    if (r->alt && r->conv && r->esize == 2 && !strcmp(r->isa, ISA) && !strcmp(r->w, wide ? "i16" : "i8")) return r;
+  }
+  return NULL;
 }
-#define REQUIRE_ISA()                                                                                          \
-  do {                                                                                                         \
-    if (!has_isa()) skip();                                                                                    \
-  } while (0)
+/* Skips the test unless the host has the features of every row of the ISA. */
+static void require_isa(void) {
+  for (int i = 0; i < Q_NROWS; i++)
+    if (q_row_suite(&q_rows[i]) == Q_SUITE_Q16 && !strcmp(q_rows[i].isa, ISA) && !q_row_runs(&q_rows[i])) {
+      print_message("%s: needs %s, which this CPU lacks\n", q_rows[i].name, q_rows[i].features);
+      skip();
+    }
+}
+#define REQUIRE_ISA() require_isa()
 
 /* Outputs of the plain cases (multipliers from the accumulators, full output range), and how many were
    strictly inside the range: the random cases must test the rounding, not only the clamp. */
@@ -147,10 +162,19 @@ static void pick_mn16(int32_t *m, int32_t *n, int64_t ch, const double *mag, int
 
 /* The weights of both kinds as the scalar kernel takes them, and the packed copy. */
 static void *plain_w(int wide, const int32_t *wv, int64_t count) { return tbuf(wide ? K_I16 : K_I8, wv, count); }
-static void *packed_w(int wide, qllc_layout l, const void *w, int64_t ch, int64_t K) {
-  size_t sz = qllc_pack_size(l, ch, K);
+/* The weights packed by row r's packer (the bias it makes is the one given: 16-bit layouts keep it);
+   *k32: what the packer returns (ROWS_C2: the channels in one int32 run). */
+static void *packed_w(const q_vrow *r, int wide, const void *w, const int64_t *bias, const int32_t *n, int32_t z_y,
+                      int64_t ch, int64_t K, int64_t taps, int64_t *k32) {
+  size_t sz = qllc_pack_size(r->layout, ch, K);
   void *wp = aligned_alloc(64, (sz + 63) / 64 * 64);
-  qllc_pack_w16(l, wp, wide ? NULL : (const int8_t *)w, wide ? (const int16_t *)w : NULL, ch, K);
+  int64_t *bc = malloc((size_t)(ch ? ch : 1) * 8);
+  const qllc_pack_src src = {w, !wide, 0, bias, n, z_y, ch, K, taps};
+  const int64_t k = r->pack(&src, wp, bc);
+  if (k32) *k32 = k;
+  for (int64_t c = 0; c < ch; c++)
+    if (bc[c] != bias[c]) fail_msg("%s: the packer changed the bias", r->name);
+  free(bc);
   return wp;
 }
 static uint8_t *scratch_buf(int64_t bytes) {
@@ -219,16 +243,14 @@ static void run_fc(const qcase *q, int64_t M, int64_t N, int64_t K) {
   xbuf xb = xbuf_make(xv, M * K, q->xoff, q->guard);
   const int16_t *x = xb.x;
   void *w = plain_w(q->wide, wv, N * K);
-  void *wp = packed_w(q->wide, q->wide ? QLLC_LAYOUT_K2N16_SPLIT : QLLC_LAYOUT_K2N16, w, N, K);
-  uint8_t *scratch = scratch_buf(qllc_scratch_fc(M, K, 2));
+  const q_vrow *r = row16("fc", q->wide);
+  if (!r) fail_msg("no fc row for %s", ISA);
+  void *wp = packed_w(r, q->wide, w, bias, n, z_y, N, K, 1, NULL);
+  const qllc_layer_geom lg = q_fc_geom(M, N, K);
+  uint8_t *scratch = scratch_buf(r->scratch(&lg));
   int16_t *want = out_buf(M * N), *got = out_buf(M * N);
-  if (q->wide) {
-    qllc_k_fc_i16_i16_i16(want, x, w, bias, m, n, M, N, K, q->z_x, z_y, lo, hi);
-    qllc_k_fc_i16_i16_i16__avx512vnni(got, x, wp, bias, m, n, M, N, K, q->z_x, z_y, lo, hi, scratch);
-  } else {
-    qllc_k_fc_i16_i8_i16(want, x, w, bias, m, n, M, N, K, q->z_x, z_y, lo, hi);
-    qllc_k_fc_i16_i8_i16__avx512vnni(got, x, wp, bias, m, n, M, N, K, q->z_x, z_y, lo, hi, scratch);
-  }
+  r->fc_ref(want, x, w, bias, m, n, M, N, K, q->z_x, z_y, lo, hi, NULL);
+  r->fc_fn(got, x, wp, bias, m, n, M, N, K, q->z_x, z_y, lo, hi, scratch);
   char what[200];
   snprintf(what, sizeof what, "fc %s M=%lld N=%lld K=%lld z_x=%d xpat=%d wpat=%d mn=%d", q->wide ? "i16" : "16x8",
            (long long)M, (long long)N, (long long)K, q->z_x, q->xpat, q->wpat, q->mnvar);
@@ -365,21 +387,16 @@ static void run_conv(const qcase *q, const cshape *s) {
   xbuf xb = xbuf_make(xv, nx, q->xoff, q->guard);
   const int16_t *x = xb.x;
   void *w = plain_w(q->wide, wv, M * K);
-  void *wp = packed_w(q->wide, q->wide ? QLLC_LAYOUT_ROWS_K2_SPLIT : QLLC_LAYOUT_ROWS_K2, w, M, K);
-  uint8_t *scratch = scratch_buf(qllc_scratch_conv(K, 2));
+  const q_vrow *r = row16("conv2d", q->wide), *rd = direct16(q->wide);
+  if (!r) fail_msg("no conv2d row for %s", ISA);
+  void *wp = packed_w(r, q->wide, w, bias, n, z_y, M, K, s->KH * s->KW, NULL);
+  const int64_t d[16] = {s->N, s->C, s->H, s->W, M, OH, OW, s->KH, s->KW, s->sh, s->sw, s->pt, s->pl, s->dh, s->dw, s->g};
+  const qllc_layer_geom lg = q_conv_geom(d);
+  uint8_t *scratch = scratch_buf(r->scratch(&lg));
   const int64_t ny = s->N * M * OH * OW;
   int16_t *want = out_buf(ny), *got = out_buf(ny);
-#define CONV_ARGS                                                                                            \
-  bias, m, n, s->N, s->C, s->H, s->W, M, OH, OW, s->KH, s->KW, s->sh, s->sw, s->pt, s->pl, s->dh, s->dw, s->g, \
-      q->z_x, z_y, lo, hi
-  if (q->wide) {
-    qllc_k_conv2d_i16_i16_i16(want, x, w, CONV_ARGS);
-    qllc_k_conv2d_i16_i16_i16__avx512vnni(got, x, wp, CONV_ARGS, scratch);
-  } else {
-    qllc_k_conv2d_i16_i8_i16(want, x, w, CONV_ARGS);
-    qllc_k_conv2d_i16_i8_i16__avx512vnni(got, x, wp, CONV_ARGS, scratch);
-  }
-#undef CONV_ARGS
+  r->conv_ref(want, x, w, bias, m, n, d, q->z_x, z_y, lo, hi, NULL);
+  r->conv_fn(got, x, wp, bias, m, n, d, q->z_x, z_y, lo, hi, scratch);
   char what[300];
   snprintf(what, sizeof what,
            "conv %s N=%lld C=%lld %lldx%lld M=%lld k=%lldx%lld s=%lld,%lld pad=%lld,%lld,%lld,%lld d=%lld,%lld g=%lld "
@@ -389,26 +406,16 @@ static void run_conv(const qcase *q, const cshape *s) {
            (long long)s->pl, (long long)s->pb, (long long)s->pr, (long long)s->dh, (long long)s->dw, (long long)s->g,
            q->z_x, q->xpat, q->wpat, q->mnvar);
   compare(what, got, want, ny, lo, hi, q->mnvar == 0 && q->outvar == 0);
-  if (qllc_c4_fits(s->C, s->g, s->KH, s->KW, s->sh, s->sw)) { /* the direct conv over channel pairs too */
-    const qllc_layout l = q->wide ? QLLC_LAYOUT_ROWS_C2_SPLIT : QLLC_LAYOUT_ROWS_C2;
-    void *wc = malloc(qllc_pack_size(l, M, K));
-    qllc_pack_w16_c2(l, wc, q->wide ? NULL : (const int8_t *)w, q->wide ? (const int16_t *)w : NULL, M, K,
-                     s->KH * s->KW);
-    if (!q->wide) { /* the channels whose sums the constants bound inside int32 run in one int32 run */
-      const int64_t k32 = qllc_pack_c2_int32(wc, w, bias, n, z_y, M, K);
-      n_c2_i32 += k32, n_c2_wide += M - k32;
-    }
-    const int64_t ssz = qllc_scratch_c2(s->C, s->g, s->W, OH, OW, s->KH, s->KW, s->pl, s->dh, s->dw);
+  if (rd && qllc_c4_fits(s->C, s->g, s->KH, s->KW, s->sh, s->sw)) { /* the direct conv over channel pairs too */
+    int64_t k32;
+    void *wc = packed_w(rd, q->wide, w, bias, n, z_y, M, K, s->KH * s->KW, &k32);
+    if (k32 >= 0) n_c2_i32 += k32, n_c2_wide += M - k32; /* the channels whose sums stay in one int32 run */
+    const int64_t ssz = rd->scratch(&lg);
     uint8_t *sc = gzone((size_t)ssz);
     int16_t *got2 = out_buf(ny);
-#define CONV_ARGS                                                                                            \
-  bias, m, n, s->N, s->C, s->H, s->W, M, OH, OW, s->KH, s->KW, s->sh, s->sw, s->pt, s->pl, s->dh, s->dw, s->g, \
-      q->z_x, z_y, lo, hi
-    if (q->wide) qllc_k_conv2dc2_i16_i16_i16__avx512vnni(got2, x, wc, CONV_ARGS, sc);
-    else qllc_k_conv2dc2_i16_i8_i16__avx512vnni(got2, x, wc, CONV_ARGS, sc);
-#undef CONV_ARGS
+    rd->conv_fn(got2, x, wc, bias, m, n, d, q->z_x, z_y, lo, hi, sc);
     char what2[320];
-    snprintf(what2, sizeof what2, "direct (conv2dc2) %s", what);
+    snprintf(what2, sizeof what2, "direct (%s) %s", rd->name, what);
     compare(what2, got2, want, ny, lo, hi, 0);
     if (!guard_ok(sc, (size_t)ssz)) fail_msg("%s: wrote past the scratch", what2);
     n_direct++;
@@ -506,10 +513,10 @@ static int64_t run_int32_edge(int kind, int mixed_sign, int64_t M, int n31) {
   const int64_t ssz = qllc_scratch_c2(s.C, 1, s.W, OH, OW, 3, 3, 1, 1, 1);
   uint8_t *sc = gzone((size_t)ssz);
   int16_t *want = out_buf(ny), *got = out_buf(ny);
-#define CONV_ARGS bias, m, n, 1, s.C, s.H, s.W, M, OH, OW, 3, 3, 1, 1, 1, 1, 1, 1, 1, -32768, 0, -32768, 32767
-  qllc_k_conv2d_i16_i8_i16(want, x, w, CONV_ARGS);
-  qllc_k_conv2dc2_i16_i8_i16__avx512vnni(got, x, (const int16_t *)wc, CONV_ARGS, sc);
-#undef CONV_ARGS
+  const q_vrow *rd = direct16(0);
+  const int64_t d[16] = {1, s.C, s.H, s.W, M, OH, OW, 3, 3, 1, 1, 1, 1, 1, 1, 1};
+  rd->conv_ref(want, x, w, bias, m, n, d, -32768, 0, -32768, 32767, NULL);
+  rd->conv_fn(got, x, wc, bias, m, n, d, -32768, 0, -32768, 32767, sc);
   char what[120];
   snprintf(what, sizeof what, "int32 edge kind %d mixed_sign %d M=%lld n31 %d", kind, mixed_sign, (long long)M, n31);
   compare(what, got, want, ny, -32768, 32767, 0);
@@ -523,6 +530,7 @@ static int64_t run_int32_edge(int kind, int mixed_sign, int64_t M, int n31) {
 static void test_conv_int32_edge(void **state) {
   (void)state;
   REQUIRE_ISA();
+  if (!direct16(0)) skip(); /* no 16x8 direct conv for this ISA */
   static const int64_t Ms[] = {1, 12, 26, 31};
   for (int mi = 0; mi < 4; mi++)
     for (int kind = 0; kind < 3; kind++)
@@ -624,10 +632,22 @@ static void test_conv_extremes(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_pack_layouts), cmocka_unit_test(test_fc_16x8),     cmocka_unit_test(test_fc_i16),
-      cmocka_unit_test(test_fc_extremes),  cmocka_unit_test(test_epilogue),  cmocka_unit_test(test_conv_fixed),  cmocka_unit_test(test_conv_16x8),
-      cmocka_unit_test(test_conv_i16),     cmocka_unit_test(test_conv_extremes), cmocka_unit_test(test_conv_direct),
-      cmocka_unit_test(test_conv_int32_edge),
+      cmocka_unit_test(test_fc_16x8),         cmocka_unit_test(test_fc_i16),      cmocka_unit_test(test_fc_extremes),
+      cmocka_unit_test(test_epilogue),        cmocka_unit_test(test_conv_fixed),  cmocka_unit_test(test_conv_16x8),
+      cmocka_unit_test(test_conv_i16),        cmocka_unit_test(test_conv_extremes),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  const struct CMUnitTest direct[] = {cmocka_unit_test(test_conv_direct), cmocka_unit_test(test_conv_int32_edge)};
+  const struct CMUnitTest fixed[] = {cmocka_unit_test(test_pack_layouts)};
+  int failed = cmocka_run_group_tests_name("layouts", fixed, NULL, NULL);
+  /* every ISA of the 16-bit rows, in the catalogue's order */
+  for (int i = 0; i < Q_NROWS; i++) {
+    if (q_row_suite(&q_rows[i]) != Q_SUITE_Q16) continue;
+    int seen = 0;
+    for (int j = 0; j < i; j++) seen |= q_row_suite(&q_rows[j]) == Q_SUITE_Q16 && !strcmp(q_rows[j].isa, q_rows[i].isa);
+    if (seen) continue;
+    ISA = q_rows[i].isa;
+    failed += _cmocka_run_group_tests(ISA, tests, sizeof tests / sizeof tests[0], NULL, NULL);
+    if (direct16(0) || direct16(1)) failed += _cmocka_run_group_tests(ISA, direct, sizeof direct / sizeof direct[0], NULL, NULL);
+  }
+  return failed;
 }

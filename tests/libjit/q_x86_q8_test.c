@@ -1,7 +1,11 @@
-/* tests/libjit/q_x86_q8_test.c: the x86_64 8-bit Conv / FC variants (targets/x86_64/kernels/x86_q8.c,
- * avx512vnni, avxvnni, avx2), compiled natively, bit for bit against the scalar kernels
- * qllc_k_conv2d_* / qllc_k_fc_* of q_layers.c, with weights and bias packed by src/lower/pack.c.
- * A variant the CPU lacks is SKIPPED. Inputs, weights and the small parameter arrays end at a
+/* tests/libjit/q_x86_q8_test.c: every x86_64 8-bit Conv / FC row of the kernel catalogue
+ * (targets/x86_64/kernels/variants.def: the panel, FC and direct c4 / cl variants of every ISA but AMX,
+ * which q_amx_test.c runs), compiled natively, bit for bit against its reference qllc_k_conv2d_* /
+ * qllc_k_fc_* of q_layers.c, with weights and bias packed by the row's packer (src/lower/pack.c) into a
+ * scratch of the row's size. One test per variant (its four type combinations), chosen by the row's
+ * shape predicate (fc, panel, c4, cl); a row whose CPU features the host lacks (the compiler's host
+ * features, qllc_lower_has_features) is SKIPPED. Also: every x86_64 row is run by one of the kernel
+ * tests (q_catalog.h, q_row_suite). Inputs, weights and the small parameter arrays end at a
  * PROT_NONE page, so a read past any of them faults; the output and scratch buffers carry a guard
  * zone that must stay untouched.
  * Also: the packers (qllc_pack_size, qllc_pack_w8 in both 8-bit layouts, qllc_pack_bias8 with
@@ -11,80 +15,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../targets/x86_64/kernels/kernels_x86_q8.h"
+#include "../../targets/x86_64/kernels/variants.h"
 #include "kernels_q.h"
 #include "lower/pack.h"
 
 #define Q_TEST_SEED 0x51ed27a3c0ffee11ULL
 #include "q_x86_test_util.h"
+#define Q_CATALOG_DEF "../../targets/x86_64/kernels/variants.def"
 #include "q_q8_cases.h"
 
-/* ---- the variants ---------------------------------------------------------------------------------- */
-/* ISA_C4, ISA_CL: the direct convs (avx512vnni) */
-enum { ISA_AVX512VNNI, ISA_AVXVNNI, ISA_AVX2, ISA_C4, ISA_CL, NISA };
-static const char *isa_name[NISA] = {"avx512vnni", "avxvnni", "avx2", "avx512vnni direct (conv2dc4)",
-                                     "avx512vnni direct, channel lanes (conv2dcl)"};
+/* ---- the variants ------------------------------------------------------------------------------------ */
+static const q_group *G;   /* the variant under test */
+static const char *gname; /* its name in messages */
 
-static int have_isa(int isa) {
-  __builtin_cpu_init();
-  switch (isa) {
-  case ISA_C4:
-  case ISA_CL:
-  case ISA_AVX512VNNI:
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-           __builtin_cpu_supports("avx512vnni");
-  case ISA_AVXVNNI: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avxvnni");
-  default: return __builtin_cpu_supports("avx2");
-  }
+/* Skips the test unless the host runs the variant. */
+static void begin_group(void **state) {
+  G = *state;
+  gname = G->label;
+  for (int c = 0; c < 4; c++)
+    if (G->row[c] && !q_row_runs(G->row[c])) {
+      print_message("%s: needs %s, which this CPU lacks\n", G->row[c]->name, G->row[c]->features);
+      skip();
+    }
 }
-
-#define FC_S__avx512vnni(s) , s
-#define FC_S__avxvnni(s) , s
-#define FC_S__avx2(s) , s
-#define FC_S_c4__avx512vnni(s) , s
-#define FC_S_cl__avx512vnni(s) , s
-#define WRAPS(ti, TI, to, TO)                                                           \
-  FC_WRAP(ti, TI, to, TO, _ref, qllc_k_fc_##ti##_i8_##to)                               \
-  FC_WRAP(ti, TI, to, TO, __avx512vnni, qllc_k_fc_##ti##_i8_##to##__avx512vnni)         \
-  FC_WRAP(ti, TI, to, TO, __avxvnni, qllc_k_fc_##ti##_i8_##to##__avxvnni)               \
-  FC_WRAP(ti, TI, to, TO, __avx2, qllc_k_fc_##ti##_i8_##to##__avx2)                     \
-  CONV_WRAP(ti, TI, to, TO, _ref, qllc_k_conv2d_##ti##_i8_##to)                         \
-  CONV_WRAP(ti, TI, to, TO, __avx512vnni, qllc_k_conv2d_##ti##_i8_##to##__avx512vnni)   \
-  CONV_WRAP(ti, TI, to, TO, __avxvnni, qllc_k_conv2d_##ti##_i8_##to##__avxvnni)         \
-  CONV_WRAP(ti, TI, to, TO, __avx2, qllc_k_conv2d_##ti##_i8_##to##__avx2)                   \
-  CONV_WRAP(ti, TI, to, TO, _c4__avx512vnni, qllc_k_conv2dc4_##ti##_i8_##to##__avx512vnni)      \
-  CONV_WRAP(ti, TI, to, TO, _cl__avx512vnni, qllc_k_conv2dcl_##ti##_i8_##to##__avx512vnni)
-WRAPS(i8, int8_t, i8, int8_t)
-WRAPS(i8, int8_t, u8, uint8_t)
-WRAPS(u8, uint8_t, i8, int8_t)
-WRAPS(u8, uint8_t, u8, uint8_t)
-
-static fc_fn *const fc_ref[4] = {fcw_i8_i8_ref, fcw_i8_u8_ref, fcw_u8_i8_ref, fcw_u8_u8_ref};
-static conv_fn *const conv_ref[4] = {cvw_i8_i8_ref, cvw_i8_u8_ref, cvw_u8_i8_ref, cvw_u8_u8_ref};
-static fc_fn *const fc_var[NISA][4] = {
-    {fcw_i8_i8__avx512vnni, fcw_i8_u8__avx512vnni, fcw_u8_i8__avx512vnni, fcw_u8_u8__avx512vnni},
-    {fcw_i8_i8__avxvnni, fcw_i8_u8__avxvnni, fcw_u8_i8__avxvnni, fcw_u8_u8__avxvnni},
-    {fcw_i8_i8__avx2, fcw_i8_u8__avx2, fcw_u8_i8__avx2, fcw_u8_u8__avx2},
-    {fcw_i8_i8__avx512vnni, fcw_i8_u8__avx512vnni, fcw_u8_i8__avx512vnni, fcw_u8_u8__avx512vnni},  /* no C4 FC */
-    {fcw_i8_i8__avx512vnni, fcw_i8_u8__avx512vnni, fcw_u8_i8__avx512vnni, fcw_u8_u8__avx512vnni}}; /* no CL FC */
-static conv_fn *const conv_var[NISA][4] = {
-    {cvw_i8_i8__avx512vnni, cvw_i8_u8__avx512vnni, cvw_u8_i8__avx512vnni, cvw_u8_u8__avx512vnni},
-    {cvw_i8_i8__avxvnni, cvw_i8_u8__avxvnni, cvw_u8_i8__avxvnni, cvw_u8_u8__avxvnni},
-    {cvw_i8_i8__avx2, cvw_i8_u8__avx2, cvw_u8_i8__avx2, cvw_u8_u8__avx2},
-    {cvw_i8_i8_c4__avx512vnni, cvw_i8_u8_c4__avx512vnni, cvw_u8_i8_c4__avx512vnni, cvw_u8_u8_c4__avx512vnni},
-    {cvw_i8_i8_cl__avx512vnni, cvw_i8_u8_cl__avx512vnni, cvw_u8_i8_cl__avx512vnni, cvw_u8_u8_cl__avx512vnni}};
 
 /* ---- FC ------------------------------------------------------------------------------------------- */
-static void run_fc(int isa, int combo, const fc_case *t) {
-  q8_run_fc(isa_name[isa], fc_ref[combo], fc_var[isa][combo], combo, t);
+static void run_fc(int combo, const fc_case *t) {
+  if (G->row[combo]) q8_run_fc(G->row[combo], t);
 }
 
-static void fc_suite(int isa) {
-  if (!have_isa(isa)) {
-    print_message("%s: not supported by this CPU\n", isa_name[isa]);
-    skip();
-  }
+static void fc_suite(void) {
   n_out = n_inside = 0;
   static const int64_t Ms[] = {1, 2, 3, 4, 5, 6, 7, 11, 13, 63, 64, 65, 130};
   static const int64_t Ns[] = {1, 2, 3, 8, 15, 16, 17, 24, 31, 33, 63, 64, 65, 100, 129};
@@ -96,31 +56,30 @@ static void fc_suite(int isa) {
     fc_case t = {Ms[irand(0, 12)], Ns[irand(0, 14)], Ks[irand(0, 12)], pick_zx(cin(combo)), 0, 0,
                  (int)irand(0, 4), i % 13 == 0 ? 1 + (int)irand(0, 1) : 0, 0};
     if (t.M * t.N * t.K > 4000000) t.M = 3;
-    run_fc(isa, combo, &t), cases++;
+    run_fc(combo, &t), cases++;
   }
   /* long reductions, odd sizes */
   for (int combo = 0; combo < 4; combo++) {
     fc_case a = {3, 37, 2050, pick_zx(cin(combo)), 0, 0, 0, 0, 0}, b = {1, 70, 4099, pick_zx(cin(combo)), 0, 0, 2, 0, 0};
     fc_case c = {67, 19, 2001, pick_zx(cin(combo)), 0, 0, 1, 0, 0};
-    run_fc(isa, combo, &a), run_fc(isa, combo, &b), run_fc(isa, combo, &c), cases += 3;
+    run_fc(combo, &a), run_fc(combo, &b), run_fc(combo, &c), cases += 3;
   }
-  cases += fc_extremes(isa, run_fc);
-  print_message("fc %s: %d cases, %lld outputs, %lld inside the clamp range\n", isa_name[isa], cases,
+  cases += fc_extremes(run_fc);
+  print_message("fc %s: %d cases, %lld outputs, %lld inside the clamp range\n", gname, cases,
                 (long long)n_out, (long long)n_inside);
-  if (n_inside * 4 < n_out) fail_msg("fc %s: too few outputs inside the clamp range", isa_name[isa]);
+  if (n_inside * 4 < n_out) fail_msg("fc %s: too few outputs inside the clamp range", gname);
 }
 
 /* ---- Conv ------------------------------------------------------------------------------------------- */
-static void run_conv(int isa, int combo, const conv_case *t) {
-  q8_run_conv(isa_name[isa], conv_ref[combo], conv_var[isa][combo], isa == ISA_C4 ? Q8_C4 : isa == ISA_CL ? Q8_CL : Q8_PANEL,
-              combo, t);
+static void run_conv(int combo, const conv_case *t) {
+  if (G->row[combo]) q8_run_conv(G->row[combo], t);
 }
 
 static void conv_random(conv_case *t, int combo) { conv_random_hw(t, combo, 24); }
 
 /* Random shapes of rnd's kind with extreme values (all min / max / alternating inputs and weights, z_x
    at both ends, biases at the bound), then the suite's summary: cases so far + these. */
-static void conv_extremes(int isa, void (*rnd)(conv_case *, int), int cases) {
+static void conv_extremes(void (*rnd)(conv_case *, int), int cases) {
   for (int combo = 0; combo < 4; combo++)
     for (int xp = 0; xp < 4; xp++)
       for (int wp = 0; wp < 4; wp++) {
@@ -129,11 +88,11 @@ static void conv_extremes(int isa, void (*rnd)(conv_case *, int), int cases) {
         const kind ki = cin(combo);
         t.xpat = xp, t.wpat = wp, t.z_x = (xp + wp) % 2 ? kmin(ki) : kmax(ki), t.bmode = (int)irand(0, 2);
         t.mnmode = (int)irand(0, 1);
-        run_conv(isa, combo, &t), cases++;
+        run_conv(combo, &t), cases++;
       }
-  print_message("conv %s: %d cases, %lld outputs, %lld inside the clamp range\n", isa_name[isa], cases,
+  print_message("conv %s: %d cases, %lld outputs, %lld inside the clamp range\n", gname, cases,
                 (long long)n_out, (long long)n_inside);
-  if (n_inside * 4 < n_out) fail_msg("conv %s: too few outputs inside the clamp range", isa_name[isa]);
+  if (n_inside * 4 < n_out) fail_msg("conv %s: too few outputs inside the clamp range", gname);
 }
 
 /* A random shape the direct variant takes: stride 1, C/group a multiple of 4, more than one tap. */
@@ -155,17 +114,13 @@ static void conv_random_c4(conv_case *t, int combo) {
 
 /* A suite: 320 random cases of rnd's kind, the fixed shapes e (mn_alt: fixed cases of odd combos with
    all-typical multipliers), then the extremes. */
-static void conv_suite_of(int isa, void (*rnd)(conv_case *, int), const conv_edge *e, size_t ne, int mn_alt) {
-  if (!have_isa(isa)) {
-    print_message("%s: not supported by this CPU\n", isa_name[isa]);
-    skip();
-  }
+static void conv_suite_of(void (*rnd)(conv_case *, int), const conv_edge *e, size_t ne, int mn_alt) {
   n_out = n_inside = 0;
   int cases = 0;
   for (int i = 0; i < 320; i++) {
     conv_case t;
     rnd(&t, i % 4);
-    run_conv(isa, i % 4, &t), cases++;
+    run_conv(i % 4, &t), cases++;
   }
   for (size_t i = 0; i < ne; i++)
     for (int combo = 0; combo < 4; combo++) {
@@ -173,9 +128,9 @@ static void conv_suite_of(int isa, void (*rnd)(conv_case *, int), const conv_edg
       edge_shape(&t, &e[i]);
       t.z_x = pick_zx(cin(combo)), t.xpat = t.wpat = 0, t.outvar = (int)irand(0, 4), t.bmode = 0;
       t.mnmode = mn_alt ? combo & 1 : 0;
-      run_conv(isa, combo, &t), cases++;
+      run_conv(combo, &t), cases++;
     }
-  conv_extremes(isa, rnd, cases);
+  conv_extremes(rnd, cases);
 }
 
 /* ResNet's 3x3 layers, rows wider than 64 columns, one pixel, a 1-row image, padding larger than the
@@ -203,14 +158,14 @@ static const conv_edge c4_rows[] = {
     {1, 4, 7, 5, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
 };
 static void conv_suite_c4(void) {
-  conv_suite_of(ISA_C4, conv_random_c4, c4_edges, sizeof c4_edges / sizeof c4_edges[0], 0);
+  conv_suite_of(conv_random_c4, c4_edges, sizeof c4_edges / sizeof c4_edges[0], 0);
   for (size_t i = 0; i < sizeof c4_rows / sizeof c4_rows[0]; i++)
     for (int combo = 0; combo < 4; combo++)
       for (int outvar = 0; outvar <= 5; outvar++) {
         conv_case t;
         edge_shape(&t, &c4_rows[i]);
         t.z_x = pick_zx(cin(combo)), t.xpat = t.wpat = 0, t.outvar = outvar, t.bmode = 0, t.mnmode = 0;
-        run_conv(ISA_C4, combo, &t);
+        run_conv(combo, &t);
       }
 }
 
@@ -249,7 +204,7 @@ static const conv_edge cl_edges[] = {
     {1, 8, 7, 7, 33, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},      {1, 8, 4, 12, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
     {1, 8, 7, 7, 70, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1},      {1, 4, 9, 9, 3, 3, 3, 3, 3, 0, 0, 0, 0, 1, 1, 1},
 };
-static void conv_suite_cl(void) { conv_suite_of(ISA_CL, conv_random_cl, cl_edges, sizeof cl_edges / sizeof cl_edges[0], 1); }
+static void conv_suite_cl(void) { conv_suite_of(conv_random_cl, cl_edges, sizeof cl_edges / sizeof cl_edges[0], 1); }
 
 /* fixed edge shapes: pointwise over more than one panel, the 7x7 stride-2 stem, K = 1 .. 3, K > 2000,
    rows wider than a panel, single pixels, padding on every side, depthwise, dilations, tall and narrow */
@@ -277,8 +232,8 @@ static const conv_edge panel_edges[] = {
     {1, 64, 14, 14, 7, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1},   {1, 9, 9, 9, 10, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
 };
 
-static void conv_suite(int isa) {
-  conv_suite_of(isa, conv_random, panel_edges, sizeof panel_edges / sizeof panel_edges[0], 0);
+static void conv_suite(void) {
+  conv_suite_of(conv_random, panel_edges, sizeof panel_edges / sizeof panel_edges[0], 0);
 }
 
 /* A random stride-2 shape of the panel variant's window packer (x86_q8_panel.h, z_pack_s2w: KW >= 3,
@@ -312,19 +267,24 @@ static const conv_edge s2w_edges[] = {
     {2, 6, 8, 46, 9, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 3},     {1, 7, 4, 48, 13, 1, 4, 1, 2, 0, 0, 0, 3, 1, 1, 1},
     {1, 3, 3, 67, 8, 3, 8, 3, 2, 2, 1, 2, 2, 1, 1, 1},     {1, 2, 4, 44, 5, 5, 3, 1, 2, 2, 3, 2, 3, 1, 4, 1},
 };
-static void test_conv_s2w_avx512vnni(void **s) {
-  (void)s;
-  conv_suite_of(ISA_AVX512VNNI, conv_random_s2w, s2w_edges, sizeof s2w_edges / sizeof s2w_edges[0], 0);
+static void conv_suite_s2w(void) {
+  conv_suite_of(conv_random_s2w, s2w_edges, sizeof s2w_edges / sizeof s2w_edges[0], 0);
 }
 
-static void test_fc_avx512vnni(void **s) { (void)s, fc_suite(ISA_AVX512VNNI); }
-static void test_fc_avxvnni(void **s) { (void)s, fc_suite(ISA_AVXVNNI); }
-static void test_fc_avx2(void **s) { (void)s, fc_suite(ISA_AVX2); }
-static void test_conv_avx512vnni(void **s) { (void)s, conv_suite(ISA_AVX512VNNI); }
-static void test_conv_avxvnni(void **s) { (void)s, conv_suite(ISA_AVXVNNI); }
-static void test_conv_avx2(void **s) { (void)s, conv_suite(ISA_AVX2); }
-static void test_conv_c4_avx512vnni(void **s) { (void)s, conv_suite_c4(); }
-static void test_conv_cl_avx512vnni(void **s) { (void)s, conv_suite_cl(); }
+/* The suites, by the rows' shape predicate: a panel variant also takes the stride-2 windows. */
+static void test_fc(void **s) { begin_group(s), fc_suite(); }
+static void test_conv(void **s) { begin_group(s), conv_suite(); }
+static void test_conv_s2w(void **s) { begin_group(s), conv_suite_s2w(); }
+static void test_conv_c4(void **s) { begin_group(s), conv_suite_c4(); }
+static void test_conv_cl(void **s) { begin_group(s), conv_suite_cl(); }
+
+/* Every row of the catalogue for x86_64 is run by one of the kernel tests. */
+static void test_rows_claimed(void **state) {
+  (void)state;
+  assert_true(Q_NROWS > 0);
+  for (int i = 0; i < Q_NROWS; i++)
+    if (q_row_suite(&q_rows[i]) == Q_SUITE_NONE) fail_msg("%s: no kernel test runs this row", q_rows[i].name);
+}
 
 /* ---- the packers ---------------------------------------------------------------------------------- */
 static void test_pack_size(void **state) {
@@ -404,13 +364,31 @@ static void test_pack_bias8(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_pack_size),       cmocka_unit_test(test_pack_w8),
-      cmocka_unit_test(test_pack_bias8),      cmocka_unit_test(test_fc_avx512vnni),
-      cmocka_unit_test(test_fc_avxvnni),      cmocka_unit_test(test_fc_avx2),
-      cmocka_unit_test(test_conv_avx512vnni), cmocka_unit_test(test_conv_avxvnni),
-      cmocka_unit_test(test_conv_avx2),       cmocka_unit_test(test_conv_c4_avx512vnni),
-      cmocka_unit_test(test_conv_cl_avx512vnni), cmocka_unit_test(test_conv_s2w_avx512vnni),
+  static const struct CMUnitTest fixed[] = {
+      cmocka_unit_test(test_pack_size), cmocka_unit_test(test_pack_w8), cmocka_unit_test(test_pack_bias8),
+      cmocka_unit_test(test_rows_claimed),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  /* one test per suite of each variant's predicate */
+  static q_group groups[Q_NROWS];
+  static struct CMUnitTest tests[sizeof fixed / sizeof fixed[0] + 2 * Q_NROWS];
+  static char s2w[Q_NROWS][128];
+  int nt = 0;
+  for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) tests[nt++] = fixed[i];
+  const int ng = q_groups(Q_SUITE_Q8, groups);
+  for (int k = 0; k < ng; k++) {
+    const char *fits = groups[k].first->fits_id;
+    snprintf(s2w[k], sizeof s2w[k], "%s (stride-2 windows)", groups[k].label);
+    const struct CMUnitTest t = {groups[k].label,
+                                 !strcmp(fits, "fc")      ? test_fc
+                                 : !strcmp(fits, "c4")    ? test_conv_c4
+                                 : !strcmp(fits, "cl")    ? test_conv_cl
+                                                          : test_conv,
+                                 NULL, NULL, &groups[k]};
+    tests[nt++] = t;
+    if (!strcmp(fits, "panel")) {
+      const struct CMUnitTest t2 = {s2w[k], test_conv_s2w, NULL, NULL, &groups[k]};
+      tests[nt++] = t2;
+    }
+  }
+  return _cmocka_run_group_tests("q_x86_q8_test", tests, (size_t)nt, NULL, NULL);
 }

@@ -71,9 +71,6 @@ static Q_UNUSED void fill(int32_t *v, int64_t n, int32_t lo, int32_t hi, int pat
 static Q_UNUSED kind cin(int combo) { return combo < 2 ? K_I8 : K_U8; }
 static Q_UNUSED kind cout_(int combo) { return combo & 1 ? K_U8 : K_I8; }
 
-typedef void conv_fn(void *y, const void *x, const int8_t *w, const int32_t *b, const int32_t *m, const int32_t *n,
-                     const int64_t *sh, int32_t z_x, int32_t z_y, int32_t lo, int32_t hi, uint8_t *s);
-/* sh: N C H W M OH OW KH KW sh sw pt pl dh dw group */
 
 /* Multipliers. mode 0: most channels put the typical accumulator (scale est) around 2^6 output units;
    some have n = 0, n = 62, m = 0, m = 2^31 - 1 or a random n, which mostly clamp or round tiny values.

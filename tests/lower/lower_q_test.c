@@ -946,6 +946,8 @@ static void e2e_quantized(const e2e_ref *r, qllc_elem act, qllc_elem w, qllc_sch
     if (!found && n->op == QLLC_OP_CONCAT) continue; /* every input copied: no requantize needed */
     if (!found) fail_msg("node '%s' (%s): the kernel query names %s, lowering emitted something else", n->name,
                          qllc_op_name(n->op), want);
+    if (!qllc_lower_has_quant_kernel(n, n->in[0]->elem, w, n->out[0]->elem))
+      fail_msg("node '%s': the catalogue says it has no kernel %s", n->name, want);
     checked++;
   }
   assert_true(checked >= 8);

@@ -1,5 +1,5 @@
 /* targets/aarch64/kernels/arm_q16.c: aarch64 NEON variants (__neon) of the fused 16-bit-input Conv and
- * FC layers (kernels_arm_q16.h), int16 x int8 (16x8) and int16 x int16, bit-identical to the scalar
+ * FC layers (rows in variants.def), int16 x int8 (16x8) and int16 x int16, bit-identical to the scalar
  * qllc_k_conv2d_i16_* / qllc_k_fc_i16_* of q_layers.c (the int64 accumulator contract).
  *
  * Weights (src/lower/pack16.c, plain int16 values, never split): FC QLLC_LAYOUT_K2N16 (per block of 16
@@ -17,8 +17,8 @@
  * The requantization (REQUANT on int64, a 128-bit product) is the scalar one (qk_req64), per output. */
 #include <arm_neon.h>
 
-#include "kernels_arm_q16.h"
 #include "q_common.h"
+#include "variants.h"
 
 #define QA16_INL static inline __attribute__((always_inline))
 #define QA16_UNROLL _Pragma("GCC unroll 16")

@@ -1,5 +1,5 @@
 /* targets/aarch64/kernels/arm_q8.c: aarch64 variants of the fused 8-bit Conv and FC layers
- * (kernels_arm_q8.h), bit-identical to the scalar qllc_k_conv2d_* / qllc_k_fc_* of q_layers.c.
+ * (rows in variants.def), bit-identical to the scalar qllc_k_conv2d_* / qllc_k_fc_* of q_layers.c.
  *
  * They read the operands the x86_64 variants read (src/lower/pack.c): weights in QLLC_LAYOUT_K4N16
  * (FC) / QLLC_LAYOUT_ROWS_K4 (conv), and bias_c for u8 activations x s8 weights (an i8 input is
@@ -27,8 +27,15 @@
  * change a result that the clamp to [act_lo, act_hi] (inside the output type) decides anyway. */
 #include <arm_neon.h>
 
-#include "kernels_arm_q8.h"
 #include "q_common.h"
+#include "variants.h"
+
+/* The i8mm conv's activation panel: pixels a panel (a multiple of 16, at most QLLC_CONV_PB) such that
+   the panel of K rounded up to 8 rows fits in qllc_scratch_conv(K, 1) bytes. */
+static inline int64_t qllc_arm_mm_panel(int64_t K) {
+  const int64_t kp4 = qllc_round_up(K, 4), kp8 = qllc_round_up(K, 8);
+  return kp8 == kp4 ? QLLC_CONV_PB : kp4 * QLLC_CONV_PB / kp8 / 16 * 16;
+}
 
 /* clang and gcc spell the feature sets differently (gcc's arm_neon.h wants the architecture level) */
 #ifdef __clang__

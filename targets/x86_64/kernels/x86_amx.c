@@ -1,7 +1,7 @@
 /* targets/x86_64/kernels/x86_amx.c: AMX-INT8 variants (__amx) of the fused 8-bit Conv and FC layers,
  * bit-identical to the scalar qllc_k_conv2d_* / qllc_k_fc_* of q_layers.c.
  *
- * Same operands as the avx512vnni variants (kernels_x86_q8.h, packed by src/lower/pack.c): the VNNI-4
+ * Same operands as the avx512vnni variants (variants.def, packed by src/lower/pack.c): the VNNI-4
  * layouts are already AMX tile layouts.
  *  - FC: weights QLLC_LAYOUT_K4N16. The 16 x 64-byte lines (k4, k4+1, ..., k4+15) of one block of 16
  *    output channels are one B tile (16 rows of 4 reductions x 16 channels, stride 64). Up to 64 input
@@ -23,8 +23,8 @@
  * (the bundle header says so). */
 #include <immintrin.h>
 
-#include "kernels_x86_amx.h"
 #include "q_common.h"
+#include "variants.h"
 #include "x86_tr4.h"
 
 #define QM_T "amx-tile,amx-int8,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"

@@ -1,5 +1,5 @@
 /* targets/x86_64/kernels/x86_dw8.c: the AVX-512 (VNNI + VBMI) variant of the fused 8-bit depthwise
- * Conv (kernels_x86_dw8.h), bit-identical to the scalar qllc_k_conv2d_<ti>_i8_<to> of q_layers.c with
+ * Conv (rows in variants.def), bit-identical to the scalar qllc_k_conv2d_<ti>_i8_<to> of q_layers.c with
  * group == C == M.
  *
  * Per image and channel, the input plane is copied into scratch as u8 (an i8 input is shifted by
@@ -23,8 +23,8 @@
  * act_hi - z_y] in int64, + z_y, then the low byte of each lane, stored with a byte mask at the tail. */
 #include <immintrin.h>
 
-#include "kernels_x86_dw8.h"
 #include "q_common.h"
+#include "variants.h"
 
 #define DW_T "avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx512vbmi"
 #define DI static inline __attribute__((always_inline, target(DW_T)))

@@ -1,6 +1,6 @@
 /* targets/x86_64/kernels/x86_q16.c: AVX512-VNNI variants of the fused 16-bit input layers (Conv, FC),
  * 16x8 (int8 weights, packed widened to int16) and int16 x int16 (weights split into lo/hi planes).
- * Declarations and the contract: kernels_x86_q16.h; layouts and run bounds: layouts.h.
+ * Rows and the contract: variants.def; layouts and run bounds: layouts.h.
  *
  * Exactness: vpdpwssd adds two signed 16 x 16 products per 32-bit lane, wrapping. Sums are taken over
  * runs of at most QLLC_RUN_16X8 / QLLC_RUN_SPLIT pairs, which layouts.h shows never leave int32, and
@@ -31,8 +31,8 @@
  * MACs of vpdpbusd per instruction, and the split int16 weights need two of them per MAC pair. */
 #include <immintrin.h>
 
-#include "kernels_x86_q16.h"
 #include "q_common.h"
+#include "variants.h"
 #include "x86_reqh.h"
 
 #define QX_ISA "avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"
@@ -663,7 +663,7 @@ QX_FN void c2_impl(int16_t *QLLC_RESTRICT y, const int16_t *QLLC_RESTRICT x, con
 
 /* ---- the kernels ------------------------------------------------------------------------------------- */
 
-/* The parameters of both 16-bit conv entry points (kernels_x86_q16.h), for the bodies below. */
+/* The parameters of both 16-bit conv entry points (variants.def), for the bodies below. */
 #define QX_CONV16_PARAMS                                                                                          \
   int16_t *y, const int16_t *x, const int16_t *wp, const int64_t *bias, const int32_t *m, const int32_t *n,       \
       int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW,       \

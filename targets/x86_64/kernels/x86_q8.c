@@ -1,5 +1,5 @@
 /* targets/x86_64/kernels/x86_q8.c: the x86_64 variants of the fused 8-bit Conv and FC layers
- * (kernels_x86_q8.h), bit-identical to the scalar qllc_k_conv2d_* / qllc_k_fc_* of q_layers.c: one
+ * (rows in variants.def), bit-identical to the scalar qllc_k_conv2d_* / qllc_k_fc_* of q_layers.c: one
  * translation unit made of these parts, each with one job:
  *   x86_q8_vec.h       the types, constants and vector primitives (loads, broadcasts, dot products)
  *   x86_q8_epilogue.h  the requantization of the accumulators and the stores of the output bytes

@@ -1,5 +1,5 @@
 /* targets/x86_64/kernels/x86_q8_direct.h: the direct 8-bit convs over planes of 4 channels,
- * AVX-512 VNNI only (kernels_x86_q8.h: qllc_k_conv2dc4_*__avx512vnni, qllc_k_conv2dcl_*__avx512vnni),
+ * AVX-512 VNNI only (variants.def: qllc_k_conv2dc4_*__avx512vnni, qllc_k_conv2dcl_*__avx512vnni),
  * bit-identical to the scalar qllc_k_conv2d_* of q_layers.c (a part of x86_q8.c, which describes the family).
  * Both convert the input of one image and group once into padded planes of 4 channels (zc4_convert):
  *  - conv2dc4 (weights QLLC_LAYOUT_ROWS_C4): stride 1; output pixels in the lanes ("virtual" pixels

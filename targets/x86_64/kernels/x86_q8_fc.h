@@ -1,5 +1,5 @@
 /* targets/x86_64/kernels/x86_q8_fc.h: the body of the x86_64 variants of the fused 8-bit FC layer
- * (kernels_x86_q8.h: qllc_k_fc_*__avx512vnni, __avxvnni, __avx2), bit-identical to the scalar
+ * (variants.def: qllc_k_fc_*__avx512vnni, __avxvnni, __avx2), bit-identical to the scalar
  * qllc_k_fc_* of q_layers.c (a part of x86_q8.c, which describes the family). Included by x86_q8_isa.h
  * once per ISA, which also defines the exported kernels.
  *

@@ -1,5 +1,5 @@
 /* targets/x86_64/kernels/x86_q8_panel.h: the x86_64 variants of the fused 8-bit Conv as an implicit
- * GEMM over im2col panels (kernels_x86_q8.h: qllc_k_conv2d_*__avx512vnni, __avxvnni, __avx2),
+ * GEMM over im2col panels (variants.def: qllc_k_conv2d_*__avx512vnni, __avxvnni, __avx2),
  * bit-identical to the scalar qllc_k_conv2d_* of q_layers.c (a part of x86_q8.c, which describes the
  * family). Included twice: by x86_q8.c for the out-of-line packers, then by x86_q8_isa.h once per ISA
  * (QX_TEMPLATE defined) for the tiles and the layer body; x86_q8_isa.h defines the exported kernels.

@@ -5,8 +5,8 @@
 #define QLLC_X86_Q8_VEC_H
 #include <immintrin.h>
 
-#include "kernels_x86_q8.h"
 #include "q_common.h"
+#include "variants.h"
 
 typedef int32_t qx_i32u __attribute__((may_alias, aligned(1)));
 typedef uint64_t qx_u64u __attribute__((may_alias, aligned(1)));

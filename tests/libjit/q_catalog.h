@@ -1,0 +1,194 @@
+/* tests/libjit/q_catalog.h: the kernel catalogue's rows of one architecture (targets/<arch>/kernels/
+ * variants.def) for the kernel tests, which run every row they claim instead of a hand-written list:
+ * each row's function and its reference through one signature per op (void pointers for the element
+ * kinds), its shape predicate, its layout's packer and its scratch size (src/lower/pack.h, the functions
+ * the lowering packs and sizes through). A row whose CPU features the host lacks is SKIPPED, never
+ * passed. The host's features: the compiler's (--cpu native, qllc_lower_has_features), or, where the
+ * test runs without LLVM (q_arm_kernels.c under qemu), the includer's q_host_has with
+ * Q_CATALOG_HOST_HAS defined.
+ *
+ * Include after the architecture's variants.h, kernels_q.h and lower/pack.h, with Q_CATALOG_DEF the
+ * path of the architecture's variants.def. Plain C (q_arm_kernels.c is cross-compiled). */
+#ifndef QLLC_Q_CATALOG_H
+#define QLLC_Q_CATALOG_H
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#ifndef Q_CATALOG_HOST_HAS
+#include "llvmgen/llvmgen.h"
+#include "lower/lower.h"
+#endif
+
+/* Conv: d = N C H W M OH OW KH KW sh sw pt pl dh dw group; FC: M N K. The reference ignores s. */
+typedef void q_conv_gfn(void *y, const void *x, const void *w, const void *b, const int32_t *m, const int32_t *n,
+                        const int64_t *d, int32_t z_x, int32_t z_y, int32_t lo, int32_t hi, uint8_t *s);
+typedef void q_fc_gfn(void *y, const void *x, const void *w, const void *b, const int32_t *m, const int32_t *n,
+                      int64_t M, int64_t N, int64_t K, int32_t z_x, int32_t z_y, int32_t lo, int32_t hi, uint8_t *s);
+
+typedef struct q_vrow {
+  const char *name, *ref_name, *kstem, *in, *w, *out, *isa, *features, *fits_id;
+  int conv, esize, alt;
+  qllc_layout layout;
+  qllc_fits_fn *fits;
+  qllc_packer_fn *pack;
+  qllc_vscratch_fn *scratch;
+  q_conv_gfn *conv_fn, *conv_ref; /* conv rows */
+  q_fc_gfn *fc_fn, *fc_ref;       /* fc rows */
+} q_vrow;
+
+#define Q_CAT_STR_(x) #x
+#define Q_CAT_STR(x) Q_CAT_STR_(x)
+#define Q_CAT_D d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8], d[9], d[10], d[11], d[12], d[13], d[14], d[15]
+/* one wrapper of the variant and one of its reference per row */
+#define Q_CAT_WRAP_conv2d(fn, ref, TI, TW, TB, TO, TR)                                                          \
+  static void q_catv_##fn(void *y, const void *x, const void *w, const void *b, const int32_t *m,              \
+                          const int32_t *n, const int64_t *d, int32_t z_x, int32_t z_y, int32_t lo, int32_t hi, \
+                          uint8_t *s) {                                                                       \
+    fn((TO *)y, (const TI *)x, (const TW *)w, (const TB *)b, m, n, Q_CAT_D, z_x, z_y, lo, hi, s);             \
+  }                                                                                                            \
+  static void q_catr_##fn(void *y, const void *x, const void *w, const void *b, const int32_t *m,              \
+                          const int32_t *n, const int64_t *d, int32_t z_x, int32_t z_y, int32_t lo, int32_t hi, \
+                          uint8_t *s) {                                                                       \
+    (void)s;                                                                                                   \
+    ref((TO *)y, (const TI *)x, (const TR *)w, (const TB *)b, m, n, Q_CAT_D, z_x, z_y, lo, hi);               \
+  }
+#define Q_CAT_WRAP_fc(fn, ref, TI, TW, TB, TO, TR)                                                              \
+  static void q_catv_##fn(void *y, const void *x, const void *w, const void *b, const int32_t *m,              \
+                          const int32_t *n, int64_t M, int64_t N, int64_t K, int32_t z_x, int32_t z_y,         \
+                          int32_t lo, int32_t hi, uint8_t *s) {                                               \
+    fn((TO *)y, (const TI *)x, (const TW *)w, (const TB *)b, m, n, M, N, K, z_x, z_y, lo, hi, s);             \
+  }                                                                                                            \
+  static void q_catr_##fn(void *y, const void *x, const void *w, const void *b, const int32_t *m,              \
+                          const int32_t *n, int64_t M, int64_t N, int64_t K, int32_t z_x, int32_t z_y,         \
+                          int32_t lo, int32_t hi, uint8_t *s) {                                               \
+    (void)s;                                                                                                   \
+    ref((TO *)y, (const TI *)x, (const TR *)w, (const TB *)b, m, n, M, N, K, z_x, z_y, lo, hi);               \
+  }
+#define QVARIANT(kstem, op, in, w, out, isa, features, fits, layout, scratch, flags)                            \
+  qllc_fits_fn qllc_fits_##fits;                                                                               \
+  qllc_packer_fn qllc_packer_##layout;                                                                         \
+  qllc_vscratch_fn qllc_vscratch_##scratch;                                                                    \
+  Q_CAT_WRAP_##op(qllc_k_##kstem##_##in##_##w##_##out##__##isa, qllc_k_##op##_##in##_##w##_##out, QLLC_VT_##in,   \
+                  QLLC_VW_##in, QLLC_VB_##in, QLLC_VT_##out, QLLC_VT_##w)
+#include Q_CATALOG_DEF
+
+#define Q_CAT_FNS_conv2d(fn) (q_catv_##fn), (q_catr_##fn), NULL, NULL
+#define Q_CAT_FNS_fc(fn) NULL, NULL, (q_catv_##fn), (q_catr_##fn)
+#define Q_CAT_ISCONV_conv2d 1
+#define Q_CAT_ISCONV_fc 0
+#define Q_CAT_ESIZE_i8 1
+#define Q_CAT_ESIZE_u8 1
+#define Q_CAT_ESIZE_i16 2
+#define QVARIANT(kstem, op, in, w, out, isa, features, fits, layout, scratch, flags)                            \
+  {Q_CAT_STR(qllc_k_##kstem##_##in##_##w##_##out##__##isa), Q_CAT_STR(qllc_k_##op##_##in##_##w##_##out), #kstem, \
+   #in, #w, #out, #isa, features, #fits, Q_CAT_ISCONV_##op, Q_CAT_ESIZE_##in, QLLC_VF_##flags##_T,              \
+   QLLC_LAYOUT_##layout, qllc_fits_##fits, qllc_packer_##layout, qllc_vscratch_##scratch,                    \
+   Q_CAT_FNS_##op(qllc_k_##kstem##_##in##_##w##_##out##__##isa)},
+#define QLLC_VF_NONE_T 0
+#define QLLC_VF_ALT_T 1
+static const q_vrow q_rows[] = {
+#include Q_CATALOG_DEF
+};
+#define Q_NROWS ((int)(sizeof q_rows / sizeof q_rows[0]))
+
+/* The row of function `name` (NULL: none). */
+static Q_UNUSED const q_vrow *q_row_named(const char *name) {
+  for (int i = 0; i < Q_NROWS; i++)
+    if (strcmp(q_rows[i].name, name) == 0) return &q_rows[i];
+  return NULL;
+}
+/* The row qllc_k_<kstem>_<in>_<w>_<out>__<isa> (NULL: none). */
+static Q_UNUSED const q_vrow *q_row_of(const char *kstem, const char *in, const char *w, const char *out,
+                                       const char *isa) {
+  for (int i = 0; i < Q_NROWS; i++) {
+    const q_vrow *r = &q_rows[i];
+    if (!strcmp(r->kstem, kstem) && !strcmp(r->in, in) && !strcmp(r->w, w) && !strcmp(r->out, out) &&
+        !strcmp(r->isa, isa))
+      return r;
+  }
+  return NULL;
+}
+/* 1 when the host CPU has every feature the row needs. */
+static int q_host_has(const char *features);
+static Q_UNUSED int q_row_runs(const q_vrow *r) { return q_host_has(r->features); }
+
+/* The combination index of the 8-bit tests (q_x86_test_util.h: 0 i8->i8, 1 i8->u8, 2 u8->i8, 3 u8->u8). */
+static Q_UNUSED int q_row_combo(const q_vrow *r) { return (r->in[0] == 'u') * 2 + (r->out[0] == 'u'); }
+
+/* Which kernel test runs a row: q_x86_q8_test.c / q_arm_kernels.c the 8-bit panel, FC and direct rows,
+   q_x86_dw_test.c the depthwise ones, q_x86_q16_test.c / q_arm_kernels.c the 16-bit ones,
+   q_amx_test.c the AMX ones (tile state and its emulator). */
+enum { Q_SUITE_Q8, Q_SUITE_DW, Q_SUITE_Q16, Q_SUITE_AMX, Q_SUITE_NONE };
+static Q_UNUSED int q_row_suite(const q_vrow *r) {
+  if (strstr(r->features, "amx-")) return Q_SUITE_AMX;
+  if (r->esize == 2) return !strcmp(r->fits_id, "c4") || !strcmp(r->fits_id, "panel") || !strcmp(r->fits_id, "fc")
+                                ? Q_SUITE_Q16 : Q_SUITE_NONE;
+  if (!strcmp(r->fits_id, "dw")) return Q_SUITE_DW;
+  if (!strcmp(r->fits_id, "fc") || !strcmp(r->fits_id, "panel") || !strcmp(r->fits_id, "c4") ||
+      !strcmp(r->fits_id, "cl"))
+    return Q_SUITE_Q8;
+  return Q_SUITE_NONE;
+}
+
+/* A conv case's geometry for the row's predicate and scratch size (d as above, pads bottom / right
+   recomputed from the output size). */
+static Q_UNUSED qllc_layer_geom q_conv_geom(const int64_t *d) {
+  const int64_t C = d[1], H = d[2], W = d[3], OH = d[5], OW = d[6], KH = d[7], KW = d[8];
+  qllc_layer_geom g = {.conv = 1, .N = d[0], .C = C, .H = H, .W = W, .M = d[4], .OH = OH, .OW = OW, .KH = KH, .KW = KW,
+                       .sh = d[9], .sw = d[10], .pt = d[11], .pl = d[12], .dh = d[13], .dw = d[14], .group = d[15]};
+  g.pb = (OH - 1) * g.sh + (KH - 1) * g.dh + 1 - H - g.pt;
+  g.pr = (OW - 1) * g.sw + (KW - 1) * g.dw + 1 - W - g.pl;
+  g.K = C / g.group * KH * KW;
+  return g;
+}
+static Q_UNUSED qllc_layer_geom q_fc_geom(int64_t M, int64_t N, int64_t K) {
+  qllc_layer_geom g = {.conv = 0, .fc_m = M, .fc_n = N, .K = K};
+  return g;
+}
+
+/* One variant: its rows by type combination (q_row_combo; NULL where the catalogue has none). */
+typedef struct q_group {
+  const q_vrow *row[4], *first;
+  const char *label; /* <kstem>__<isa> */
+  char buf[96];
+} q_group;
+/* The variants whose rows the test `suite` runs, in the catalogue's order, into g (Q_NROWS entries);
+   returns their number. */
+static Q_UNUSED int q_groups(int suite, q_group *g) {
+  int ng = 0;
+  for (int i = 0; i < Q_NROWS; i++) {
+    const q_vrow *r = &q_rows[i];
+    if (q_row_suite(r) != suite) continue;
+    int k = 0;
+    while (k < ng && !(strcmp(g[k].first->kstem, r->kstem) == 0 && strcmp(g[k].first->isa, r->isa) == 0)) k++;
+    if (k == ng) {
+      memset(&g[ng], 0, sizeof g[ng]);
+      g[ng].first = r;
+      snprintf(g[ng].buf, sizeof g[ng].buf, "%s__%s", r->kstem, r->isa);
+      g[ng].label = g[ng].buf;
+      ng++;
+    }
+    g[k].row[r->esize == 2 ? (r->w[1] == '1') : q_row_combo(r)] = r; /* 16-bit: 0 16x8, 1 int16 x int16 */
+  }
+  return ng;
+}
+
+#ifndef Q_CATALOG_HOST_HAS
+/* The host's features as the compiler sees them (--cpu native), through the compiler's test. */
+static int q_host_has(const char *features) {
+  static const char *host;
+  if (!host) {
+    qllc_options o;
+    qllc_options_init(&o);
+    o.cpu = "native";
+    qllc_codegen_opts cg;
+    qllc_diag d = {0};
+    if (qllc_codegen_resolve(&o, 0, &cg, &d) != QLLC_OK) return 0;
+    host = cg.kernel_features;
+  }
+  return qllc_lower_has_features(host, features, NULL, 0);
+}
+#endif
+
+#undef QVARIANT
+#endif
