@@ -111,26 +111,17 @@ static qllc_status check_precision(const qllc_options *o, qllc_diag *diag) {
   return QLLC_OK;
 }
 
-/* What the quantizer's kernel query consults: the target's library, and the user's --kernels files
- * (NULL when none) for custom ops. */
-typedef struct kernel_lookup {
-  const qllc_target_desc *target;
-  const qllc_user_kernels *user;
-} kernel_lookup;
-
-/* qllc_kernel_query for the quantizer: is there a kernel qllc_k_<stem>_<in>[_<w>]_<out> in the target's
- * library? For a custom op: does a --kernels file define qllc_custom_kernel_name(n, in) (its quantized
- * variant, every computed value of kind in = out)? ctx is a kernel_lookup. */
+/* qllc_kernel_query for the quantizer: does the kernel catalogue have the kernel
+ * qllc_k_<stem>_<in>[_<w>]_<out> node n would call? For a custom op: does a --kernels file define
+ * qllc_custom_kernel_name(n, in) (its quantized variant, every computed value of kind in = out)? ctx is
+ * the user's kernels (NULL when none). */
 static int target_supports(void *ctx, const qllc_node *n, qllc_elem in, qllc_elem w, qllc_elem out) {
-  const kernel_lookup *kl = ctx;
-  const qllc_target_desc *t = kl->target;
+  const qllc_user_kernels *user = ctx;
   char cname[512];
   if (n->op == QLLC_OP_CUSTOM)
-    return in == out && kl->user && !qllc_custom_kernel_name(n, in, cname, sizeof cname) &&
-           qllc_user_kernels_find(kl->user, cname) != NULL;
-  char name[160];
-  if (qllc_lower_quant_kernel_name(n, in, w, out, name, sizeof name) != 0) return 0;
-  return qllc_codegen_has_kernel(t, name);
+    return in == out && user && !qllc_custom_kernel_name(n, in, cname, sizeof cname) &&
+           qllc_user_kernels_find(user, cname) != NULL;
+  return qllc_lower_has_quant_kernel(n, in, w, out);
 }
 
 /* Quantizes a private copy of the optimized graph in place, as the options ask; with a precision map
@@ -140,8 +131,7 @@ qllc_status qllc_drv_quantize_map(qllc_graph *g, const qllc_options *o, const ql
   memset(&qo, 0, sizeof qo);
   qllc_status st = quant_elems(o, &qo.act_elem, &qo.w_elem, diag);
   if (st != QLLC_OK) return st;
-  const qllc_target_desc *t = qllc_target_lookup(o->target ? o->target : host_target());
-  if (!t) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "unknown target '%s'", o->target ? o->target : "");
+  if (!qllc_target_lookup(o->target ? o->target : host_target())) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "unknown target '%s'", o->target ? o->target : "");
   /* int16 activations are symmetric (z = 0) unless a schema is asked for (docs/numerics.md) */
   qo.schema = o->schema != QLLC_SCHEMA_DEFAULT ? o->schema
               : qo.act_elem == QLLC_ELEM_I16     ? QLLC_SCHEMA_SYMMETRIC
@@ -158,9 +148,8 @@ qllc_status qllc_drv_quantize_map(qllc_graph *g, const qllc_options *o, const ql
   qllc_user_kernels *uk = NULL;
   if (o->n_kernel_files > 0 && (st = qllc_user_kernels_load(o->kernel_files, o->n_kernel_files, &uk, diag)) != QLLC_OK)
     return st;
-  kernel_lookup kl = {t, uk};
   qo.supports = target_supports;
-  qo.supports_ctx = &kl;
+  qo.supports_ctx = uk;
 
   qllc_profile *prof = NULL;
   st = qllc_profile_read(o->profile_path, &prof, diag);

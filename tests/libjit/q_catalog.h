@@ -178,12 +178,9 @@ static Q_UNUSED int q_groups(int suite, q_group *g) {
 static int q_host_has(const char *features) {
   static const char *host;
   if (!host) {
-    qllc_options o;
-    qllc_options_init(&o);
-    o.cpu = "native";
     qllc_codegen_opts cg;
     qllc_diag d = {0};
-    if (qllc_codegen_resolve(&o, 0, &cg, &d) != QLLC_OK) return 0;
+    if (qllc_codegen_resolve(NULL, "native", NULL, 0, &cg, &d) != QLLC_OK) return 0;
     host = cg.kernel_features;
   }
   return qllc_lower_has_features(host, features, NULL, 0);
