@@ -36,7 +36,7 @@ ${QLLC_API_SYMBOLS}  local:
 ")
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/include/qllc.h)
 
-add_library(qllc_shared SHARED $<TARGET_OBJECTS:qllc_objects>)
+add_library(qllc_shared SHARED $<TARGET_OBJECTS:qllc_objects> ${QLLC_HOST_KERNEL_OBJS})
 set_target_properties(qllc_shared PROPERTIES
   OUTPUT_NAME qllc
   VERSION ${PROJECT_VERSION}

@@ -138,6 +138,11 @@ typedef struct qllc_options {
   const char *precision_map;       /* replay a precision map file (node -> precision), as written by
                                       precision_map_out; exclusive with min_sqnr_db */
   const char *precision_map_out;   /* write the precision chosen for each layer to this file */
+  /* kernel variants (since 0.3; docs/targets.md, "Kernel variants") */
+  int no_tune;                     /* 1: where the target CPU is this machine (the JIT, cpu "native"), the
+                                      rule table chooses each fused layer's variant instead of a measurement */
+  const char *tune_cache;          /* a file of variant timings: read, used before measuring, and extended
+                                      with what was measured (the same file gives the same choices) */
 } qllc_options;
 
 void qllc_options_init(qllc_options *o);

@@ -36,6 +36,19 @@ qllc_status qllc_drv_quantize_map(qllc_graph *g, const qllc_options *o, const ql
  * the report's user-kernel lines. */
 qllc_status qllc_drv_lower(qllc_drv_model *m, qllc_graph *g, const qllc_options *o, int host, qllc_program **p,
                            char **user_lines, qllc_diag *diag);
+/* native.c: 1 when this build has variant `kernel` compiled for this machine; its call with the
+ * instruction's arguments (buffers at their places in the two regions, constants from their data):
+ * 0, or -1 when the kernel is not there or its arguments are not a Conv's or an FC's. */
+int qllc_drv_native_has(const char *kernel);
+int qllc_drv_native_call(const qllc_instr *in, uint8_t *mut, uint8_t *act);
+/* tune.c: how the fused layers' kernel variants are chosen: 2 by measurement (the target CPU is this
+ * machine: host, the JIT, or --cpu native), 1 from the o->tune_cache file's timings only (another CPU),
+ * 0 by the rule table (o->no_tune, or another CPU without a file). */
+int qllc_drv_tunes(const qllc_options *o, int host);
+/* Lowers g for lt with every fused layer on the variant timed fastest among the rows it could run
+ * (timings from o->tune_cache, this process, or, for this machine's CPU, measured now and added to both). */
+qllc_status qllc_drv_lower_tuned(qllc_drv_model *m, qllc_graph *g, const qllc_options *o, int host,
+                                 qllc_lower_target *lt, qllc_program **p, qllc_diag *diag);
 /* The code generator's options for o's target, CPU and features (host 1: the JIT), with o's user kernels,
  * relocation model and weight placement. */
 qllc_status qllc_drv_codegen_opts(const qllc_options *o, int host, qllc_codegen_opts *cg, qllc_diag *diag);

@@ -10,6 +10,8 @@
  * quantization record (a pre-quantized model after the QDQ pass) is not copied: UNSUPPORTED, and the
  * caller loads the file again.
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir/ir.h"
@@ -98,6 +100,73 @@ qllc_status qllc_graph_copy(const qllc_graph *src, qllc_graph **out, qllc_diag *
   if (!ok) {
     qllc_graph_free(g);
     return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory copying the graph");
+  }
+  *out = g;
+  return QLLC_OK;
+}
+
+/* ---- extracts ------------------------------------------------------------------------------------- */
+
+/* The value of the extract standing for src value s (made on first use: a constant copied, any other
+ * value a graph input of the same type); map is indexed by s's id. */
+static qllc_value *extract_input(qllc_graph *g, qllc_value **map, const qllc_value *s) {
+  if (map[s->id]) return map[s->id];
+  qllc_value *d = s->data ? qllc_const_new(g, s->name, s->elem, s->rank, s->dims, s->data)
+                          : qllc_value_new(g, s->name, s->elem, s->rank, s->dims);
+  if (!d || copy_value_fields(g, d, s)) return NULL;
+  if (!s->data && qllc_graph_add_input(g, d)) return NULL;
+  return map[s->id] = d;
+}
+
+qllc_status qllc_graph_extract(const qllc_graph *src, const qllc_node *const *nodes, int n_nodes, int copies,
+                               qllc_graph **out, qllc_node **made, qllc_diag *diag) {
+  *out = NULL;
+  qllc_graph *g = qllc_graph_new(src->path);
+  qllc_value **map = calloc((size_t)src->n_values + 1, sizeof *map);
+  int ok = g && map && (g->graph_name = dup(g, "extract")) != NULL;
+  if (g) g->opset = src->opset;
+  for (int i = 0; ok && i < n_nodes; i++) {
+    const qllc_node *s = nodes[i];
+    for (int j = 0; ok && j < copies; j++) {
+      char name[512];
+      snprintf(name, sizeof name, "%s#%d", s->name ? s->name : "node", j);
+      qllc_node *d = qllc_node_new(g, s->op, name, s->n_in, s->n_out);
+      if (!(ok = d != NULL)) break;
+      made[i * copies + j] = d;
+      d->onnx_index = s->onnx_index;
+      d->domain = dup(g, s->domain ? s->domain : "");
+      d->op_type = dup(g, s->op_type ? s->op_type : qllc_op_name(s->op));
+      d->act = s->act;
+      d->act_lo = s->act_lo;
+      d->act_hi = s->act_hi;
+      d->keep_float = s->keep_float;
+      d->quant = s->quant; /* shared: the source graph outlives the extract */
+      ok = d->domain && d->op_type;
+      for (int k = 0; ok && k < s->n_in; k++) ok = !s->in[k] || (d->in[k] = extract_input(g, map, s->in[k])) != NULL;
+      for (int k = 0; ok && k < s->n_out; k++) {
+        const qllc_value *so = s->out[k];
+        if (!so) continue;
+        snprintf(name, sizeof name, "%s#%d", so->name ? so->name : "out", j);
+        qllc_value *o = qllc_value_new(g, name, so->elem, so->rank, so->dims);
+        ok = o && !copy_value_fields(g, o, so) && !qllc_graph_add_output(g, o);
+        if (ok) {
+          o->n_uses = 0;
+          o->producer = d;
+          d->out[k] = o;
+        }
+      }
+      if (ok && s->n_attr > 0) {
+        d->attrs = qllc_arena_alloc(g->arena, sizeof *d->attrs * (size_t)s->n_attr);
+        ok = d->attrs != NULL;
+        for (int k = 0; ok && k < s->n_attr; k++) ok = !copy_attr(g, &d->attrs[k], &s->attrs[k]);
+        d->n_attr = s->n_attr;
+      }
+    }
+  }
+  free(map);
+  if (!ok) {
+    if (g) qllc_graph_free(g);
+    return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory extracting nodes of the graph");
   }
   *out = g;
   return QLLC_OK;

@@ -163,6 +163,13 @@ qllc_graph *qllc_graph_new(const char *path); /* dispose: qllc_graph_free */
  * qllc_graph_free). UNSUPPORTED for a graph with quantization records (a pre-quantized model): load the
  * file again instead. */
 qllc_status qllc_graph_copy(const qllc_graph *src, qllc_graph **out, qllc_diag *diag);
+/* A new graph of `copies` copies of each of the n_nodes nodes (made[i * copies + j]: copy j of nodes[i],
+ * named "NAME#j"): their non-constant inputs become graph inputs (one per source value, shared by the
+ * copies), their constant inputs are copied, each copy's outputs are its own graph outputs ("VALUE#j").
+ * The copies share the source nodes' quantization records: the source graph must outlive the extract.
+ * For running one layer alone (variant tuning, src/driver/tune.c). Dispose with qllc_graph_free. */
+qllc_status qllc_graph_extract(const qllc_graph *src, const qllc_node *const *nodes, int n_nodes, int copies,
+                               qllc_graph **out, qllc_node **made, qllc_diag *diag);
 void qllc_graph_free(qllc_graph *g);
 
 /* Creates a value with a unique name (a suffix is added if `name` is taken; NULL makes one up). NULL on

@@ -91,6 +91,14 @@ typedef struct qllc_lower_target {
      (an override of a reference kernel is never bypassed by a variant) */
   int (*user_defines)(void *ctx, const char *kernel);
   void *user_ctx;
+  /* Measured choice (src/driver/tune.c), for a target CPU that is this machine. When not NULL, asked for
+     each fused layer that more than one catalogue row could run on the CPU: cands[0] is the rule table's
+     choice, the others follow in catalogue order; shape describes the layer ("conv N C H W M OH OW KH KW
+     sh sw pt pl pb pr dh dw group" or "fc M N K"). Returns the index of the row to run (and fills why for
+     the report), or -1 for the rule's choice. */
+  int (*choose)(void *ctx, const qllc_node *n, const char *shape, const char *const *cands, int n_cands, char *why,
+                size_t why_size);
+  void *choose_ctx;
 } qllc_lower_target;
 
 /* Lowers a verified graph (float, or quantized by src/quant) to a program. Dispose with

@@ -108,8 +108,12 @@ typedef struct qllc_kvariant {
   int flags;                /* QLLC_VF_* */
 } qllc_kvariant;
 /* ALT: a direct variant, taken instead of the general row of the same ISA listed after it where its
-   predicate takes the layer, and never named in the report. */
-enum { QLLC_VF_NONE = 0, QLLC_VF_ALT = 1 };
+   predicate takes the layer, and never named in the report.
+   NARROW: the same kernel as an earlier row (same function stem and layout) in narrower vectors, for
+   CPUs without the wider ISA: not measured against that row where the CPU has both.
+   MEASURED: taken only by measurement on the CPU that runs it (the JIT, --cpu native): the rule table
+   passes over it, since it was not measured faster on real hardware for the layers it takes. */
+enum { QLLC_VF_NONE = 0, QLLC_VF_ALT = 1, QLLC_VF_NARROW = 2, QLLC_VF_MEASURED = 4 };
 
 /* The catalogue's row the lowering runs the fused layer of reference kernel `ref` and geometry g on,
  * on c's target: the first row of ref for the target's architecture whose predicate takes g and whose
@@ -119,6 +123,12 @@ enum { QLLC_VF_NONE = 0, QLLC_VF_ALT = 1 };
  * missing feature. */
 const qllc_kvariant *qllc_lower_choose(struct qllc_lower_ctx *c, const char *ref, const qllc_layer_geom *g,
                                        const char **why);
+/* The rows a measurement may choose among for that layer (the target's choose hook): every row of ref
+ * whose predicate takes g and whose features the CPU has, in catalogue order, less the NARROW rows of a
+ * kernel a wider row already offers; the rule's choice `first` (may be NULL) is put first. Returns the
+ * count (at most max). */
+int qllc_lower_candidates(struct qllc_lower_ctx *c, const char *ref, const qllc_layer_geom *g,
+                          const qllc_kvariant *first, const qllc_kvariant **out, int max);
 
 typedef qllc_status (*qllc_lower_fn)(qllc_lower_ctx *c, const qllc_node *n);
 

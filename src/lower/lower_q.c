@@ -229,6 +229,30 @@ static qllc_status fused_pick(ctx *c, const qllc_node *n, const char *ref, const
   *scratch = NULL;
   if (!ref) return qllc_lower_oom(c);
   *v = qllc_lower_choose(c, ref, g, why);
+  const qllc_lower_target *t = c->target;
+  if (t && t->choose) { /* measured, among the rows this CPU runs */
+    const qllc_kvariant *cand[16];
+    const int nc = qllc_lower_candidates(c, ref, g, *v, cand, 16);
+    if (*v && nc > 1) {
+      const char *names[16];
+      for (int i = 0; i < nc; i++) names[i] = cand[i]->name;
+      char shape[256], measured[512] = "";
+      if (g->conv)
+        snprintf(shape, sizeof shape, "conv %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld "
+                 "%lld %lld %lld", (long long)g->N, (long long)g->C, (long long)g->H, (long long)g->W,
+                 (long long)g->M, (long long)g->OH, (long long)g->OW, (long long)g->KH, (long long)g->KW,
+                 (long long)g->sh, (long long)g->sw, (long long)g->pt, (long long)g->pl, (long long)g->pb,
+                 (long long)g->pr, (long long)g->dh, (long long)g->dw, (long long)g->group);
+      else
+        snprintf(shape, sizeof shape, "fc %lld %lld %lld", (long long)g->fc_m, (long long)g->fc_n, (long long)g->K);
+      const int k = t->choose(t->choose_ctx, n, shape, names, nc, measured, sizeof measured);
+      if (k >= 0 && k < nc) {
+        *v = cand[k];
+        *why = measured[0] ? qllc_arena_strdup(c->p->arena, measured) : NULL;
+        c->pick_missed = 0;
+      }
+    }
+  }
   if (!*v) return QLLC_OK;
   const char *sname = qllc_arena_printf(c->p->arena, "%s.scratch", n->name);
   if (!sname) return qllc_lower_oom(c);

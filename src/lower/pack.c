@@ -84,6 +84,13 @@ int qllc_fits_fc(const qllc_layer_geom *g, char *why, size_t size) {
   return g->conv ? -1 : 1;
 }
 
+/* an FC of 64 rows or more: where the AMX FC was measured faster than AVX-512 VNNI (docs/targets.md);
+   fewer rows are not this row's class (the MEASURED row of the same kernel offers them) */
+int qllc_fits_fc64(const qllc_layer_geom *g, char *why, size_t size) {
+  (void)why, (void)size;
+  return g->conv || g->fc_m < 64 ? -1 : 1;
+}
+
 /* narrower groups run the reference's direct loop, which vectorizes along the output row */
 int qllc_fits_panel(const qllc_layer_geom *g, char *why, size_t size) {
   if (!g->conv || qllc_geom_depthwise(g)) return -1;

@@ -64,6 +64,7 @@ int qllc_geom_depthwise(const qllc_layer_geom *g);
  * take it (why: the reason, for the report); -1 when the layer is of a class the variant is not for
  * (a depthwise variant and a plain conv, or the reverse), which the report does not mention.
  *   fc     every FC
+ *   fc64   an FC of 64 rows or more (-1 for fewer)
  *   panel  a conv that is not depthwise, with at least 4 output channels per group (the panel
  *          variants tile 4 output channels of one group against a panel of pixels)
  *   dw     a depthwise conv that qllc_dw_fits
@@ -72,7 +73,7 @@ int qllc_geom_depthwise(const qllc_layer_geom *g);
  *          qllc_c4_fits with qllc_c4_lanes_used >= QLLC_C4_MIN_LANES (the C4 variant wastes fewer
  *          pixel lanes there); list the cl row before the c4 row of the same ISA */
 typedef int qllc_fits_fn(const qllc_layer_geom *g, char *why, size_t size);
-qllc_fits_fn qllc_fits_fc, qllc_fits_panel, qllc_fits_dw, qllc_fits_c4, qllc_fits_cl;
+qllc_fits_fn qllc_fits_fc, qllc_fits_fc64, qllc_fits_panel, qllc_fits_dw, qllc_fits_c4, qllc_fits_cl;
 
 /* Scratch bytes (libjit/bitcode/layouts.h): conv1 / conv2 qllc_scratch_conv(K, 1 / 2), fc1 / fc2
  * qllc_scratch_fc, dw qllc_scratch_dw, c4 qllc_scratch_c4, c2 qllc_scratch_c2, cl qllc_scratch_cl. */

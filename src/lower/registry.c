@@ -281,6 +281,14 @@ const qllc_kvariant *qllc_lower_choose(qllc_lower_ctx *c, const char *ref, const
       if (n > 0 && (size_t)n < sizeof buf - len) len += (size_t)n;
       continue;
     }
+    if (v->flags & QLLC_VF_MEASURED) { /* the rule table does not take it: only a measurement does */
+      if (fits) {
+        int n = snprintf(buf + len, sizeof buf - len, "%s__%s only where measured faster (the JIT or --cpu native "
+                         "on this CPU)", len ? "; " : "", v->isa);
+        if (n > 0 && (size_t)n < sizeof buf - len) len += (size_t)n;
+      }
+      continue;
+    }
     if (!fits) {
       misfit = 1;
       snprintf(buf + len, sizeof buf - len, "%s%s", len ? "; " : "", reason);
@@ -299,4 +307,32 @@ const qllc_kvariant *qllc_lower_choose(qllc_lower_ctx *c, const char *ref, const
   }
   *why = qllc_arena_strdup(c->p->arena, buf);
   return NULL;
+}
+
+/* The function stem of a row: its name up to the ISA suffix ("qllc_k_conv2dc4_u8_i8_u8"). */
+static size_t stem_len(const qllc_kvariant *v) {
+  const char *e = strstr(v->name, "__");
+  return e ? (size_t)(e - v->name) : strlen(v->name);
+}
+
+int qllc_lower_candidates(qllc_lower_ctx *c, const char *ref, const qllc_layer_geom *g, const qllc_kvariant *first,
+                          const qllc_kvariant **out, int max) {
+  const qllc_lower_target *t = c->target;
+  int n = 0;
+  if (!t || !ref || max <= 0 || (t->user_defines && t->user_defines(t->user_ctx, ref))) return 0;
+  if (first) out[n++] = first;
+  for (int i = 0; i < N_VARIANTS && n < max; i++) {
+    const qllc_kvariant *v = &variants[i];
+    if (v == first || strcmp(v->ref, ref) != 0 || (t->arch && strcmp(v->arch, t->arch) != 0)) continue;
+    char reason[160];
+    if (v->fits(g, reason, sizeof reason) != 1 || !qllc_lower_has_features(t->features, v->features, NULL, 0))
+      continue;
+    int dup = 0; /* the same function under another row, or a narrower copy of a kernel a candidate offers */
+    for (int k = 0; k < n; k++) dup |= strcmp(out[k]->name, v->name) == 0;
+    for (int k = 0; k < n && (v->flags & QLLC_VF_NARROW); k++)
+      dup |= out[k]->layout == v->layout && stem_len(out[k]) == stem_len(v) &&
+             strncmp(out[k]->name, v->name, stem_len(v)) == 0;
+    if (!dup) out[n++] = v;
+  }
+  return n;
 }

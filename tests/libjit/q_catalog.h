@@ -86,6 +86,8 @@ typedef struct q_vrow {
    Q_CAT_FNS_##op(qllc_k_##kstem##_##in##_##w##_##out##__##isa)},
 #define QLLC_VF_NONE_T 0
 #define QLLC_VF_ALT_T 1
+#define QLLC_VF_NARROW_T 2
+#define QLLC_VF_MEASURED_T 4
 static const q_vrow q_rows[] = {
 #include Q_CATALOG_DEF
 };

@@ -174,6 +174,8 @@ static int set_target(cli_args *a, const char *f, const char *v) {
 }
 static int set_cpu(cli_args *a, const char *f, const char *v) { a->opts.cpu = v; return 0; }
 static int set_features(cli_args *a, const char *f, const char *v) { a->opts.features = v; return 0; }
+static int set_no_tune(cli_args *a, const char *f, const char *v) { a->opts.no_tune = 1; return 0; }
+static int set_tune_cache(cli_args *a, const char *f, const char *v) { a->opts.tune_cache = v; return 0; }
 static int set_kernels(cli_args *a, const char *f, const char *v) {
   return push(f, a->kernels, &a->opts.n_kernel_files, v);
 }
@@ -301,6 +303,10 @@ static const cli_opt target_opts[] = {
     {"--target", NULL, "x86_64|aarch64", "target architecture (default x86_64)", set_target},
     {"--cpu", NULL, "CPU", "target CPU (default: the host CPU for run, a generic CPU for compile and info); it decides which kernel variant each fused layer runs", set_cpu},
     {"--features", NULL, "+f,-g", "enable (+) or disable (-) CPU features", set_features},
+    {"--no-tune", NULL, NULL, "where the CPU is this machine (run, --cpu native), choose each quantized layer's "
+     "kernel variant by the rule table instead of timing the candidates", set_no_tune},
+    {"--tune-cache", NULL, "FILE", "variant timings to reuse and extend (created if missing): the same file gives "
+     "the same choices, so a --cpu native bundle can be rebuilt byte for byte", set_tune_cache},
     {"--kernels", NULL, "FILE.bc", "add user kernels from an LLVM bitcode file (repeatable)", set_kernels},
     {NULL, NULL, NULL, NULL, NULL}};
 
