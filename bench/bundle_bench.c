@@ -14,10 +14,9 @@
  *   qllc bundle=NAME in=KIND out=KIND macs=M calls=N median_ns=... min_ns=...
  * --save writes the output of the last call, dequantized to float32 (raw, C order), so that
  * side_by_side.sh can compare the quantized bundles with the float one.
- * On Linux x86_64 it first asks for the AMX tile data (arch_prctl), as the host of a bundle with __amx
- * kernels must (its header says so); elsewhere, or refused, the call changes nothing.
+ * It first calls NAME_prepare() (the AMX tile data, as the host of a bundle with __amx kernels must;
+ * 0 at once for any other bundle) and stops when it is refused.
  */
-#define _DEFAULT_SOURCE /* syscall() */
 #define _POSIX_C_SOURCE 200112L
 #include <math.h>
 #include <stdint.h>
@@ -25,10 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#if defined(__linux__) && defined(__x86_64__)
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
 
 #ifndef BUNDLE
 #error "build with -DBUNDLE=NAME -I DIR (the directory of NAME.h)"
@@ -104,9 +99,10 @@ static void *alloc_aligned(size_t size) {
 }
 
 int main(int argc, char **argv) {
-#if defined(__linux__) && defined(__x86_64__)
-  syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XFEATURE_XTILEDATA */);
-#endif
+  if (CAT(BUNDLE, _prepare)() != 0) { /* the AMX tile data (0 at once for a bundle without AMX kernels) */
+    fprintf(stderr, "%s_prepare() refused: this process may not use AMX\n", STR(BUNDLE));
+    return 1;
+  }
   double run_ms = 200, warm_ms = 50;
   long long macs = 0;
   const char *save = NULL;

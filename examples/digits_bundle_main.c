@@ -38,11 +38,13 @@ static double median(double *v, int64_t n) {
 #define ACT_SIZE DIGITS_ACTIVATIONS_MEM_SIZE
 #define CONST_SIZE DIGITS_CONSTANT_MEM_SIZE
 #define MEM_ALIGN DIGITS_MEM_ALIGN
+#define PREPARE DIGITS_prepare
 #else
 #define MUT_SIZE digits_MUTABLE_MEM_SIZE
 #define ACT_SIZE digits_ACTIVATIONS_MEM_SIZE
 #define CONST_SIZE digits_CONSTANT_MEM_SIZE
 #define MEM_ALIGN digits_MEM_ALIGN
+#define PREPARE digits_prepare
 #endif
 
 /* ---- a minimal .npy reader ---------------------------------------------------------------------- */
@@ -228,6 +230,10 @@ int main(int argc, char **argv) {
   double t = 0;
   double *per_image = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
   if (!per_image) { fprintf(stderr, "out of memory\n"); return 1; }
+  if (PREPARE() != 0) { /* AMX tile data (0 at once for a bundle without AMX kernels) */
+    fprintf(stderr, "this process may not use AMX: compile the bundle for a CPU without it\n");
+    return 1;
+  }
   /* One untimed call first (first touch of code and weights), as digits_demo does. */
   if (n > 0 && (store_input(in, mut + in->offset, images, per) != 0 || digits(constant, mut, act) != 0)) {
     fprintf(stderr, "digits() failed on the warm-up call\n");

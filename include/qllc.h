@@ -143,6 +143,10 @@ typedef struct qllc_options {
                                       rule table chooses each fused layer's variant instead of a measurement */
   const char *tune_cache;          /* a file of variant timings: read, used before measuring, and extended
                                       with what was measured (the same file gives the same choices) */
+  /* notes for the user, not errors (since 0.3): e.g. a bundle compiled for the default generic CPU on a
+     host whose CPU runs faster kernels. Called with one line of text (no newline); NULL: none. */
+  void (*note)(void *ctx, const char *text);
+  void *note_ctx;
 } qllc_options;
 
 void qllc_options_init(qllc_options *o);

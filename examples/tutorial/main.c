@@ -66,6 +66,11 @@ int main(int argc, char **argv) {
     return 1;
   }
 
+  /* A bundle compiled for a CPU with AMX asks Linux for the tile data first (0 at once without AMX). */
+  if (digits_prepare() != 0) {
+    fprintf(stderr, "this process may not use AMX: compile the bundle for a CPU without it\n");
+    return 1;
+  }
   /* The two regions the bundle needs (its weights are inside the object: constant_weights is NULL). */
   uint8_t *mut = aligned_alloc(digits_MEM_ALIGN, digits_MUTABLE_MEM_SIZE);
   uint8_t *act = aligned_alloc(digits_MEM_ALIGN, digits_ACTIVATIONS_MEM_SIZE);

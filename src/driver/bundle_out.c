@@ -26,6 +26,52 @@ static int append_section(char **report, const char *title, const char *lines) {
 enum { B_OBJ, B_HDR, B_WEIGHTS, B_COUNT };
 static const char *const bundle_ext[B_COUNT] = {".o", ".h", ".weights.bin"};
 
+/* A compile for the default generic CPU (no --cpu, no --features) of this machine's architecture: one note
+ * (o->note) saying what this machine's CPU would run instead, counted per layer by lowering g again for
+ * `--cpu native`, and how to ask for it. Silent when anything fails: a note is never an error. */
+/* A fused layer's instruction, as the kernel report counts them: a variant, or a reference with a reason. */
+static int fused(const qllc_instr *in) { return in->why || strstr(in->kernel, "__"); }
+
+static void note_generic_cpu(qllc_drv_model *m, qllc_graph *g, const qllc_options *o, const qllc_program *p) {
+  if (!o->note || (o->cpu && *o->cpu) || (o->features && *o->features)) return;
+  qllc_options ho = *o;
+  ho.cpu = "native";
+  ho.dump_after = NULL;
+  ho.strict = 0;
+  qllc_codegen_opts dflt, host;
+  qllc_diag d = {0};
+  if (qllc_drv_codegen_opts(o, 0, &dflt, &d) != QLLC_OK || qllc_drv_codegen_opts(&ho, 0, &host, &d) != QLLC_OK)
+    return; /* another target than this machine's (native needs the host's architecture) */
+  if (!strcmp(dflt.cpu, host.cpu)) return;
+  qllc_program *hp = NULL;
+  if (qllc_drv_lower(m, g, &ho, 0, &hp, NULL, &d) != QLLC_OK) return;
+  int layers = 0, faster = 0;
+  for (int i = 0; i < p->n_instrs; i++) {
+    const qllc_instr *in = &p->instrs[i];
+    if (!in->node || !fused(in)) continue;
+    layers++;
+    for (int k = 0; k < hp->n_instrs; k++)
+      if (hp->instrs[k].node == in->node && fused(&hp->instrs[k])) {
+        faster += strcmp(hp->instrs[k].kernel, in->kernel) != 0;
+        break;
+      }
+  }
+  qllc_program_free(hp);
+  char text[1024];
+  if (faster > 0)
+    snprintf(text, sizeof text,
+             "no --cpu: compiled for the generic %s CPU; %d of its %d quantized layers run portable kernels where "
+             "this machine (%s) runs faster ones, and the rest of the code is generic too. For this machine: "
+             "--cpu native (or --cpu %s); --quiet hides this note",
+             dflt.cpu, faster, layers, host.cpu, host.cpu);
+  else
+    snprintf(text, sizeof text,
+             "no --cpu: compiled for the generic %s CPU, whose code uses none of the vector extensions this "
+             "machine (%s) has. For this machine: --cpu native (or --cpu %s); --quiet hides this note",
+             dflt.cpu, host.cpu, host.cpu);
+  o->note(o->note_ctx, text);
+}
+
 qllc_status qllc_drv_compile_bundle(qllc_drv_model *m, const qllc_options *opts, const char *dir, const char *name,
                                     qllc_diag *diag) {
   /* Everything that can fail without touching the disk comes first. */
@@ -57,6 +103,7 @@ qllc_status qllc_drv_compile_bundle(qllc_drv_model *m, const qllc_options *opts,
     cg.report = report;
   }
   if (st != QLLC_OK) goto done;
+  note_generic_cpu(m, g, opts, p);
 
   /* The directory: created when missing (one level only). */
   int created = 0;

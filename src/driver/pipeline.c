@@ -379,6 +379,14 @@ qllc_status qllc_drv_describe(qllc_drv_model *m, const qllc_options *opts, FILE 
   st = qllc_drv_lower(m, g, opts, 0, &p, &user_lines, diag);
   if (st == QLLC_OK) {
     fprintf(f, "model: %s\n", m->path);
+    qllc_codegen_opts cg; /* which CPU this description is for (it decides every fused layer's kernel) */
+    if (qllc_drv_codegen_opts(opts, 0, &cg, diag) == QLLC_OK) {
+      fprintf(f, "cpu: %s (target %s", cg.cpu, cg.target->name);
+      if (!opts->cpu || !*opts->cpu)
+        fprintf(f, "; no --cpu: the generic CPU compile uses by default. `qllc run` and --cpu native take this "
+                   "machine's CPU and its kernels");
+      fprintf(f, ")\n");
+    }
     fprintf(f, "\n== graph ==\n");
     qllc_graph_print(g, f);
     fprintf(f, "\n== precision ==\n");

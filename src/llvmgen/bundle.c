@@ -182,11 +182,12 @@ static int write_header(FILE *f, const qllc_program *p, const qllc_codegen_opts 
   int amx = 0; /* AMX tile kernels (targets/x86_64/kernels/x86_amx.c) need the host's permission first */
   for (int i = 0; i < p->n_instrs; i++) amx |= p->instrs[i].kernel && strstr(p->instrs[i].kernel, "__amx") != NULL;
   if (amx)
-    fputs(" *\n * AMX: this bundle runs AMX-INT8 tile kernels (__amx). On Linux, the process must hold the tile\n"
-          " * data permission before the first call: once per process, syscall(SYS_arch_prctl, 0x1023\n"
-          " * (ARCH_REQ_XCOMP_PERM), 18 (XFEATURE_XTILEDATA)) must return 0 (<sys/syscall.h>, <unistd.h>);\n"
-          " * otherwise the first tile instruction faults (SIGILL). If it fails, compile for a CPU without\n"
-          " * AMX (e.g. --cpu icelake-server). The bundle itself still calls nothing but memcpy/memset.\n", f);
+    fprintf(f, " *\n * AMX: this bundle runs AMX-INT8 tile kernels (__amx). On Linux, the process must hold the tile\n"
+               " * data permission before the first call, or the first tile instruction faults (SIGILL): call\n"
+               " * %s_prepare() once per process (it asks with arch_prctl(ARCH_REQ_XCOMP_PERM 0x1023,\n"
+               " * XFEATURE_XTILEDATA 18), an inline system call, no libc) and go on only when it returns 0.\n"
+               " * If it fails, compile for a CPU without AMX (e.g. --cpu icelake-server). The bundle itself\n"
+               " * still calls nothing but memcpy/memset.\n", N);
   fprintf(f,
           " *\n * Use: allocate %s_MUTABLE_MEM_SIZE and %s_ACTIVATIONS_MEM_SIZE bytes%s, aligned to\n"
           " * %s_MEM_ALIGN; write each input at its _OFFSET in the mutable region, call %s(), and read each\n"
@@ -238,6 +239,27 @@ static int write_header(FILE *f, const qllc_program *p, const qllc_codegen_opts 
   fprintf(f, "/* Returns 0 on success. Re-entrant: concurrent calls with separate mutable/activation buffers "
              "are safe. */\n");
   fprintf(f, "int %s(const uint8_t *constant_weights, uint8_t *mutable_weights, uint8_t *activations);\n\n", N);
+  /* what the host must do before the first call: AMX tile kernels need Linux's tile data permission */
+  fprintf(f, "/* 1 when the bundle runs AMX tile kernels: call %s_prepare() once before the first call. */\n"
+             "#define %s_NEEDS_AMX %d\n\n", N, N, amx);
+  fprintf(f, "/* Makes this process ready to run %s: with AMX kernels, asks Linux for the AMX tile data\n"
+             "   (arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA), an inline system call: no libc).\n"
+             "   Returns 0 when %s may be called (always, without AMX kernels), a negative errno when the\n"
+             "   permission was refused or this is not x86_64 Linux. Cheap to call again. */\n"
+             "static inline int %s_prepare(void) {\n"
+             "#if %s_NEEDS_AMX\n"
+             "#if defined(__x86_64__) && defined(__linux__)\n"
+             "  long r;\n"
+             "  __asm__ __volatile__(\"syscall\" : \"=a\"(r) : \"0\"(158L /* SYS_arch_prctl */), \"D\"(0x1023L), \"S\"(18L)\n"
+             "                       : \"rcx\", \"r11\", \"memory\");\n"
+             "  return (int)r;\n"
+             "#else\n"
+             "  return -38; /* ENOSYS: AMX tile data is granted by Linux on x86_64 */\n"
+             "#endif\n"
+             "#else\n"
+             "  return 0;\n"
+             "#endif\n"
+             "}\n\n", N, N, N, N);
   fprintf(f, "#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s */\n", guard);
   return 1;
 }

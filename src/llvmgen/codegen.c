@@ -508,6 +508,17 @@ static qllc_status build_entry(cg *c) {
   if (c->o->weights_in_object) make_const_globals(c);
   LLVMBuilderRef b = LLVMCreateBuilderInContext(c->ctx);
   LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(c->ctx, c->entry, "entry"));
+  if (!c->o->weights_in_object && c->p->const_size > 0) {
+    /* weights read from the caller's constant_weights (--weights file): a NULL there is the caller's
+       error, returned as 1 (docs/bundle.md), not a fault at the first weight */
+    LLVMBasicBlockRef missing = LLVMAppendBasicBlockInContext(c->ctx, c->entry, "no_weights");
+    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->entry, "body");
+    LLVMValueRef isnull = LLVMBuildIsNull(b, c->region[QLLC_REGION_CONST], "");
+    LLVMBuildCondBr(b, isnull, missing, body);
+    LLVMPositionBuilderAtEnd(b, missing);
+    LLVMBuildRet(b, LLVMConstInt(c->i32, 1, 0));
+    LLVMPositionBuilderAtEnd(b, body);
+  }
   qllc_status st = QLLC_OK;
   int n = c->p->n_instrs;
   if (n <= QLLC_PART_INSTRS) {

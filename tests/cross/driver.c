@@ -98,6 +98,10 @@ int main(int argc, char **argv) {
       fprintf(stderr, "driver: cannot write %s\n", argv[2 + ni + o]);
       return 1;
     }
+  if (SYM(_prepare)() != 0) { /* AMX tile data (0 at once without AMX kernels) */
+    fprintf(stderr, "driver: the bundle's _prepare() refused\n");
+    return 1;
+  }
   for (uint64_t b = 0; b < batch; b++) {
     for (int i = 0; i < ni; i++) {
       const qllc_io *io = &SYM(_inputs)[i];

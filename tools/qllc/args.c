@@ -239,6 +239,7 @@ static int set_search_dataset(cli_args *a, const char *f, const char *v) {
   return push(f, a->search_datasets, &a->opts.n_search_dataset, v);
 }
 static int set_verbose(cli_args *a, const char *f, const char *v) { a->verbose = 1; return 0; }
+static int set_quiet(cli_args *a, const char *f, const char *v) { a->quiet = 1; return 0; }
 static int set_help(cli_args *a, const char *f, const char *v) { a->help = 1; return 0; }
 
 /* --min-sqnr prints its choice: the precision map (whose comments say what was measured) is written to
@@ -328,6 +329,8 @@ static const cli_opt compile_opts[] = {
     {"--reloc", NULL, "pic|static", "relocation model of the object (default pic)", set_reloc},
     {"--weights", NULL, "object|file", "weights inside the object (default) or in NAME.weights.bin", set_weights},
     {"--verbose", "-v", NULL, "print the graph, precision report and memory plan", set_verbose},
+    {"--quiet", "-q", NULL, "no notes on stderr (e.g. the one for a bundle compiled for the default generic CPU "
+     "on a machine that runs faster code)", set_quiet},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static const cli_opt profile_opts[] = {

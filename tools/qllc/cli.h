@@ -42,6 +42,7 @@ typedef struct cli_args {
   long long max_samples;                    /* compare: --samples N (0: every sample, or 32 drawn) */
   const char *search_datasets[CLI_MAX_LIST]; /* --search-dataset SPEC (--min-sqnr's samples) */
   int verbose;
+  int quiet;                                /* compile: no notes (qllc_options.note) */
   int help;
 } cli_args;
 

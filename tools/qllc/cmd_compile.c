@@ -20,6 +20,9 @@ static void default_name(const char *path, char *out, size_t size) {
   out[n] = '\0';
 }
 
+/* qllc_options.note: one line on stderr. */
+static void print_note(void *ctx, const char *text) { fprintf(stderr, "qllc: note: %s\n", text); }
+
 int cmd_compile(cli_args *a) {
   char name[256];
   if (a->name)
@@ -38,6 +41,7 @@ int cmd_compile(cli_args *a) {
     qllc_model_free(m);
     return cli_diag_error(&d, a->model);
   }
+  if (!a->quiet) a->opts.note = print_note;
   qllc_status st = qllc_compile_bundle(m, &a->opts, a->out, name, &d);
   qllc_model_free(m);
   if (st != QLLC_OK) return cli_diag_error(&d, a->model);

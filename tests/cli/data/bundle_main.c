@@ -111,6 +111,10 @@ int main(int argc, char **argv) {
     }
     if (read_npy(argv[2 + i], mut + io->offset, io->size) != 0) return 1;
   }
+  if (SYM(_prepare)() != 0) { /* AMX tile data (0 at once without AMX kernels) */
+    fprintf(stderr, "bundle_main: the bundle's _prepare() refused (AMX tile data)\n");
+    return 1;
+  }
   int rc = BUNDLE(weights, mut, act);
   if (rc != 0) {
     fprintf(stderr, "bundle_main: the bundle returned %d\n", rc);
