@@ -103,7 +103,6 @@ qllc_status qllc_drv_compile_bundle(qllc_drv_model *m, const qllc_options *opts,
     cg.report = report;
   }
   if (st != QLLC_OK) goto done;
-  note_generic_cpu(m, g, opts, p);
 
   /* The directory: created when missing (one level only). */
   int created = 0;
@@ -159,6 +158,7 @@ qllc_status qllc_drv_compile_bundle(qllc_drv_model *m, const qllc_options *opts,
   }
 
 cleanup:
+  if (st == QLLC_OK) note_generic_cpu(m, g, opts, p); /* after the files: a failed compile says one thing */
   if (st != QLLC_OK) {
     for (int i = 0; i < B_COUNT; i++) {
       if (written[i] && !renamed[i]) unlink(tmp[i]);
