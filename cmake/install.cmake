@@ -6,7 +6,7 @@
 #   P/lib/libqllc.a                                                    the static library (libqllc_core.a)
 #   P/include/qllc.h, qllc_version.h, qllc_kernel.h                    public headers only
 #   P/lib/pkgconfig/qllc.pc                                            pkg-config [--static] --libs qllc
-#   P/lib/cmake/qllc/qllcConfig.cmake, qllcConfigVersion.cmake         find_package(qllc 0.2): qllc::qllc
+#   P/lib/cmake/qllc/qllcConfig.cmake, qllcConfigVersion.cmake         find_package(qllc 0.3): qllc::qllc
 #   P/share/doc/qllc/                                                  README.md and docs/
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -78,7 +78,7 @@ set(QLLC_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/qllc)
 install(EXPORT qllcTargets NAMESPACE qllc:: DESTINATION ${QLLC_CMAKE_DIR})
 configure_package_config_file(${CMAKE_SOURCE_DIR}/cmake/qllcConfig.cmake.in
   ${CMAKE_BINARY_DIR}/qllcConfig.cmake INSTALL_DESTINATION ${QLLC_CMAKE_DIR})
-# 0.x: a minor version may change the API (docs/install.md), so 0.2 accepts 0.2.* only; from 1.0 on,
+# 0.x: a minor version may change the API (docs/install.md), so 0.3 accepts 0.3.* only; from 1.0 on,
 # any later minor version of the same major.
 if(PROJECT_VERSION_MAJOR EQUAL 0)
   set(QLLC_COMPAT SameMinorVersion)

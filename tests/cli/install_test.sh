@@ -9,7 +9,7 @@
 #     the version in project() of CMakeLists.txt;
 #   - examples/run_model.c built three times, with `pkg-config --cflags --libs qllc` (shared),
 #     `pkg-config --static` (libqllc.a and its private libraries), and a CMake project using
-#     find_package(qllc 0.2) + qllc::qllc; each runs the sample model on models/digits/sample_0.npy and
+#     find_package(qllc 0.3) + qllc::qllc; each runs the sample model on models/digits/sample_0.npy and
 #     prints the same logits;
 #   - find_package(qllc 9.0) fails (the version file is honoured);
 #   - the shared library exports the API of qllc.h and nothing else.
@@ -104,7 +104,7 @@ mkdir -p "$tmp/proj"
 cat >"$tmp/proj/CMakeLists.txt" <<CM
 cmake_minimum_required(VERSION 3.20)
 project(uses_qllc C)
-find_package(qllc 0.2 REQUIRED)
+find_package(qllc 0.3 REQUIRED)
 add_executable(run_model $S/examples/run_model.c)
 target_link_libraries(run_model PRIVATE qllc::qllc)
 CM
@@ -112,9 +112,9 @@ if cmake -S "$tmp/proj" -B "$tmp/proj/build" -DCMAKE_PREFIX_PATH="$P" -DCMAKE_C_
    cmake --build "$tmp/proj/build" >>"$tmp/proj.log" 2>&1; then
   run_check cmake "$tmp/proj/build/run_model"
 else
-  cat "$tmp/proj.log"; fail "the find_package(qllc 0.2) project does not build"
+  cat "$tmp/proj.log"; fail "the find_package(qllc 0.3) project does not build"
 fi
-sed -i 's/find_package(qllc 0.2 REQUIRED)/find_package(qllc 9.0 REQUIRED)/' "$tmp/proj/CMakeLists.txt"
+sed -i 's/find_package(qllc 0.3 REQUIRED)/find_package(qllc 9.0 REQUIRED)/' "$tmp/proj/CMakeLists.txt"
 if cmake -S "$tmp/proj" -B "$tmp/proj/build9" -DCMAKE_PREFIX_PATH="$P" >"$tmp/proj9.log" 2>&1; then
   fail "find_package(qllc 9.0) succeeded against $want"
 fi
