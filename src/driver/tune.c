@@ -132,7 +132,8 @@ static qllc_status file_write(const char *path, const timings *ts, qllc_diag *di
   size_t n = strlen(path) + 32;
   char *tmp = malloc(n);
   if (!tmp) return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
-  snprintf(tmp, n, "%s.tmp-%ld", path, (long)getpid());
+  static unsigned seq; /* unique per call: threads of one process may write the same file */
+  snprintf(tmp, n, "%s.tmp-%ld-%u", path, (long)getpid(), __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
   FILE *f = fopen(tmp, "w");
   int ok = f != NULL;
   if (ok) {
@@ -417,26 +418,22 @@ qllc_status qllc_drv_lower_tuned(qllc_drv_model *m, qllc_graph *g, const qllc_op
   qllc_status st = o->tune_cache && *o->tune_cache ? file_read(o->tune_cache, &t.file, diag) : QLLC_OK;
   lt->choose = tune_choose;
   lt->choose_ctx = &t;
-  const int shared = g == m->graph; /* the model's own graph: other threads may be lowering it too */
-  if (st == QLLC_OK) {
-    if (shared) pthread_mutex_lock(&m->lock);
-    st = qllc_lower_for(g, lt, p, diag);
-    if (shared) pthread_mutex_unlock(&m->lock);
-  }
+  /* the model's own graph (a pre-quantized model): other threads may be lowering it too, which recounts
+     its uses; the extract reads it as well, so the whole sequence holds the lock */
+  const int shared = g == m->graph;
+  if (shared) pthread_mutex_lock(&m->lock);
+  if (st == QLLC_OK) st = qllc_lower_for(g, lt, p, diag);
   if (st == QLLC_OK && t.err) st = qllc_fail(diag, t.err, NULL, "out of memory");
   if (st == QLLC_OK && t.n_pend > 0) { /* time what was missing, then lower again from timings only */
     qllc_program_free(*p);
     *p = NULL;
     st = measure(&t, g, lt, diag);
     pend_clear(&t);
-    if (st == QLLC_OK) {
-      if (shared) pthread_mutex_lock(&m->lock);
-      st = qllc_lower_for(g, lt, p, diag);
-      if (shared) pthread_mutex_unlock(&m->lock);
-    }
+    if (st == QLLC_OK) st = qllc_lower_for(g, lt, p, diag);
     if (st == QLLC_OK && t.n_pend > 0) /* cannot happen: every candidate was just timed */
       st = qllc_fail(diag, QLLC_ERR_INVALID, NULL, "internal error: kernel variants left untimed after tuning");
   }
+  if (shared) pthread_mutex_unlock(&m->lock);
   if (st == QLLC_OK && t.file_dirty && o->tune_cache && *o->tune_cache)
     st = file_write(o->tune_cache, &t.file, diag);
   if (st != QLLC_OK && *p) {
