@@ -20,6 +20,11 @@
 
 /* ---- the pipeline's steps (pipeline.c, model.c) ------------------------------------------------- */
 
+/* "x86_64" or "aarch64": the architecture this library runs on ("" elsewhere). */
+const char *qllc_drv_host_target(void);
+/* size bytes (at least QLLC_MEM_ALIGN), zeroed, aligned to QLLC_MEM_ALIGN; free(); NULL on OOM. */
+void *qllc_drv_aligned_buffer(uint64_t size);
+
 /* A private copy of m's optimized graph, which the caller may change and must free: copied in memory,
  * or, for a pre-quantized model whose records cannot be copied, loaded from the file again. */
 qllc_status qllc_drv_model_graph(qllc_drv_model *m, qllc_graph **out, qllc_diag *diag);

@@ -44,7 +44,7 @@ static qllc_status check_dump_after(const char *pass, qllc_diag *diag) {
   return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "unknown pass '%s' for --dump-after (passes: %s)", pass, list);
 }
 
-static const char *host_target(void) {
+const char *qllc_drv_host_target(void) {
 #if defined(__x86_64__)
   return "x86_64";
 #elif defined(__aarch64__)
@@ -52,6 +52,14 @@ static const char *host_target(void) {
 #else
   return "";
 #endif
+}
+
+void *qllc_drv_aligned_buffer(uint64_t size) {
+  uint64_t n = (size + QLLC_MEM_ALIGN - 1) / QLLC_MEM_ALIGN * QLLC_MEM_ALIGN;
+  if (n == 0) n = QLLC_MEM_ALIGN;
+  void *p = aligned_alloc(QLLC_MEM_ALIGN, n);
+  if (p) memset(p, 0, n);
+  return p;
 }
 
 static FILE *dump_stream(const qllc_options *o) { return o->dump_stream ? (FILE *)o->dump_stream : stderr; }
@@ -131,7 +139,8 @@ qllc_status qllc_drv_quantize_map(qllc_graph *g, const qllc_options *o, const ql
   memset(&qo, 0, sizeof qo);
   qllc_status st = quant_elems(o, &qo.act_elem, &qo.w_elem, diag);
   if (st != QLLC_OK) return st;
-  if (!qllc_target_lookup(o->target ? o->target : host_target())) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "unknown target '%s'", o->target ? o->target : "");
+  if (!qllc_target_lookup(o->target ? o->target : qllc_drv_host_target()))
+    return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "unknown target '%s'", o->target ? o->target : "");
   /* int16 activations are symmetric (z = 0) unless a schema is asked for (docs/numerics.md) */
   qo.schema = o->schema != QLLC_SCHEMA_DEFAULT ? o->schema
               : qo.act_elem == QLLC_ELEM_I16     ? QLLC_SCHEMA_SYMMETRIC

@@ -364,13 +364,6 @@ struct qllc_probe {
   uint8_t *mut, *act;
 };
 
-static void *aligned_buffer(uint64_t size) {
-  uint64_t n = (size + QLLC_MEM_ALIGN - 1) / QLLC_MEM_ALIGN * QLLC_MEM_ALIGN;
-  if (n == 0) n = QLLC_MEM_ALIGN;
-  void *p = aligned_alloc(QLLC_MEM_ALIGN, n);
-  if (p) memset(p, 0, n);
-  return p;
-}
 
 void qllc_probe_free(qllc_probe *in) {
   if (!in) return;
@@ -413,8 +406,8 @@ qllc_status qllc_probe_build(qllc_graph *g, int which, const qllc_probe_hooks *h
   }
   if (st == QLLC_OK) st = qllc_codegen_jit(in->p, &cg, &in->code, &in->entry, diag);
   if (st == QLLC_OK) {
-    in->mut = aligned_buffer(in->p->mutable_size);
-    in->act = aligned_buffer(in->p->act_size);
+    in->mut = qllc_drv_aligned_buffer(in->p->mutable_size);
+    in->act = qllc_drv_aligned_buffer(in->p->act_size);
     if (!in->mut || !in->act) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
   }
   if (st != QLLC_OK) {

@@ -13,13 +13,6 @@ struct qllc_run_bufs {
   uint8_t *mut, *act;
 };
 
-static void *aligned_buffer(uint64_t size) {
-  uint64_t n = (size + QLLC_MEM_ALIGN - 1) / QLLC_MEM_ALIGN * QLLC_MEM_ALIGN;
-  if (n == 0) n = QLLC_MEM_ALIGN;
-  void *p = aligned_alloc(QLLC_MEM_ALIGN, n);
-  if (p) memset(p, 0, n);
-  return p;
-}
 
 static int describe_io(const qllc_io_desc *io, qllc_tensor *t) {
   const qllc_value *v = io->value;
@@ -55,8 +48,8 @@ void qllc_drv_jit_release(qllc_drv_jit *j) {
 static qllc_run_bufs *new_run_bufs(qllc_drv_jit *j) {
   qllc_run_bufs *b = calloc(1, sizeof *b);
   if (!b) return NULL;
-  b->mut = aligned_buffer(j->prog->mutable_size);
-  b->act = aligned_buffer(j->prog->act_size);
+  b->mut = qllc_drv_aligned_buffer(j->prog->mutable_size);
+  b->act = qllc_drv_aligned_buffer(j->prog->act_size);
   if (!b->mut || !b->act) {
     free(b->mut);
     free(b->act);
@@ -81,21 +74,12 @@ static void give_run_bufs(qllc_drv_jit *j, qllc_run_bufs *b) {
   pthread_mutex_unlock(&j->lock);
 }
 
-static const char *host_target(void) {
-#if defined(__x86_64__)
-  return "x86_64";
-#elif defined(__aarch64__)
-  return "aarch64";
-#else
-  return "";
-#endif
-}
 
 qllc_status qllc_drv_jit_build(qllc_drv_model *m, const qllc_options *opts, qllc_drv_jit *j, qllc_diag *diag) {
   memset(j, 0, sizeof *j);
-  if (opts->target && strcmp(opts->target, host_target()) != 0) {
+  if (opts->target && strcmp(opts->target, qllc_drv_host_target()) != 0) {
     qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL, "the JIT runs on the host (%s), not on target '%s'",
-              host_target(), opts->target);
+              qllc_drv_host_target(), opts->target);
     qllc_diag_set_file(diag, m->path);
     return QLLC_ERR_UNSUPPORTED;
   }

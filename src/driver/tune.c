@@ -337,8 +337,8 @@ static qllc_status measure(tuner *t, const qllc_graph *g, const qllc_lower_targe
   if (st == QLLC_OK) st = qllc_lower_for(xg, &ft, &p, diag);
   uint8_t *mut = NULL, *act = NULL;
   if (st == QLLC_OK) {
-    mut = aligned_alloc(QLLC_MEM_ALIGN, (p->mutable_size + QLLC_MEM_ALIGN) / QLLC_MEM_ALIGN * QLLC_MEM_ALIGN);
-    act = aligned_alloc(QLLC_MEM_ALIGN, (p->act_size + QLLC_MEM_ALIGN) / QLLC_MEM_ALIGN * QLLC_MEM_ALIGN);
+    mut = qllc_drv_aligned_buffer(p->mutable_size);
+    act = qllc_drv_aligned_buffer(p->act_size);
     if (!mut || !act) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
   }
   if (st == QLLC_OK) { /* fixed pseudo-random inputs and activations: every call sees the same data */
@@ -347,7 +347,6 @@ static qllc_status measure(tuner *t, const qllc_graph *g, const qllc_lower_targe
       r = r * 6364136223846793005ULL + 1442695040888963407ULL;
       mut[i] = (uint8_t)(r >> 56);
     }
-    memset(act, 0, p->act_size);
   }
   for (int k = 0; st == QLLC_OK && k < p->n_instrs; k++) {
     const qllc_instr *in = &p->instrs[k];

@@ -53,6 +53,27 @@ static int copy_attr(qllc_graph *g, qllc_attr *d, const qllc_attr *s) {
   return (s->name && !d->name) || (s->s && !d->s) ? -1 : 0;
 }
 
+/* A node's fields and attributes but not its inputs and outputs (the caller maps those); -1 on OOM. */
+static int copy_node_fields(qllc_graph *g, qllc_node *d, const qllc_node *s) {
+  d->onnx_index = s->onnx_index;
+  d->domain = dup(g, s->domain ? s->domain : "");
+  d->op_type = dup(g, s->op_type ? s->op_type : qllc_op_name(s->op));
+  d->act = s->act;
+  d->act_lo = s->act_lo;
+  d->act_hi = s->act_hi;
+  d->keep_float = s->keep_float;
+  d->float_reason = dup(g, s->float_reason);
+  d->dead = s->dead;
+  if (!d->domain || !d->op_type || (s->float_reason && !d->float_reason)) return -1;
+  if (s->n_attr > 0) {
+    if (!(d->attrs = qllc_arena_alloc(g->arena, sizeof *d->attrs * (size_t)s->n_attr))) return -1;
+    for (int k = 0; k < s->n_attr; k++)
+      if (copy_attr(g, &d->attrs[k], &s->attrs[k])) return -1;
+    d->n_attr = s->n_attr;
+  }
+  return 0;
+}
+
 qllc_status qllc_graph_copy(const qllc_graph *src, qllc_graph **out, qllc_diag *diag) {
   *out = NULL;
   for (int i = 0; i < src->n_nodes; i++)
@@ -73,26 +94,11 @@ qllc_status qllc_graph_copy(const qllc_graph *src, qllc_graph **out, qllc_diag *
     const qllc_node *s = src->nodes[i];
     qllc_node *d = qllc_node_new(g, s->op, s->name, s->n_in, s->n_out);
     if (!(ok = d != NULL)) break;
-    d->onnx_index = s->onnx_index;
-    d->domain = dup(g, s->domain ? s->domain : "");
-    d->op_type = dup(g, s->op_type ? s->op_type : qllc_op_name(s->op));
-    d->act = s->act;
-    d->act_lo = s->act_lo;
-    d->act_hi = s->act_hi;
-    d->keep_float = s->keep_float;
-    d->float_reason = dup(g, s->float_reason);
-    d->dead = s->dead;
-    ok = d->domain && d->op_type && (!s->float_reason || d->float_reason);
+    ok = !copy_node_fields(g, d, s);
     for (int k = 0; ok && k < s->n_in; k++) d->in[k] = s->in[k] ? g->values[s->in[k]->id] : NULL;
     for (int k = 0; ok && k < s->n_out; k++) {
       d->out[k] = s->out[k] ? g->values[s->out[k]->id] : NULL;
       if (d->out[k] && s->out[k]->producer == s) d->out[k]->producer = d;
-    }
-    if (ok && s->n_attr > 0) {
-      d->attrs = qllc_arena_alloc(g->arena, sizeof *d->attrs * (size_t)s->n_attr);
-      ok = d->attrs != NULL;
-      for (int k = 0; ok && k < s->n_attr; k++) ok = !copy_attr(g, &d->attrs[k], &s->attrs[k]);
-      d->n_attr = s->n_attr;
     }
   }
   for (int i = 0; ok && i < src->n_inputs; i++) ok = !qllc_graph_add_input(g, g->values[src->inputs[i]->id]);
@@ -133,15 +139,8 @@ qllc_status qllc_graph_extract(const qllc_graph *src, const qllc_node *const *no
       qllc_node *d = qllc_node_new(g, s->op, name, s->n_in, s->n_out);
       if (!(ok = d != NULL)) break;
       made[i * copies + j] = d;
-      d->onnx_index = s->onnx_index;
-      d->domain = dup(g, s->domain ? s->domain : "");
-      d->op_type = dup(g, s->op_type ? s->op_type : qllc_op_name(s->op));
-      d->act = s->act;
-      d->act_lo = s->act_lo;
-      d->act_hi = s->act_hi;
-      d->keep_float = s->keep_float;
       d->quant = s->quant; /* shared: the source graph outlives the extract */
-      ok = d->domain && d->op_type;
+      ok = !copy_node_fields(g, d, s);
       for (int k = 0; ok && k < s->n_in; k++) ok = !s->in[k] || (d->in[k] = extract_input(g, map, s->in[k])) != NULL;
       for (int k = 0; ok && k < s->n_out; k++) {
         const qllc_value *so = s->out[k];
@@ -154,12 +153,6 @@ qllc_status qllc_graph_extract(const qllc_graph *src, const qllc_node *const *no
           o->producer = d;
           d->out[k] = o;
         }
-      }
-      if (ok && s->n_attr > 0) {
-        d->attrs = qllc_arena_alloc(g->arena, sizeof *d->attrs * (size_t)s->n_attr);
-        ok = d->attrs != NULL;
-        for (int k = 0; ok && k < s->n_attr; k++) ok = !copy_attr(g, &d->attrs[k], &s->attrs[k]);
-        d->n_attr = s->n_attr;
       }
     }
   }
