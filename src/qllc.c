@@ -110,12 +110,43 @@ static int is_c_identifier(const char *s) {
   return 1;
 }
 
+/* Why a bundle name cannot be the entry symbol of a header that C and C++ include, or NULL: a keyword
+ * of C11 or C++, a name the C library or the header's own types and macros use, or one reserved to the
+ * implementation (leading underscore and capital, or two underscores). */
+static const char *reserved_name(const char *s) {
+  static const char *const keywords[] = {
+      "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
+      "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
+      "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while",
+      "_Alignas", "_Alignof", "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary", "_Noreturn",
+      "_Static_assert", "_Thread_local", "alignas", "alignof", "and", "and_eq", "asm", "bitand", "bitor", "bool",
+      "catch", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "consteval", "constexpr",
+      "constinit", "const_cast", "co_await", "co_return", "co_yield", "decltype", "delete", "dynamic_cast",
+      "explicit", "export", "false", "friend", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+      "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "reinterpret_cast", "requires",
+      "static_assert", "static_cast", "template", "this", "thread_local", "throw", "true", "try", "typeid",
+      "typename", "using", "virtual", "wchar_t", "xor", "xor_eq", NULL};
+  static const char *const library[] = {"main", "memcpy", "memset", "memmove", "malloc", "free", "abort",
+                                        "exit", "errno", "qllc_io", "NULL", "int8_t", "uint8_t", "int32_t",
+                                        "uint32_t", "int64_t", "uint64_t", "size_t", NULL};
+  for (int i = 0; keywords[i]; i++)
+    if (!strcmp(s, keywords[i])) return "a C or C++ keyword";
+  for (int i = 0; library[i]; i++)
+    if (!strcmp(s, library[i])) return "a name the C library or the header itself uses";
+  if ((s[0] == '_' && s[1] >= 'A' && s[1] <= 'Z') || strstr(s, "__")) return "reserved to the C implementation";
+  return NULL;
+}
+
 qllc_status qllc_compile_bundle(qllc_model *m, const qllc_options *opts, const char *dir, const char *name,
                                 qllc_diag *diag) {
   if (!m) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "no model");
   if (!dir || !*dir) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "no output directory given");
   if (!is_c_identifier(name))
     return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "bundle name '%s' is not a C identifier", name ? name : "");
+  const char *why = reserved_name(name);
+  if (why)
+    return qllc_fail(diag, QLLC_ERR_INVALID, NULL,
+                     "bundle name '%s' is %s: the header would not compile; choose another with --name", name, why);
   qllc_options dflt;
   return on_model(m, qllc_drv_compile_bundle(&m->d, or_default(opts, &dflt), dir, name, diag), diag);
 }

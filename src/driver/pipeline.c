@@ -99,9 +99,21 @@ static qllc_status quant_elems(const qllc_options *o, qllc_elem *act, qllc_elem 
 }
 
 static qllc_status check_precision(const qllc_options *o, qllc_diag *diag) {
+  /* an option that would have no effect is an error, not silently a different compile */
+  if (o->n_search_dataset > 0 && !(o->min_sqnr_db > 0))
+    return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "--search-dataset gives --min-sqnr's samples: it needs --min-sqnr");
   if (o->precision == QLLC_PREC_FLOAT) {
     if (o->weight_precision != QLLC_PREC_FLOAT)
       return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "--weight-precision needs --precision int8 or int16");
+    if (o->min_sqnr_db > 0)
+      return qllc_fail(diag, QLLC_ERR_INVALID, NULL,
+                       "--min-sqnr raises layers from int8: it needs --precision int8 (and --profile); without "
+                       "it the model stays float");
+    if ((o->precision_map && *o->precision_map) || (o->precision_map_out && *o->precision_map_out))
+      return qllc_fail(diag, QLLC_ERR_INVALID, NULL,
+                       "--precision-map%s chooses precisions per layer: it needs --precision int8 or int16 (and "
+                       "--profile); without it the model stays float",
+                       o->precision_map && *o->precision_map ? "" : "-out");
     return QLLC_OK;
   }
   qllc_elem a, w;
