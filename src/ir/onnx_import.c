@@ -668,7 +668,10 @@ static qllc_status import_model(importer *im, const Onnx__ModelProto *m) {
       if ((st = load_bound(im, gp->input[i], b))) return st;
       continue;
     }
-    if (qllc_graph_find_value(g, name)) continue; /* an initializer: a constant, not an input */
+    const qllc_value *seen = qllc_graph_find_value(g, name);
+    if (seen && !seen->data) /* onnxruntime refuses this too: which of the two would a caller fill? */
+      return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "graph input '%s' is declared twice", name);
+    if (seen) continue; /* an initializer: a constant, not an input */
     if ((st = load_input(im, gp->input[i]))) return st;
   }
   for (size_t i = 0; i < gp->n_node; i++)
@@ -677,6 +680,14 @@ static qllc_status import_model(importer *im, const Onnx__ModelProto *m) {
     const char *name = gp->output[i]->name ? gp->output[i]->name : "";
     qllc_value *v = qllc_graph_find_value(g, name);
     if (!v) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "graph output '%s' is not produced by any node", name);
+    const Onnx__TypeProto *tp = gp->output[i]->type; /* a declared element type must be the computed one */
+    qllc_elem want;
+    size_t wsize;
+    if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && tp->tensor_type &&
+        tp->tensor_type->elem_type && !map_type(tp->tensor_type->elem_type, &want, &wsize) && want != v->elem)
+      return qllc_fail(diag, QLLC_ERR_INVALID, v->producer ? v->producer->name : NULL,
+                       "graph output '%s' is declared %s but its producer computes %s", name,
+                       onnx_type_name(tp->tensor_type->elem_type), qllc_elem_name((qllc_elem_kind)v->elem));
     if (qllc_graph_add_output(g, v)) return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
   }
   if (g->n_outputs == 0) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "the model has no outputs");
