@@ -127,7 +127,9 @@ qllc_status qllc_drv_compile_bundle(qllc_drv_model *m, const qllc_options *opts,
   int written[B_COUNT] = {0}, renamed[B_COUNT] = {0};
   int want[B_COUNT] = {1, 1, opts->weights_file != 0};
   for (int i = 0; i < B_COUNT; i++) {
-    int n1 = snprintf(tmp[i], sizeof tmp[i], "%s/.%s.tmp-%ld%s", dir, name, (long)getpid(), bundle_ext[i]);
+    static unsigned seq; /* unique per call: threads of one process may write the same bundle */
+    unsigned k = __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED);
+    int n1 = snprintf(tmp[i], sizeof tmp[i], "%s/.%s.tmp-%ld-%u%s", dir, name, (long)getpid(), k, bundle_ext[i]);
     int n2 = snprintf(fin[i], sizeof fin[i], "%s/%s%s", dir, name, bundle_ext[i]);
     if (n1 >= (int)sizeof tmp[i] || n2 >= (int)sizeof fin[i]) {
       st = qllc_fail(diag, QLLC_ERR_IO, NULL, "output path too long");
@@ -157,6 +159,9 @@ qllc_status qllc_drv_compile_bundle(qllc_drv_model *m, const qllc_options *opts,
     }
   }
 
+  /* --precision-map-out: only now that the bundle is whole (a failure here takes the bundle back) */
+  st = qllc_drv_precision_map_finish(st, diag);
+
 cleanup:
   if (st == QLLC_OK) note_generic_cpu(m, g, opts, p); /* after the files: a failed compile says one thing */
   if (st != QLLC_OK) {
@@ -168,6 +173,7 @@ cleanup:
   }
 
 done:
+  st = qllc_drv_precision_map_finish(st, diag); /* dropped when not written above */
   free(report);
   if (p) qllc_program_free(p);
   if (owned) qllc_graph_free(g);

@@ -290,6 +290,7 @@ qllc_status qllc_drv_samples(qllc_drv_model *m, const qllc_options *o, const cha
 
 qllc_status qllc_drv_compare(qllc_drv_model *m, const qllc_options *opts, const char *const *dataset_specs,
                              int n_specs, int64_t max_samples, qllc_compare_result **out, qllc_diag *diag) {
+  *out = NULL;
   if (opts->precision == QLLC_PREC_FLOAT)
     return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "compare needs --precision int8 or int16 (and --profile)");
   qllc_options o = *opts;
@@ -306,6 +307,11 @@ qllc_status qllc_drv_compare(qllc_drv_model *m, const qllc_options *opts, const 
     qllc_probe_hooks h = {qllc_drv_instr_lower, &o, &o};
     st = qllc_quant_compare(fg, qg, ds, &h, out, diag);
     if (st == QLLC_OK) (*out)->drawn = drawn;
+  }
+  st = qllc_drv_precision_map_finish(st, diag); /* --precision-map-out, once the comparison ran */
+  if (st != QLLC_OK && *out) {
+    qllc_compare_result_free(*out);
+    *out = NULL;
   }
   if (st != QLLC_OK && diag && !diag->file[0]) qllc_diag_set_file(diag, m->path);
   qllc_dataset_free(ds);

@@ -66,6 +66,12 @@ qllc_status qllc_drv_instr_lower(void *ctx, qllc_graph *g, qllc_program **p, qll
  * o->min_sqnr_db (and written to o->precision_map_out); NULL when neither is asked. g: the clean graph. */
 qllc_status qllc_drv_precision_map(qllc_drv_model *m, const qllc_graph *g, const qllc_options *o,
                                    qllc_prec_map **map, qllc_diag *diag);
+/* --precision-map-out (when o names one): map (NULL: every layer at the base precision) kept for this
+ * thread until qllc_drv_precision_map_finish, which writes it when st is QLLC_OK (returning the write's
+ * status) and drops it otherwise. Every driver call that builds a graph (qllc_drv_graph_for) ends with it. */
+qllc_status qllc_drv_precision_map_later(const qllc_options *o, const qllc_prec_map *map, uint64_t hash,
+                                         const char *comment, qllc_diag *diag);
+qllc_status qllc_drv_precision_map_finish(qllc_status st, qllc_diag *diag);
 /* The compiled graph as Graphviz (dot.c): p, when not NULL, is g lowered (labels name kernels). Returns
  * 0, or -1 on a write error. */
 int qllc_graph_write_dot(const qllc_graph *g, const qllc_program *p, FILE *f);

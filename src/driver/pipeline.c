@@ -187,10 +187,8 @@ qllc_status qllc_drv_quantize_map(qllc_graph *g, const qllc_options *o, const ql
 static qllc_status quantize(qllc_drv_model *m, qllc_graph *g, const qllc_options *o, qllc_diag *diag) {
   qllc_prec_map *map = NULL;
   qllc_status st = qllc_drv_precision_map(m, g, o, &map, diag);
-  if (st == QLLC_OK && !map && o->precision_map_out && *o->precision_map_out) { /* the plain choice, written */
-    qllc_prec_map empty = {0, NULL, NULL};
-    st = qllc_prec_map_write(o->precision_map_out, &empty, qllc_graph_hash(g), "qllc precision map: every layer at the base precision", diag);
-  }
+  if (st == QLLC_OK && !map) /* the plain choice, written when the compile succeeds */
+    st = qllc_drv_precision_map_later(o, NULL, qllc_graph_hash(g), "qllc precision map: every layer at the base precision", diag);
   if (st == QLLC_OK) st = qllc_drv_quantize_map(g, o, map, diag);
   qllc_prec_map_free(map);
   return st;
@@ -392,12 +390,14 @@ qllc_status qllc_drv_describe(qllc_drv_model *m, const qllc_options *opts, FILE 
   int owned = 0;
   qllc_status st = qllc_drv_graph_for(m, opts, &g, &owned, diag);
   if (st != QLLC_OK) {
+    qllc_drv_precision_map_finish(st, diag);
     qllc_diag_set_file(diag, m->path);
     return st;
   }
   qllc_program *p = NULL;
   char *user_lines = NULL;
   st = qllc_drv_lower(m, g, opts, 0, &p, &user_lines, diag);
+  st = qllc_drv_precision_map_finish(st, diag);
   if (st == QLLC_OK) {
     fprintf(f, "model: %s\n", m->path);
     qllc_codegen_opts cg; /* which CPU this description is for (it decides every fused layer's kernel) */
@@ -441,6 +441,7 @@ qllc_status qllc_drv_write_dot(qllc_drv_model *m, const qllc_options *opts, FILE
   qllc_status st = qllc_drv_graph_for(m, opts, &g, &owned, diag);
   qllc_program *p = NULL;
   if (st == QLLC_OK) st = qllc_drv_lower(m, g, opts, 0, &p, NULL, diag);
+  st = qllc_drv_precision_map_finish(st, diag);
   if (st == QLLC_OK && qllc_graph_write_dot(g, p, f) != 0)
     st = qllc_fail(diag, QLLC_ERR_IO, NULL, "cannot write the graph: %s", strerror(errno));
   if (p) qllc_program_free(p);

@@ -507,7 +507,6 @@ qllc_status qllc_drv_profile(qllc_drv_model *m, const qllc_options *opts, const 
 
   qllc_graph *g = NULL;
   qllc_profile *prof = NULL;
-  char *tmp = NULL;
   qllc_dataset *ds = NULL;
   /* the data set, checked before anything is compiled */
   qllc_status st = qllc_dataset_open(m->graph, dataset_specs, n_specs, &ds, diag);
@@ -519,20 +518,9 @@ qllc_status qllc_drv_profile(qllc_drv_model *m, const qllc_options *opts, const 
   }
   if (st != QLLC_OK) goto done;
 
-  /* write under a temporary name, then rename */
-  size_t tl = strlen(out_yaml) + 32;
-  tmp = malloc(tl);
-  if (!tmp) {
-    st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
-    goto done;
-  }
-  snprintf(tmp, tl, "%s.tmp-%ld", out_yaml, (long)getpid());
-  st = qllc_profile_write(prof, tmp, diag);
-  if (st == QLLC_OK && rename(tmp, out_yaml) != 0) {
-    st = qllc_fail(diag, QLLC_ERR_IO, NULL, "cannot write '%s': %s", out_yaml, strerror(errno));
-  }
+  /* all or nothing, through qllc_outfile (a temporary renamed over a regular file; a device in place) */
+  st = qllc_profile_write(prof, out_yaml, diag);
   if (st != QLLC_OK) {
-    unlink(tmp);
     if (diag) {
       diag->file[0] = '\0';
       qllc_diag_set_file(diag, out_yaml);
@@ -545,7 +533,6 @@ qllc_status qllc_drv_profile(qllc_drv_model *m, const qllc_options *opts, const 
   }
 
 done:
-  free(tmp);
   if (g) qllc_graph_free(g);
   if (prof) qllc_profile_free(prof);
   qllc_dataset_free(ds);

@@ -98,6 +98,7 @@ qllc_status qllc_drv_jit_build(qllc_drv_model *m, const qllc_options *opts, qllc
     if (!cg.entry_name) cg.entry_name = "qllc_jit_entry";
   }
   if (st == QLLC_OK) st = qllc_codegen_jit(j->prog, &cg, &j->code, &j->entry, diag);
+  st = qllc_drv_precision_map_finish(st, diag); /* --precision-map-out, once the code is built */
   if (st == QLLC_OK) {
     j->n_in = j->prog->n_inputs;
     j->n_out = j->prog->n_outputs;

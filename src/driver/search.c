@@ -61,8 +61,46 @@ static char *search_key(const qllc_options *o) {
   return buf;
 }
 
+/* --precision-map-out is written only once the compile it belongs to has succeeded: quantize leaves it
+ * here (per thread: a compile runs on one thread) and qllc_drv_precision_map_finish writes or drops it. */
+static __thread struct {
+  char *path, *comment;
+  qllc_prec_map *map;
+  uint64_t hash;
+} pending;
+
+static void pending_clear(void) {
+  free(pending.path);
+  free(pending.comment);
+  qllc_prec_map_free(pending.map);
+  memset(&pending, 0, sizeof pending);
+}
+
+qllc_status qllc_drv_precision_map_later(const qllc_options *o, const qllc_prec_map *map, uint64_t hash,
+                                         const char *comment, qllc_diag *diag) {
+  pending_clear();
+  if (!o->precision_map_out || !*o->precision_map_out) return QLLC_OK;
+  qllc_prec_map empty = {0, NULL, NULL};
+  pending.path = strdup(o->precision_map_out);
+  pending.comment = comment ? strdup(comment) : NULL;
+  pending.map = qllc_prec_map_copy(map ? map : &empty);
+  pending.hash = hash;
+  if (!pending.path || !pending.map || (comment && !pending.comment)) {
+    pending_clear();
+    return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+  }
+  return QLLC_OK;
+}
+
+qllc_status qllc_drv_precision_map_finish(qllc_status st, qllc_diag *diag) {
+  if (st == QLLC_OK && pending.path)
+    st = qllc_prec_map_write(pending.path, pending.map, pending.hash, pending.comment, diag);
+  pending_clear();
+  return st;
+}
+
 /* The precision map a quantized compile uses: replayed from opts->precision_map, or searched for
- * opts->min_sqnr_db (then written to opts->precision_map_out with the search's summary as comments);
+ * opts->min_sqnr_db (then left for opts->precision_map_out with the search's summary as comments);
  * NULL when neither is asked. g: the clean graph (hashed). */
 qllc_status qllc_drv_precision_map(qllc_drv_model *m, const qllc_graph *g, const qllc_options *o, qllc_prec_map **map,
                                  qllc_diag *diag) {
@@ -93,7 +131,7 @@ qllc_status qllc_drv_precision_map(qllc_drv_model *m, const qllc_graph *g, const
   pthread_mutex_unlock(&m->lock);
   if (*map || st != QLLC_OK) {
     if (st == QLLC_OK && o->precision_map_out && *o->precision_map_out)
-      st = qllc_prec_map_write(o->precision_map_out, *map, qllc_graph_hash(g), comment, diag);
+      st = qllc_drv_precision_map_later(o, *map, qllc_graph_hash(g), comment, diag);
     free(comment);
     free(key);
     if (st != QLLC_OK) {
@@ -119,7 +157,7 @@ qllc_status qllc_drv_precision_map(qllc_drv_model *m, const qllc_graph *g, const
                summary ? summary : "", drawn ? "(samples drawn from the profile's input histograms)\n" : "");
   }
   if (st == QLLC_OK && o->precision_map_out && *o->precision_map_out)
-    st = qllc_prec_map_write(o->precision_map_out, *map, qllc_graph_hash(g), comment, diag);
+    st = qllc_drv_precision_map_later(o, *map, qllc_graph_hash(g), comment, diag);
   if (st == QLLC_OK && key) { /* remember it */
     qllc_prec_map *copy = qllc_prec_map_copy(*map);
     if (copy) {

@@ -127,31 +127,18 @@ static qllc_status file_read(const char *path, timings *ts, qllc_diag *diag) {
   return st;
 }
 
-/* Writes ts to path (a temporary file renamed over it). */
+/* Writes ts to path (qllc_outfile: a temporary renamed over it, or a device written in place). */
 static qllc_status file_write(const char *path, const timings *ts, qllc_diag *diag) {
-  size_t n = strlen(path) + 32;
-  char *tmp = malloc(n);
-  if (!tmp) return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
-  static unsigned seq; /* unique per call: threads of one process may write the same file */
-  snprintf(tmp, n, "%s.tmp-%ld-%u", path, (long)getpid(), __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
-  FILE *f = fopen(tmp, "w");
-  int ok = f != NULL;
-  if (ok) {
+  qllc_outfile of;
+  qllc_status st = qllc_outfile_open(&of, path, diag);
+  if (st != QLLC_OK) return st;
+  FILE *f = of.f;
+  {
     fprintf(f, "# qllc kernel variant timings: CPU, kernel, layer shape, microseconds per call (median);\n"
                "# `--tune-cache FILE` reads and extends it (docs/targets.md, \"Kernel variants\")\nqllc-tune 1\n");
     for (int i = 0; i < ts->n; i++) fprintf(f, "%s\t%.3f\n", ts->t[i].key, ts->t[i].us);
-    ok = !ferror(f);
-    ok = fclose(f) == 0 && ok;
   }
-  if (ok) ok = rename(tmp, path) == 0;
-  qllc_status st = QLLC_OK;
-  if (!ok) {
-    st = qllc_fail(diag, QLLC_ERR_IO, NULL, "cannot write the tuning cache: %s", strerror(errno));
-    qllc_diag_set_file(diag, path);
-    remove(tmp);
-  }
-  free(tmp);
-  return st;
+  return qllc_outfile_commit(&of, diag);
 }
 
 /* ---- the tuner ------------------------------------------------------------------------------------- */

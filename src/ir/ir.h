@@ -36,6 +36,27 @@ qllc_status qllc_fail(qllc_diag *diag, qllc_status status, const char *node, con
 /* Sets diag->file (when not NULL and not already set). Returns diag->status or QLLC_OK. */
 void qllc_diag_set_file(qllc_diag *diag, const char *file);
 
+/* ---- files the user named (outfile.c; docs/limits.md, "Files qllc writes") ------------------------ */
+
+/* A file being written. An existing path that is not a regular file (a device, a FIFO; symlinks
+ * followed) is written in place; a regular file or a new path goes to a unique temporary in the same
+ * directory, renamed over the final file (a symlink's target) by qllc_outfile_commit. */
+typedef struct qllc_outfile {
+  FILE *f;     /* write here */
+  char *tmp;   /* the temporary (NULL when in place) */
+  char *final; /* what tmp is renamed to */
+  char *user;  /* the path as given (for errors) */
+  int in_place;
+} qllc_outfile;
+/* Opens path for writing; on failure diag names the file and nothing is left behind. */
+qllc_status qllc_outfile_open(qllc_outfile *o, const char *path, qllc_diag *diag);
+/* Closes, checks every write, renames; on failure removes the temporary and names the file. */
+qllc_status qllc_outfile_commit(qllc_outfile *o, qllc_diag *diag);
+/* Closes and removes the temporary (the final path keeps what it had); safe on a zeroed or closed o. */
+void qllc_outfile_abort(qllc_outfile *o);
+/* "DIR/.BASE.tmp-PID-N" for path "DIR/BASE", unique per call in this process (malloc'ed; NULL on OOM). */
+char *qllc_outfile_tmp_name(const char *path);
+
 /* ---- checked sizes (docs/limits.md) ----------------------------------------------------------- */
 
 /* The largest tensor qllc accepts, in bytes (2^48 = 256 TiB): far above any real model, far below the

@@ -531,19 +531,15 @@ qllc_status qllc_tensor_write_npy(const char *path, const qllc_tensor *t, qllc_d
   memset(head + 10 + len, ' ', hlen - (size_t)len - 1);
   head[padded - 1] = '\n';
 
-  FILE *f = fopen(path, "wb");
-  if (!f)
-    return io_fail(diag, QLLC_ERR_IO, path, "cannot open for writing: %s", strerror(errno));
+  qllc_outfile of; /* all or nothing: a temporary renamed over a regular file; a device in place */
+  qllc_status st = qllc_outfile_open(&of, path, diag);
+  if (st != QLLC_OK) return st;
   size_t bytes = (size_t)numel * esize;
-  int ok = fwrite(head, 1, padded, f) == padded && (bytes == 0 || fwrite(t->data, 1, bytes, f) == bytes);
-  int e = errno;
-  if (fclose(f) != 0 && ok) {
-    ok = 0;
-    e = errno;
-  }
+  int ok = fwrite(head, 1, padded, of.f) == padded && (bytes == 0 || fwrite(t->data, 1, bytes, of.f) == bytes);
   if (!ok) {
-    remove(path);
+    int e = errno;
+    qllc_outfile_abort(&of);
     return io_fail(diag, QLLC_ERR_IO, path, "cannot write: %s", strerror(e ? e : EIO));
   }
-  return QLLC_OK;
+  return qllc_outfile_commit(&of, diag);
 }

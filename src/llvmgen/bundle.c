@@ -10,7 +10,8 @@
  * The QLLC_F32.. element-kind macros are skipped when qllc.h was included first (it declares them as
  * an enum with the same values); include qllc.h before a bundle header when a file needs both.
  *
- * Files are written to "<path>.tmp" and renamed, so a failed write never leaves a partial file.
+ * Files are written through qllc_outfile (a unique temporary renamed over the file, or a device in
+ * place), so a failed write never leaves a partial file.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -26,30 +27,13 @@ static qllc_status io_fail(qllc_diag *diag, const char *path, const char *what) 
   return qllc_fail(diag, QLLC_ERR_IO, NULL, "cannot write %s %s: %s", what, path, strerror(errno));
 }
 
-/* Opens "<path>.tmp" for writing; *tmp is malloc'ed. */
-static FILE *open_tmp(const char *path, char **tmp) {
-  size_t n = strlen(path) + 8;
-  *tmp = malloc(n);
-  if (!*tmp) return NULL;
-  snprintf(*tmp, n, "%s.tmp", path);
-  FILE *f = fopen(*tmp, "wb");
-  if (!f) {
-    free(*tmp);
-    *tmp = NULL;
+/* Commits of (or abandons it when ok is 0: the caller reports). */
+static qllc_status finish_tmp(qllc_outfile *of, int ok, qllc_diag *diag) {
+  if (!ok) {
+    qllc_outfile_abort(of);
+    return QLLC_ERR_IO;
   }
-  return f;
-}
-
-/* Closes f and renames tmp to path (or removes tmp when ok is 0 or anything fails). */
-static qllc_status finish_tmp(FILE *f, char *tmp, const char *path, int ok, const char *what, qllc_diag *diag) {
-  int err = ferror(f);
-  if (fclose(f) != 0) err = 1;
-  qllc_status st = QLLC_OK;
-  if (!ok) st = QLLC_ERR_IO;
-  else if (err || rename(tmp, path) != 0) st = io_fail(diag, path, what);
-  if (st != QLLC_OK) unlink(tmp);
-  free(tmp);
-  return st;
+  return qllc_outfile_commit(of, diag);
 }
 
 /* ---- names -------------------------------------------------------------------------------------- */
@@ -276,17 +260,18 @@ qllc_status qllc_bundle_write_header(const qllc_program *p, const qllc_codegen_o
   if (!is_c_identifier(o->entry_name))
     return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "bundle name '%s' is not a C identifier",
                      o->entry_name ? o->entry_name : "(null)");
-  char *tmp;
-  FILE *f = open_tmp(h_path, &tmp);
-  if (!f) return io_fail(diag, h_path, "header");
+  qllc_outfile of;
+  qllc_status ost = qllc_outfile_open(&of, h_path, diag);
+  if (ost != QLLC_OK) return ost;
+  FILE *f = of.f;
   names ns = {0};
   int ok = write_header(f, p, o, &ns);
   names_free(&ns);
   if (!ok) {
-    finish_tmp(f, tmp, h_path, 0, "header", diag);
+    finish_tmp(&of, 0, diag);
     return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
   }
-  return finish_tmp(f, tmp, h_path, 1, "header", diag);
+  return finish_tmp(&of, 1, diag);
 }
 
 /* ---- the weights file --------------------------------------------------------------------------- */
@@ -299,9 +284,10 @@ qllc_status qllc_bundle_write_weights(const qllc_program *p, const char *path, q
                        "constant region", b->name ? b->name : "?", (unsigned long long)b->offset,
                        (unsigned long long)b->size, (unsigned long long)p->const_size);
   }
-  char *tmp;
-  FILE *f = open_tmp(path, &tmp);
-  if (!f) return io_fail(diag, path, "weights file");
+  qllc_outfile of;
+  qllc_status ost = qllc_outfile_open(&of, path, diag);
+  if (ost != QLLC_OK) return ost;
+  FILE *f = of.f;
   /* stream the region in offset order with explicit zero gaps (no seeking: works on any file) */
   static const unsigned char zeros[4096];
   uint64_t pos = 0;
@@ -330,8 +316,8 @@ qllc_status qllc_bundle_write_weights(const qllc_program *p, const char *path, q
   }
   if (!ok) {
     qllc_status st = io_fail(diag, path, "weights file");
-    finish_tmp(f, tmp, path, 0, "weights file", diag);
+    finish_tmp(&of, 0, diag);
     return st;
   }
-  return finish_tmp(f, tmp, path, 1, "weights file", diag);
+  return finish_tmp(&of, 1, diag);
 }

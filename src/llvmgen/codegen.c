@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/BitReader.h>
@@ -781,23 +782,40 @@ static qllc_status with_module(const qllc_program *p, const qllc_codegen_opts *o
 
 static qllc_status emit_object(LLVMModuleRef m, LLVMTargetMachineRef tm, void *arg, qllc_diag *diag) {
   const char *path = arg;
-  size_t n = strlen(path);
-  char *tmp = malloc(n + 8);
-  if (!tmp) return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
-  snprintf(tmp, n + 8, "%s.tmp", path);
+  /* LLVM writes a file by name: a regular file or a new path gets a unique temporary renamed over it,
+   * anything else (a device, a FIFO) is written in place, as qllc_outfile does */
+  struct stat sb;
+  if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+    char *err = NULL;
+    qllc_status st = QLLC_OK;
+    if (LLVMTargetMachineEmitToFile(tm, m, (char *)path, LLVMObjectFile, &err)) {
+      qllc_diag_set_file(diag, path);
+      st = qllc_fail(diag, QLLC_ERR_IO, NULL, "cannot write object file %s: %s", path, err ? err : "unknown error");
+    }
+    LLVMDisposeMessage(err);
+    return st;
+  }
+  char *real = stat(path, &sb) == 0 ? realpath(path, NULL) : NULL; /* through a symlink: replace its target */
+  const char *dest = real ? real : path;
+  char *tmp = qllc_outfile_tmp_name(dest);
+  if (!tmp) {
+    free(real);
+    return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+  }
   char *err = NULL;
   qllc_status st = QLLC_OK;
   if (LLVMTargetMachineEmitToFile(tm, m, tmp, LLVMObjectFile, &err)) {
     qllc_diag_set_file(diag, path);
     st = qllc_fail(diag, QLLC_ERR_IO, NULL, "cannot write object file %s: %s", path, err ? err : "unknown error");
     unlink(tmp);
-  } else if (rename(tmp, path) != 0) {
+  } else if (rename(tmp, dest) != 0) {
     qllc_diag_set_file(diag, path);
     st = qllc_fail(diag, QLLC_ERR_IO, NULL, "cannot write object file %s: %s", path, strerror(errno));
     unlink(tmp);
   }
   LLVMDisposeMessage(err);
   free(tmp);
+  free(real);
   return st;
 }
 

@@ -71,14 +71,10 @@ const char *qllc_nprec_name(qllc_nprec p) {
 
 qllc_status qllc_prec_map_write(const char *path, const qllc_prec_map *m, uint64_t graph_hash, const char *comment,
                                 qllc_diag *diag) {
-  char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  FILE *f = fopen(tmp, "w");
-  if (!f) {
-    qllc_fail(diag, QLLC_ERR_IO, NULL, "cannot write '%s': %s", path, strerror(errno));
-    qllc_diag_set_file(diag, path);
-    return QLLC_ERR_IO;
-  }
+  qllc_outfile of;
+  qllc_status st = qllc_outfile_open(&of, path, diag);
+  if (st != QLLC_OK) return st;
+  FILE *f = of.f;
   if (comment) {
     for (const char *c = comment; *c;) {
       const char *e = strchr(c, '\n');
@@ -89,13 +85,7 @@ qllc_status qllc_prec_map_write(const char *path, const qllc_prec_map *m, uint64
   }
   fprintf(f, "qllc-precision-map 1\ngraph_hash %016llx\n", (unsigned long long)graph_hash);
   for (int i = 0; i < m->n; i++) fprintf(f, "node %s %s\n", m->nodes[i], qllc_nprec_name(m->prec[i]));
-  if (fclose(f) != 0 || rename(tmp, path) != 0) {
-    unlink(tmp);
-    qllc_fail(diag, QLLC_ERR_IO, NULL, "cannot write '%s': %s", path, strerror(errno));
-    qllc_diag_set_file(diag, path);
-    return QLLC_ERR_IO;
-  }
-  return QLLC_OK;
+  return qllc_outfile_commit(&of, diag);
 }
 
 qllc_status qllc_prec_map_read(const char *path, uint64_t graph_hash, qllc_prec_map **out, qllc_diag *diag) {

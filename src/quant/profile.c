@@ -226,15 +226,13 @@ static void map_end(emit *w) {
 }
 
 qllc_status qllc_profile_write(const qllc_profile *p, const char *path, qllc_diag *diag) {
-  FILE *f = fopen(path, "wb");
-  if (!f) {
-    qllc_status st = qllc_fail(diag, QLLC_ERR_IO, NULL, "%s: cannot write: %s", path, strerror(errno));
-    qllc_diag_set_file(diag, path);
-    return st;
-  }
+  qllc_outfile of;
+  qllc_status ost = qllc_outfile_open(&of, path, diag);
+  if (ost != QLLC_OK) return ost;
+  FILE *f = of.f;
   emit w = {.ok = 1};
   if (!yaml_emitter_initialize(&w.e)) {
-    fclose(f);
+    qllc_outfile_abort(&of);
     return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory (yaml emitter)");
   }
   yaml_emitter_set_output_file(&w.e, f);
@@ -285,15 +283,14 @@ qllc_status qllc_profile_write(const qllc_profile *p, const char *path, qllc_dia
   if (w.ok && !yaml_emitter_flush(&w.e)) w.ok = 0;
   const char *problem = w.e.problem;
   yaml_emitter_delete(&w.e);
-  int close_err = fclose(f);
-  if (!w.ok || close_err != 0) {
+  if (!w.ok) {
+    qllc_outfile_abort(&of);
     qllc_status st = qllc_fail(diag, QLLC_ERR_IO, NULL, "%s: cannot write the profile%s%s", path,
                                problem ? ": " : "", problem ? problem : "");
     qllc_diag_set_file(diag, path);
-    remove(path);
     return st;
   }
-  return QLLC_OK;
+  return qllc_outfile_commit(&of, diag);
 }
 
 /* ---- reading --------------------------------------------------------------------------------- */

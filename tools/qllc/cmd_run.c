@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -86,6 +87,7 @@ int cmd_run(cli_args *a) {
   run_input in[CLI_MAX_LIST];
   memset(in, 0, sizeof in);
   qllc_tensor *outs = NULL;
+  char **shown = NULL; /* per output: its path, after '+' (written by us: removed if a later one fails) or '-' */
   int n_out = 0, rc = 0;
 
   {
@@ -182,8 +184,16 @@ int cmd_run(cli_args *a) {
     rc = cli_error(a->output_dir, "cannot create output directory: %s", strerror(errno));
     goto out;
   }
+  /* every output is written before any is reported; when one fails, those written before it are removed
+   * (the regular files: a device or a symlink the user gave is left alone), so a failed run leaves no
+   * outputs half-written */
+  shown = calloc((size_t)n_out + 1, sizeof *shown);
+  if (!shown) {
+    rc = cli_error(NULL, "out of memory");
+    goto out;
+  }
   for (int i = 0; i < n_out; i++) {
-    char fname[512], path[4096], t[160];
+    char fname[512], path[4096];
     sanitise(outs[i].name, fname, sizeof fname);
     /* two outputs whose names sanitise alike get the output index appended */
     for (int k = 0; k < i; k++) {
@@ -196,17 +206,36 @@ int cmd_run(cli_args *a) {
       }
     }
     snprintf(path, sizeof path, "%s/%s.npy", a->output_dir, fname);
+    struct stat sb;
+    int ours = lstat(path, &sb) != 0 || S_ISREG(sb.st_mode); /* a device or a symlink given is never removed */
     if (qllc_tensor_write_npy(path, &outs[i], &d) != QLLC_OK) {
       rc = cli_diag_error(&d, path);
+      for (int k = 0; k < i; k++)
+        if (shown[k] && shown[k][0] == '+') unlink(shown[k] + 1);
       goto out;
     }
+    size_t n = strlen(path) + 2;
+    shown[i] = malloc(n);
+    if (!shown[i]) {
+      rc = cli_error(NULL, "out of memory");
+      for (int k = 0; k <= i; k++)
+        if (shown[k] && shown[k][0] == '+') unlink(shown[k] + 1);
+      if (ours) unlink(path);
+      goto out;
+    }
+    snprintf(shown[i], n, "%c%s", ours ? '+' : '-', path); /* '+': removed if a later output fails */
+  }
+  for (int i = 0; i < n_out; i++) {
+    char t[160];
     type_str(&outs[i], t, sizeof t);
     printf("%s %s", outs[i].name, t);
     print_values(&outs[i]);
-    printf(" -> %s\n", path);
+    printf(" -> %s\n", shown[i] + 1);
   }
 
 out:
+  for (int i = 0; shown && i < n_out; i++) free(shown[i]);
+  free(shown);
   for (int i = 0; outs && i < n_out; i++) qllc_tensor_free(&outs[i]);
   free(outs);
   for (int k = 0; k < a->n_inputs; k++) qllc_tensor_free(&in[k].t);
