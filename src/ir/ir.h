@@ -52,6 +52,11 @@ int qllc_add_size(int64_t a, int64_t b, int64_t *out);
  * [0, QLLC_MAX_RANK], a dim is negative, or the size overflows or exceeds QLLC_MAX_TENSOR_BYTES. */
 int qllc_shape_bytes(qllc_elem elem, int rank, const int64_t *dims, int64_t *bytes);
 
+/* The deepest nesting of length-delimited protobuf fields in a model file (docs/limits.md): ModelProto >
+ * GraphProto > NodeProto > AttributeProto > GraphProto ... Real models nest a few levels; protobuf-c's
+ * unpack recurses once per level, so a deeper file is refused before it is unpacked. */
+#define QLLC_MAX_PROTO_DEPTH 64
+
 /* ---- arena ------------------------------------------------------------------------------------ */
 
 typedef struct qllc_arena qllc_arena;
