@@ -763,6 +763,14 @@ static int proto_depth(const uint8_t *p, size_t n, int msg, int depth) {
   return deepest;
 }
 
+/* The refine function of the model's read: bytes that start as no protobuf message does (/dev/zero) are
+ * not read further than the first 64 KiB. */
+static uint64_t model_head(const uint8_t *head, size_t n, void *ctx, uint64_t limit) {
+  if (qllc_proto_head_check(head, n) == 0) return limit;
+  *(int *)ctx = 1;
+  return QLLC_READ_STOP;
+}
+
 qllc_status qllc_onnx_load(const char *path, qllc_graph **out, qllc_diag *diag) {
   return qllc_onnx_load_bound(path, NULL, 0, out, diag);
 }
@@ -772,33 +780,14 @@ qllc_status qllc_onnx_load_bound(const char *path, const qllc_tensor *bound, int
   *out = NULL;
   if (diag) diag->status = QLLC_OK, diag->message[0] = 0, diag->node[0] = 0, diag->file[0] = 0;
   qllc_status st;
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    st = qllc_fail(diag, QLLC_ERR_IO, NULL, "cannot open '%s'", path);
-    qllc_diag_set_file(diag, path);
-    return st;
-  }
-  size_t cap = 1 << 16, len = 0;
-  uint8_t *buf = malloc(cap);
-  while (buf) {
-    if (len == cap) {
-      uint8_t *nb = realloc(buf, cap * 2);
-      if (!nb) {
-        free(buf);
-        buf = NULL;
-        break;
-      }
-      buf = nb, cap *= 2;
-    }
-    size_t r = fread(buf + len, 1, cap - len, f);
-    len += r;
-    if (r == 0) break;
-  }
-  int read_error = ferror(f);
-  fclose(f);
-  if (!buf || read_error) {
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  int not_proto = 0;
+  st = qllc_read_file_ex(path, "model", QLLC_MAX_MODEL_FILE_BYTES, model_head, &not_proto, &buf, &len, diag);
+  if (st != QLLC_OK) return st;
+  if (not_proto) {
     free(buf);
-    st = qllc_fail(diag, buf ? QLLC_ERR_IO : QLLC_ERR_NOMEM, NULL, "cannot read '%s'", path);
+    st = qllc_fail(diag, QLLC_ERR_PARSE, NULL, "not a valid ONNX model (protobuf decode failed)");
     qllc_diag_set_file(diag, path);
     return st;
   }
