@@ -47,8 +47,8 @@ qllc_status qllc_read_file_ex(const char *path, const char *what, uint64_t limit
     qllc_diag_set_file(diag, path);
     return st;
   }
-  struct stat sb; /* a regular file over the limit is refused without reading it */
-  if (!refine && fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size > limit) {
+  struct stat sb; /* a regular file over the limit is refused without reading it (refine only lowers it) */
+  if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size > limit) {
     fclose(f);
     return too_large(path, what, (long long)sb.st_size, limit, diag);
   }
