@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -90,12 +91,18 @@ static void timings_free(timings *ts) {
 
 /* Reads path into ts: a missing file is an empty cache; a malformed line is an error naming it. */
 static qllc_status file_read(const char *path, timings *ts, qllc_diag *diag) {
-  FILE *f = fopen(path, "r");
+  struct stat sb;
+  if (stat(path, &sb) != 0 && errno == ENOENT) return QLLC_OK;
+  uint8_t *text = NULL; /* read whole with the size bound, then by lines */
+  size_t text_len = 0;
+  qllc_status rst = qllc_read_file(path, "tuning cache", QLLC_MAX_TEXT_FILE_BYTES, &text, &text_len, diag);
+  if (rst != QLLC_OK) return rst;
+  FILE *f = fmemopen(text, text_len ? text_len : 1, "r"); /* an empty file reads as its terminating NUL */
   if (!f) {
-    if (errno == ENOENT) return QLLC_OK;
-    qllc_fail(diag, QLLC_ERR_IO, NULL, "cannot read the tuning cache: %s", strerror(errno));
+    free(text);
+    qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "cannot read the tuning cache: %s", strerror(errno));
     qllc_diag_set_file(diag, path);
-    return QLLC_ERR_IO;
+    return QLLC_ERR_NOMEM;
   }
   char line[2048];
   int ln = 0, header = 0;
@@ -123,6 +130,7 @@ static qllc_status file_read(const char *path, timings *ts, qllc_diag *diag) {
   }
   if (st == QLLC_OK && ferror(f)) st = qllc_fail(diag, QLLC_ERR_IO, NULL, "cannot read the tuning cache");
   fclose(f);
+  free(text);
   if (st != QLLC_OK) qllc_diag_set_file(diag, path);
   return st;
 }

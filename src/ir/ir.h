@@ -73,6 +73,35 @@ int qllc_add_size(int64_t a, int64_t b, int64_t *out);
  * [0, QLLC_MAX_RANK], a dim is negative, or the size overflows or exceeds QLLC_MAX_TENSOR_BYTES. */
 int qllc_shape_bytes(qllc_elem elem, int rank, const int64_t *dims, int64_t *bytes);
 
+/* ---- bounded file reading (docs/limits.md) ---------------------------------------------------- */
+
+/* The most bytes qllc reads from each kind of input file. */
+#define QLLC_MAX_MODEL_FILE_BYTES ((uint64_t)2 << 30)    /* an ONNX model: 2 GiB, protobuf's own limit */
+#define QLLC_MAX_KERNEL_FILE_BYTES ((uint64_t)256 << 20) /* a --kernels bitcode file: 256 MiB */
+#define QLLC_MAX_TEXT_FILE_BYTES ((uint64_t)256 << 20)   /* a precision map, profile or tuning cache */
+#define QLLC_MAX_PB_TENSOR_FILE_BYTES ((uint64_t)2 << 30) /* a TensorProto .pb: 2 GiB, as a model */
+#define QLLC_NPY_SLACK_BYTES ((uint64_t)64 << 10)         /* a .npy: its header, its data, and 64 KiB more */
+/* The deepest nesting of length-delimited protobuf fields in a model file: ModelProto > GraphProto >
+ * NodeProto > AttributeProto > GraphProto ... Real models nest a few levels (a Loop in an If in a
+ * Loop is about 12); protobuf-c's unpack recurses once per level, so a deeper file is refused before. */
+#define QLLC_MAX_PROTO_DEPTH 64
+
+/* Reads the file at path whole into a new buffer (*out, free() it; NUL-terminated after *len bytes).
+ * `what` names the kind of file in errors ("model", "kernel file"). At most `limit` bytes: a larger file
+ * (regular or not: /dev/zero, a FIFO) is an error naming the file and the limit, after reading at most
+ * limit + 1 bytes. The _ex form calls refine(head, n, ctx, limit) once with the first 64 KiB (or the
+ * whole file, when smaller) and uses the limit it returns (a tensor's size from its header) when it is
+ * lower; QLLC_READ_STOP stops reading there and returns those bytes (the caller reports their error). */
+#define QLLC_READ_STOP UINT64_MAX
+typedef uint64_t (*qllc_read_limit_fn)(const uint8_t *head, size_t n, void *ctx, uint64_t limit);
+qllc_status qllc_read_file(const char *path, const char *what, uint64_t limit, uint8_t **out, size_t *len,
+                           qllc_diag *diag);
+/* For a refine function of a protobuf file: -1 when head[0..n) is not the start of any protobuf message
+ * (a field number 0 or a group; /dev/zero), else 0. */
+int qllc_proto_head_check(const uint8_t *head, size_t n);
+qllc_status qllc_read_file_ex(const char *path, const char *what, uint64_t limit, qllc_read_limit_fn refine,
+                              void *ctx, uint8_t **out, size_t *len, qllc_diag *diag);
+
 /* ---- arena ------------------------------------------------------------------------------------ */
 
 typedef struct qllc_arena qllc_arena;

@@ -698,6 +698,90 @@ static qllc_status import_model(importer *im, const Onnx__ModelProto *m) {
   return qllc_graph_verify(g, diag);
 }
 
+/* ---- the nesting-depth check before unpacking (docs/limits.md) ------------------------------------ */
+
+/* protobuf-c's unpack recurses once per nested sub-message, so a few thousand graphs nested in
+ * attributes (35 KB of file) overflow the stack. proto_depth walks the wire format itself, following
+ * the ONNX schema's fields that can nest without bound (graphs, nodes, attributes, functions, training
+ * info, value infos and types); the other messages (tensors, shapes, opsets) nest a fixed few levels.
+ * Its own recursion stops one level past QLLC_MAX_PROTO_DEPTH. Malformed bytes end the walk quietly:
+ * protobuf-c reports them. */
+enum { PM_LEAF, PM_MODEL, PM_TRAIN, PM_GRAPH, PM_NODE, PM_FUNC, PM_ATTR, PM_VINFO, PM_TYPE, PM_TYPE_SEQ, PM_TYPE_MAP,
+       PM_TYPE_OPT };
+
+static int proto_child(int msg, uint64_t field) {
+  switch (msg) {
+  case PM_MODEL: return field == 7 ? PM_GRAPH : field == 20 ? PM_TRAIN : field == 25 ? PM_FUNC : PM_LEAF;
+  case PM_TRAIN: return field == 1 || field == 2 ? PM_GRAPH : PM_LEAF;
+  case PM_GRAPH: return field == 1 ? PM_NODE : field >= 11 && field <= 13 ? PM_VINFO : PM_LEAF;
+  case PM_NODE: return field == 5 ? PM_ATTR : PM_LEAF;
+  case PM_FUNC: return field == 7 ? PM_NODE : PM_LEAF;
+  case PM_ATTR: return field == 6 || field == 11 ? PM_GRAPH : field == 14 || field == 15 ? PM_TYPE : PM_LEAF;
+  case PM_VINFO: return field == 2 ? PM_TYPE : PM_LEAF;
+  case PM_TYPE: return field == 4 ? PM_TYPE_SEQ : field == 5 ? PM_TYPE_MAP : field == 9 ? PM_TYPE_OPT : PM_LEAF;
+  case PM_TYPE_SEQ:
+  case PM_TYPE_OPT: return field == 1 ? PM_TYPE : PM_LEAF;
+  case PM_TYPE_MAP: return field == 2 ? PM_TYPE : PM_LEAF;
+  default: return PM_LEAF;
+  }
+}
+
+static int read_varint(const uint8_t *p, size_t n, size_t *i, uint64_t *v) {
+  *v = 0;
+  for (int shift = 0; shift < 64 && *i < n; shift += 7) {
+    uint8_t b = p[(*i)++];
+    *v |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) return 0;
+  }
+  return -1;
+}
+
+/* The deepest nesting of sub-messages in the message p[0..n) of kind msg at depth `depth` (the
+ * ModelProto is at 0), stopping early once past QLLC_MAX_PROTO_DEPTH. */
+static int proto_depth(const uint8_t *p, size_t n, int msg, int depth) {
+  if (depth > QLLC_MAX_PROTO_DEPTH) return depth;
+  int deepest = depth;
+  size_t i = 0;
+  while (i < n) {
+    uint64_t tag, v;
+    if (read_varint(p, n, &i, &tag)) break;
+    switch (tag & 7) {
+    case 0:
+      if (read_varint(p, n, &i, &v)) return deepest;
+      break;
+    case 1:
+      if (n - i < 8) return deepest;
+      i += 8;
+      break;
+    case 5:
+      if (n - i < 4) return deepest;
+      i += 4;
+      break;
+    case 2: {
+      if (read_varint(p, n, &i, &v) || v > n - i) return deepest;
+      int child = proto_child(msg, tag >> 3);
+      if (child != PM_LEAF) {
+        int d = proto_depth(p + i, (size_t)v, child, depth + 1);
+        if (d > deepest) deepest = d;
+        if (deepest > QLLC_MAX_PROTO_DEPTH) return deepest;
+      }
+      i += (size_t)v;
+      break;
+    }
+    default: return deepest; /* groups and invalid wire types: protobuf-c refuses them */
+    }
+  }
+  return deepest;
+}
+
+/* The refine function of the model's read: bytes that start as no protobuf message does (/dev/zero) are
+ * not read further than the first 64 KiB. */
+static uint64_t model_head(const uint8_t *head, size_t n, void *ctx, uint64_t limit) {
+  if (qllc_proto_head_check(head, n) == 0) return limit;
+  *(int *)ctx = 1;
+  return QLLC_READ_STOP;
+}
+
 qllc_status qllc_onnx_load(const char *path, qllc_graph **out, qllc_diag *diag) {
   return qllc_onnx_load_bound(path, NULL, 0, out, diag);
 }
@@ -707,33 +791,23 @@ qllc_status qllc_onnx_load_bound(const char *path, const qllc_tensor *bound, int
   *out = NULL;
   if (diag) diag->status = QLLC_OK, diag->message[0] = 0, diag->node[0] = 0, diag->file[0] = 0;
   qllc_status st;
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    st = qllc_fail(diag, QLLC_ERR_IO, NULL, "cannot open '%s'", path);
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  int not_proto = 0;
+  st = qllc_read_file_ex(path, "model", QLLC_MAX_MODEL_FILE_BYTES, model_head, &not_proto, &buf, &len, diag);
+  if (st != QLLC_OK) return st;
+  if (not_proto) {
+    free(buf);
+    st = qllc_fail(diag, QLLC_ERR_PARSE, NULL, "not a valid ONNX model (protobuf decode failed)");
     qllc_diag_set_file(diag, path);
     return st;
   }
-  size_t cap = 1 << 16, len = 0;
-  uint8_t *buf = malloc(cap);
-  while (buf) {
-    if (len == cap) {
-      uint8_t *nb = realloc(buf, cap * 2);
-      if (!nb) {
-        free(buf);
-        buf = NULL;
-        break;
-      }
-      buf = nb, cap *= 2;
-    }
-    size_t r = fread(buf + len, 1, cap - len, f);
-    len += r;
-    if (r == 0) break;
-  }
-  int read_error = ferror(f);
-  fclose(f);
-  if (!buf || read_error) {
+  if (proto_depth(buf, len, PM_MODEL, 0) > QLLC_MAX_PROTO_DEPTH) {
     free(buf);
-    st = qllc_fail(diag, buf ? QLLC_ERR_IO : QLLC_ERR_NOMEM, NULL, "cannot read '%s'", path);
+    st = qllc_fail(diag, QLLC_ERR_PARSE, NULL,
+                   "%s: sub-messages (graphs in attributes of nodes in graphs, or types in types) are nested more "
+                   "than %d levels deep (the limit for a model)",
+                   path, QLLC_MAX_PROTO_DEPTH);
     qllc_diag_set_file(diag, path);
     return st;
   }

@@ -42,46 +42,6 @@ static qllc_status io_fail(qllc_diag *diag, qllc_status st, const char *path, co
   return st;
 }
 
-static qllc_status read_all(const char *path, blob *b, qllc_diag *diag) {
-  b->p = NULL;
-  b->n = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return io_fail(diag, QLLC_ERR_IO, path, "cannot open: %s", strerror(errno));
-  size_t cap = 1 << 16, n = 0;
-  uint8_t *p = malloc(cap);
-  if (!p) {
-    fclose(f);
-    return io_fail(diag, QLLC_ERR_NOMEM, path, "out of memory");
-  }
-  for (;;) {
-    if (n == cap) {
-      uint8_t *q = realloc(p, cap * 2);
-      if (!q) {
-        free(p);
-        fclose(f);
-        return io_fail(diag, QLLC_ERR_NOMEM, path, "out of memory");
-      }
-      p = q;
-      cap *= 2;
-    }
-    size_t got = fread(p + n, 1, cap - n, f);
-    n += got;
-    if (got == 0)
-      break;
-  }
-  if (ferror(f)) {
-    int e = errno;
-    free(p);
-    fclose(f);
-    return io_fail(diag, QLLC_ERR_IO, path, "cannot read: %s", strerror(e ? e : EIO));
-  }
-  fclose(f);
-  b->p = p;
-  b->n = n;
-  return QLLC_OK;
-}
-
 /* numel of dims[0..rank), or -1 on a negative dim or overflow of the byte count. */
 static int64_t count_elems(uint32_t rank, const int64_t *dims, size_t elem_size) {
   int64_t n = 1;
@@ -231,7 +191,9 @@ static int npy_descr(const char *d, qllc_elem_kind *elem, size_t *file_size, int
   return 1;
 }
 
-static qllc_status read_npy(const char *path, const blob *b, qllc_tensor *out, qllc_diag *diag) {
+/* Parses the .npy in b into *out. With total (and out NULL), parses only the header and sets *total to
+ * the bytes the whole file needs (header and data). */
+static qllc_status read_npy(const char *path, const blob *b, qllc_tensor *out, size_t *total, qllc_diag *diag) {
   if (b->n < 10)
     return io_fail(diag, QLLC_ERR_PARSE, path, "truncated .npy header: %zu bytes", b->n);
   int major = b->p[6], minor = b->p[7];
@@ -308,6 +270,10 @@ static qllc_status read_npy(const char *path, const blob *b, qllc_tensor *out, q
     return io_fail(diag, QLLC_ERR_UNSUPPORTED, path, ".npy tensor larger than %lld bytes (the largest tensor qllc takes)",
                    (long long)QLLC_MAX_TENSOR_BYTES);
   size_t need = (size_t)numel * fsize, have = b->n - hstart - hlen;
+  if (total) {
+    *total = hstart + hlen + need;
+    return QLLC_OK;
+  }
   if (have < need)
     return io_fail(diag, QLLC_ERR_PARSE, path, "truncated .npy data: expected %zu bytes, found %zu", need, have);
 
@@ -469,17 +435,47 @@ void qllc_tensor_free(qllc_tensor *t) {
   t->data = NULL;
 }
 
+/* ---- the read limit of a tensor file (docs/limits.md) ------------------------------------------ */
+
+static const uint8_t npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+
+typedef struct tensor_limit {
+  const char *path;
+  int not_pb; /* the first bytes are neither .npy nor protobuf */
+} tensor_limit;
+
+/* The bytes a tensor file may have, from its first 64 KiB: a .npy its header and data plus
+ * QLLC_NPY_SLACK_BYTES (a header that does not parse stops the read: read_npy reports it); a .pb up to
+ * QLLC_MAX_PB_TENSOR_FILE_BYTES, unless its first bytes are not protobuf fields at all (/dev/zero). */
+static uint64_t tensor_file_limit(const uint8_t *head, size_t n, void *ctx, uint64_t limit) {
+  tensor_limit *tl = ctx;
+  if (n >= 6 && !memcmp(head, npy_magic, 6)) {
+    blob h = {(uint8_t *)head, n};
+    size_t total = 0;
+    if (read_npy(tl->path, &h, NULL, &total, NULL) != QLLC_OK) return QLLC_READ_STOP;
+    return (uint64_t)total + QLLC_NPY_SLACK_BYTES;
+  }
+  if (qllc_proto_head_check(head, n) != 0) { /* not a TensorProto: stop here */
+    tl->not_pb = 1;
+    return QLLC_READ_STOP;
+  }
+  return limit;
+}
+
 qllc_status qllc_tensor_read(const char *path, qllc_tensor *out, qllc_diag *diag) {
   if (!path || !out)
     return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "qllc_tensor_read: NULL %s", path ? "output" : "path");
   tensor_init(out);
   blob b;
-  qllc_status st = read_all(path, &b, diag);
+  tensor_limit tl = {path, 0};
+  qllc_status st = qllc_read_file_ex(path, "tensor file", QLLC_MAX_PB_TENSOR_FILE_BYTES, tensor_file_limit, &tl, &b.p,
+                                     &b.n, diag);
   if (st != QLLC_OK)
     return st;
-  static const uint8_t magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
-  if (b.n >= 6 && !memcmp(b.p, magic, 6))
-    st = read_npy(path, &b, out, diag);
+  if (tl.not_pb)
+    st = io_fail(diag, QLLC_ERR_PARSE, path, "neither a .npy file nor an ONNX TensorProto");
+  else if (b.n >= 6 && !memcmp(b.p, npy_magic, 6))
+    st = read_npy(path, &b, out, NULL, diag);
   else
     st = read_pb(path, &b, out, diag);
   free(b.p);

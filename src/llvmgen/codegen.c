@@ -215,14 +215,8 @@ static qllc_status parse_bitcode(cg *c, LLVMMemoryBufferRef mb, const char *what
  * library's (the built-in is renamed and internalized, so library code that calls it keeps working). */
 static qllc_status link_user_file(cg *c, const char *path) {
   LLVMMemoryBufferRef mb = NULL;
-  char *msg = NULL;
-  if (LLVMCreateMemoryBufferWithContentsOfFile(path, &mb, &msg)) {
-    qllc_diag_set_file(c->diag, path);
-    qllc_status st =
-        qllc_fail(c->diag, QLLC_ERR_IO, NULL, "cannot read kernel file %s: %s", path, msg ? msg : "unknown error");
-    LLVMDisposeMessage(msg);
-    return st;
-  }
+  qllc_status rst = qllc_user_kernel_read(path, &mb, c->diag);
+  if (rst != QLLC_OK) return rst;
   char what[1024];
   snprintf(what, sizeof what, "kernel file %s", path);
   LLVMModuleRef um;

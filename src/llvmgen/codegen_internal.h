@@ -10,6 +10,10 @@
 
 #include "llvmgen/llvmgen.h"
 
+/* Reads a --kernels file into a new LLVM memory buffer with the bounded reader (user_kernels.c; at most
+ * QLLC_MAX_KERNEL_FILE_BYTES, docs/limits.md). */
+qllc_status qllc_user_kernel_read(const char *path, LLVMMemoryBufferRef *out, qllc_diag *diag);
+
 /* Collects the first error LLVM reports through a context's diagnostic handler (LLVM's default
  * handler would print it and exit the process). */
 typedef struct qllc_llvm_diag {

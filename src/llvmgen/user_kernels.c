@@ -221,17 +221,28 @@ static int cmp_entry(const void *a, const void *b) {
   return c ? c : x->file - y->file;
 }
 
+/* Reads a --kernels file with the bounded reader (QLLC_MAX_KERNEL_FILE_BYTES), so /dev/zero or a pipe
+ * ends with an error instead of filling memory. */
+qllc_status qllc_user_kernel_read(const char *path, LLVMMemoryBufferRef *out, qllc_diag *diag) {
+  *out = NULL;
+  uint8_t *bytes = NULL;
+  size_t n_bytes = 0;
+  qllc_status st = qllc_read_file(path, "kernel file", QLLC_MAX_KERNEL_FILE_BYTES, &bytes, &n_bytes, diag);
+  if (st != QLLC_OK) return st;
+  *out = LLVMCreateMemoryBufferWithMemoryRangeCopy((const char *)bytes, n_bytes, path);
+  free(bytes);
+  if (!*out) {
+    qllc_diag_set_file(diag, path);
+    return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory reading kernel file %s", path);
+  }
+  return QLLC_OK;
+}
+
 static qllc_status scan_file(qllc_user_kernels *uk, int fi, qllc_diag *diag) {
   const char *path = uk->files[fi];
   LLVMMemoryBufferRef mb = NULL;
-  char *msg = NULL;
-  if (LLVMCreateMemoryBufferWithContentsOfFile(path, &mb, &msg)) {
-    qllc_diag_set_file(diag, path);
-    qllc_status st =
-        qllc_fail(diag, QLLC_ERR_IO, NULL, "cannot read kernel file %s: %s", path, msg ? msg : "unknown error");
-    LLVMDisposeMessage(msg);
-    return st;
-  }
+  qllc_status rst = qllc_user_kernel_read(path, &mb, diag);
+  if (rst != QLLC_OK) return rst;
   qllc_status st = qllc_bitcode_check_version(LLVMGetBufferStart(mb), LLVMGetBufferSize(mb), path, diag);
   if (st != QLLC_OK) {
     LLVMDisposeMemoryBuffer(mb);

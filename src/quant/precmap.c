@@ -90,11 +90,16 @@ qllc_status qllc_prec_map_write(const char *path, const qllc_prec_map *m, uint64
 
 qllc_status qllc_prec_map_read(const char *path, uint64_t graph_hash, qllc_prec_map **out, qllc_diag *diag) {
   *out = NULL;
-  FILE *f = fopen(path, "r");
+  uint8_t *text = NULL; /* read whole with the size bound, then by lines */
+  size_t text_len = 0;
+  qllc_status rst = qllc_read_file(path, "precision map", QLLC_MAX_TEXT_FILE_BYTES, &text, &text_len, diag);
+  if (rst != QLLC_OK) return rst;
+  FILE *f = fmemopen(text, text_len ? text_len : 1, "r"); /* an empty file reads as its terminating NUL */
   if (!f) {
-    qllc_fail(diag, QLLC_ERR_IO, NULL, "cannot read precision map '%s': %s", path, strerror(errno));
+    free(text);
+    qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "cannot read precision map '%s': %s", path, strerror(errno));
     qllc_diag_set_file(diag, path);
-    return QLLC_ERR_IO;
+    return QLLC_ERR_NOMEM;
   }
   char line[2048];
   int lineno = 0, cap = 0, magic = 0;
@@ -142,6 +147,7 @@ qllc_status qllc_prec_map_read(const char *path, uint64_t graph_hash, qllc_prec_
     if (st == QLLC_OK && qllc_prec_map_add(m, line + 5, p) != 0) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
   }
   fclose(f);
+  free(text);
   if (st == QLLC_OK && !magic)
     st = qllc_fail(diag, QLLC_ERR_PARSE, NULL, "%s: empty precision map", path);
   if (st != QLLC_OK) {

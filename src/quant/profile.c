@@ -396,7 +396,7 @@ static qllc_status read_value(rd *r, qllc_profile *p, yaml_node_t *m) {
  * quadratic in nesting depth: a 200 KB file of '[' took 87 s). The format itself nests 4 deep (top
  * mapping, 'values', an entry, its 'counts') and uses no anchors or aliases. */
 #define PROFILE_MAX_DEPTH 16
-#define PROFILE_MAX_BYTES ((long long)256 << 20) /* 256 MiB */
+#define PROFILE_MAX_BYTES QLLC_MAX_TEXT_FILE_BYTES /* 256 MiB, read by qllc_read_file */
 /* values x bins, the histogram counters (8 bytes each) a profile may make: 2^27 = 1 GiB, e.g. 65536
  * values of the default 2048 bins. n_values <= 2^28 (each takes bytes in a 256 MiB file) and bins <=
  * 2^24, so the product cannot overflow. */
@@ -410,40 +410,6 @@ static qllc_status yaml_error(const char *path, const yaml_parser_t *parser, qll
                              parser->context ? parser->context : "");
   qllc_diag_set_file(diag, path);
   return st;
-}
-
-/* The whole file, read into memory with the size limit checked as it is read (so a pipe works too). */
-static qllc_status read_all(FILE *f, const char *path, unsigned char **out, size_t *len, qllc_diag *diag) {
-  size_t cap = 1 << 16, n = 0;
-  unsigned char *b = malloc(cap);
-  if (!b) return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory reading %s", path);
-  for (;;) {
-    if (n == cap) {
-      if (cap > (size_t)PROFILE_MAX_BYTES) break; /* one byte over the limit has been read */
-      size_t ncap = 2 * cap > (size_t)PROFILE_MAX_BYTES ? (size_t)PROFILE_MAX_BYTES + 1 : 2 * cap;
-      unsigned char *nb = realloc(b, ncap);
-      if (!nb) {
-        free(b);
-        return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory reading %s", path);
-      }
-      b = nb, cap = ncap;
-    }
-    size_t k = fread(b + n, 1, cap - n, f);
-    n += k;
-    if (k == 0) break;
-  }
-  qllc_status st = QLLC_OK;
-  if (ferror(f)) st = qllc_fail(diag, QLLC_ERR_IO, NULL, "%s: cannot read the profile: %s", path, strerror(errno));
-  else if (n > (size_t)PROFILE_MAX_BYTES)
-    st = qllc_fail(diag, QLLC_ERR_PARSE, NULL, "%s:1: the profile is larger than the limit of %lld bytes (256 MiB)",
-                   path, PROFILE_MAX_BYTES);
-  if (st != QLLC_OK) {
-    qllc_diag_set_file(diag, path);
-    free(b);
-    return st;
-  }
-  *out = b, *len = n;
-  return QLLC_OK;
 }
 
 /* The pre-pass over libyaml's events, stopping at the first one over a limit, so the document tree is
@@ -492,25 +458,9 @@ qllc_status qllc_profile_read(const char *path, qllc_profile **out, qllc_diag *d
 
 qllc_status qllc_profile_read_limited(const char *path, uint64_t max_counters, qllc_profile **out, qllc_diag *diag) {
   *out = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    qllc_status st = qllc_fail(diag, QLLC_ERR_IO, NULL, "%s: cannot open the profile: %s", path, strerror(errno));
-    qllc_diag_set_file(diag, path);
-    return st;
-  }
-  struct stat sb; /* a regular file over the limit is refused without reading it */
-  if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && (long long)sb.st_size > PROFILE_MAX_BYTES) {
-    fclose(f);
-    qllc_status st = qllc_fail(diag, QLLC_ERR_PARSE, NULL,
-                               "%s:1: the profile is %lld bytes, over the limit of %lld bytes (256 MiB)", path,
-                               (long long)sb.st_size, PROFILE_MAX_BYTES);
-    qllc_diag_set_file(diag, path);
-    return st;
-  }
   unsigned char *buf = NULL;
   size_t len = 0;
-  qllc_status st = read_all(f, path, &buf, &len, diag);
-  fclose(f);
+  qllc_status st = qllc_read_file(path, "profile", PROFILE_MAX_BYTES, &buf, &len, diag);
   if (st != QLLC_OK) return st;
   if ((st = check_limits(buf, len, path, diag)) != QLLC_OK) {
     free(buf);

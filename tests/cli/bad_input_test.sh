@@ -15,7 +15,7 @@ expect_error() {
   local needles=()
   while [ "$1" != "--" ]; do needles+=("$1"); shift; done
   shift
-  "$QLLC" "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
+  timeout 20 "$QLLC" "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?  # 124 (timed out) or >= 128 (a signal) fail
   local what="qllc $*"
   if [ "$want_rc" = nz ]; then [ $rc -ne 0 ] || fail "$what: exit 0"; else [ $rc -eq "$want_rc" ] || fail "$what: exit $rc, want $want_rc"; fi
   [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$what: stderr is not one line: [$(cat "$tmp/err")]"
@@ -108,6 +108,34 @@ expect_error 1 logsoftmax_node -- compile "$D/unsupported.onnx" -o "$tmp/keep"
 expect_error 1 bad.bc -- compile "$D/small.onnx" -o "$tmp/keep" --kernels "$tmp/bad.bc"
 [ "$(ls -A "$tmp/keep" | tr '\n' ' ')" = "small.h unsupported.h " ] && [ "$(cat "$tmp/keep/small.h")" = old ] ||
   fail "failed compile changed an existing directory: $(ls -A "$tmp/keep" | tr '\n' ' ')"
+
+# ---- inputs that never end or are too large: a bounded read and one error line (docs/limits.md) ----
+"$QLLC" profile "$D/small.onnx" --dataset "$D/small_x.npy" -o "$tmp/small.yaml" >/dev/null 2>&1 || fail "qllc profile small.onnx"
+expect_error 1 /dev/zero "not a valid ONNX model" -- info /dev/zero
+expect_error 1 /dev/zero "kernel file is larger than the limit of 268435456 bytes" -- \
+  compile "$D/small.onnx" --kernels /dev/zero -o "$tmp/b_kzero"
+no_bundle "$tmp/b_kzero"
+expect_error 1 /dev/zero "precision map is larger than the limit of 268435456 bytes" -- \
+  compile "$D/small.onnx" --precision int8 --profile "$tmp/small.yaml" --precision-map /dev/zero -o "$tmp/b_mzero"
+no_bundle "$tmp/b_mzero"
+expect_error 1 /dev/zero "profile is larger than the limit of 268435456 bytes" -- \
+  compile "$D/small.onnx" --precision int8 --profile /dev/zero -o "$tmp/b_pzero"
+no_bundle "$tmp/b_pzero"
+expect_error 1 /dev/zero "neither a .npy file nor an ONNX TensorProto" -- run "$D/small.onnx" --input /dev/zero
+expect_error 1 /dev/zero "tuning cache is larger than the limit of 268435456 bytes" -- \
+  run "$D/small.onnx" --input "$D/small_x.npy" --precision int8 --profile "$tmp/small.yaml" --cpu native \
+  --tune-cache /dev/zero --output-dir "$tmp/o_tzero"
+# a .npy header that promises 16 bytes, then a stream of them: read up to its size plus 64 KiB
+printf '\x93NUMPY\x01\x00\x76\x00' >"$tmp/head.npy"
+printf "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 4), }%*s\n" 58 '' >>"$tmp/head.npy"
+mkfifo "$tmp/fifo.npy"
+(cat "$tmp/head.npy"; cat /dev/zero) >"$tmp/fifo.npy" 2>/dev/null &
+feeder=$!
+expect_error 1 fifo.npy "tensor file is larger than the limit of 65680 bytes" -- run "$D/small.onnx" --input "$tmp/fifo.npy"
+kill $feeder 2>/dev/null; wait $feeder 2>/dev/null
+# a regular .npy with more than 64 KiB after its data is refused by size; one with a few bytes more loads
+head -c 70000 /dev/zero | cat "$tmp/head.npy" - >"$tmp/long.npy"
+expect_error 1 long.npy "tensor file is larger than the limit of 65680 bytes" -- run "$D/small.onnx" --input "$tmp/long.npy"
 
 [ $fails -eq 0 ] && echo "bad_input_test: all passed" || echo "bad_input_test: $fails failed"
 [ $fails -eq 0 ]
