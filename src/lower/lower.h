@@ -102,9 +102,10 @@ typedef struct qllc_lower_target {
 } qllc_lower_target;
 
 /* Lowers a verified graph (float, or quantized by src/quant) to a program. Dispose with
- * qllc_program_free. Errors name the node. With a target, each fused quantized layer runs the fastest
- * ISA variant of the kernel registry (src/lower/kernels.def) the target has, its weights packed at
- * compile time; without one (NULL), the scalar reference kernels, which every target has. */
+ * qllc_program_free. Errors name the node. With a target, each fused quantized layer runs the catalogue
+ * row (targets/<arch>/kernels/variants.def) the rule table or the target's choose hook picks among those
+ * the target has, its weights packed at compile time; without one (NULL), the scalar reference kernels,
+ * which every target has. */
 qllc_status qllc_lower_for(qllc_graph *g, const qllc_lower_target *t, qllc_program **out, qllc_diag *diag);
 qllc_status qllc_lower(qllc_graph *g, qllc_program **out, qllc_diag *diag); /* qllc_lower_for(g, NULL, ...) */
 

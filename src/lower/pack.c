@@ -85,7 +85,7 @@ int qllc_fits_fc(const qllc_layer_geom *g, char *why, size_t size) {
 }
 
 /* an FC of 64 rows or more: where the AMX FC was measured faster than AVX-512 VNNI (docs/targets.md);
-   fewer rows are not this row's class (the MEASURED row of the same kernel offers them) */
+   fewer rows are not this row's class: no AMX FC is offered them (a GEMV was measured slower there) */
 int qllc_fits_fc64(const qllc_layer_geom *g, char *why, size_t size) {
   (void)why, (void)size;
   return g->conv || g->fc_m < 64 ? -1 : 1;

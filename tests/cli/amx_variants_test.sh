@@ -2,15 +2,19 @@
 # tests/cli/amx_variants_test.sh: the AMX-INT8 variants (targets/x86_64/kernels/x86_amx.c, __amx rows of
 # src/lower/kernels.def) through the tool.
 #
-#   1. Selection and report (`qllc info`, any host): sapphirerapids and graniterapids run __amx for int8
-#      conv and FC; znver5 / icelake-server run __avx512vnni saying __amx needs amx-tile, amx-int8;
-#      sapphirerapids --features -amx-int8 falls back to __avx512vnni.
-#   2. Objects (any host: compiled and inspected, not run): the sapphirerapids bundle holds tdpbusd (FC:
-#      u8 activations x s8 weights), tdpbsud (conv: s8 weight rows x u8 panel), ldtilecfg and tilerelease, needs no symbol beyond memcpy/memset, and its header says what the host
-#      must do first (arch_prctl); a znver5 bundle has no tile instruction and no such note.
-#   3. Bits: on an AMX host, the JIT (native: __amx) writes the bytes of the reference (--cpu x86-64);
-#      without AMX, the JIT told --cpu sapphirerapids falls back (Linux refuses the tile data) and writes
-#      the reference's bytes instead of faulting;
+#   1. Selection and report (`qllc info`, any host), the rule table: sapphirerapids and graniterapids run
+#      __avx512vnni convs (the AMX conv only where measured faster) and __amx for an FC of 64 rows
+#      (fc64.onnx), not for a GEMV; znver5 / icelake-server run __avx512vnni saying __amx needs amx-tile,
+#      amx-int8; sapphirerapids --features -amx-int8 falls back to __avx512vnni; a --tune-cache file with
+#      AMX timings for a sapphirerapids moves its conv to __amx.
+#   2. Objects (any host: compiled and inspected, not run): bundles with AMX kernels hold tdpbusd (FC: u8
+#      activations x s8 weights) or tdpbsud (conv: s8 weight rows x u8 panel), ldtilecfg and tilerelease,
+#      need no symbol beyond memcpy/memset, and their header says what the host must do first
+#      (net_NEEDS_AMX 1, net_prepare()); bundles without have no tile instruction and net_NEEDS_AMX 0;
+#      net_prepare() is compiled and called (0 without AMX kernels, an error on a CPU without AMX).
+#   3. Bits: on an AMX host, --cpu native times __amx, and the JIT's bytes equal the reference's
+#      (--cpu x86-64); without AMX, the JIT told --cpu sapphirerapids falls back (Linux refuses the tile
+#      data) and writes the reference's bytes instead of faulting;
 #      elsewhere SKIPPED (this needs AMX hardware: qemu does not emulate it; Intel SDE would).
 #      tests/libjit/q_amx_emu_test.c runs the kernels' tiling on any AVX-512 host with the tile
 #      instructions emulated in C; tests/libjit/q_amx_test.c runs them on AMX hardware.
