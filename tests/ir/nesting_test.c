@@ -22,6 +22,7 @@ typedef struct buf {
 } buf;
 
 static void put(buf *b, const void *p, size_t n) {
+  if (n == 0) return; /* an empty message: memcpy must not see its NULL buffer */
   if (b->n + n > b->cap) {
     b->cap = (b->n + n) * 2;
     b->p = realloc(b->p, b->cap);
