@@ -6,7 +6,8 @@
  *   qllc-precision-map 1
  *   graph_hash 0123456789abcdef
  *   node NAME int8|16x8|int16
- * Nodes not listed compute at the base precision (int8). Replaying the file quantizes exactly as the
+ * The magic and graph_hash lines are required, each once; a node named twice, or not in the model, is an
+ * error. Nodes not listed compute at the base precision (int8). Replaying the file quantizes exactly as the
  * search did, so the bundle's bytes are the same.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -101,13 +102,17 @@ qllc_status qllc_prec_map_read(const char *path, uint64_t graph_hash, qllc_prec_
     qllc_diag_set_file(diag, path);
     return QLLC_ERR_NOMEM;
   }
-  char line[2048];
-  int lineno = 0, cap = 0, magic = 0;
+  char line[4096];
+  int lineno = 0, cap = 0, magic = 0, have_hash = 0;
   qllc_prec_map *m = qllc_prec_map_new(0);
   qllc_status st = m ? QLLC_OK : qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
   while (st == QLLC_OK && fgets(line, sizeof line, f)) {
     lineno++;
     size_t len = strlen(line);
+    if (len == sizeof line - 1 && line[len - 1] != '\n') {
+      st = qllc_fail(diag, QLLC_ERR_PARSE, NULL, "%s:%d: line longer than %d bytes", path, lineno, (int)sizeof line - 2);
+      break;
+    }
     while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
     if (!len || line[0] == '#') continue;
     if (!magic) {
@@ -116,8 +121,17 @@ qllc_status qllc_prec_map_read(const char *path, uint64_t graph_hash, qllc_prec_
       magic = 1;
       continue;
     }
-    unsigned long long h;
-    if (sscanf(line, "graph_hash %llx", &h) == 1) {
+    if (!strncmp(line, "graph_hash", 10)) {
+      const char *hex = line + 10;
+      if (*hex++ != ' ' || strlen(hex) != 16 || strspn(hex, "0123456789abcdefABCDEF") != 16) {
+        st = qllc_fail(diag, QLLC_ERR_PARSE, NULL, "%s:%d: expected 'graph_hash' and 16 hex digits", path, lineno);
+        break;
+      }
+      if (have_hash++) {
+        st = qllc_fail(diag, QLLC_ERR_PARSE, NULL, "%s:%d: a second 'graph_hash' line", path, lineno);
+        break;
+      }
+      unsigned long long h = strtoull(hex, NULL, 16);
       if (h != graph_hash)
         st = qllc_fail(diag, QLLC_ERR_MISMATCH, NULL,
                        "%s: precision map was made for another model (graph hash %016llx in the map, %016llx for this model)",
@@ -136,6 +150,12 @@ qllc_status qllc_prec_map_read(const char *path, uint64_t graph_hash, qllc_prec_
       st = qllc_fail(diag, QLLC_ERR_PARSE, NULL, "%s:%d: unknown precision '%s' (int8, 16x8, int16)", path, lineno, sp + 1);
       break;
     }
+    for (int k = 0; k < m->n; k++)
+      if (!strcmp(m->nodes[k], line + 5)) {
+        st = qllc_fail(diag, QLLC_ERR_PARSE, NULL, "%s:%d: node '%s' is given twice", path, lineno, line + 5);
+        break;
+      }
+    if (st != QLLC_OK) break;
     if (m->n == cap) {
       cap = cap ? 2 * cap : 16;
       const char **nn = realloc((void *)m->nodes, sizeof *nn * (size_t)cap);
@@ -150,6 +170,8 @@ qllc_status qllc_prec_map_read(const char *path, uint64_t graph_hash, qllc_prec_
   free(text);
   if (st == QLLC_OK && !magic)
     st = qllc_fail(diag, QLLC_ERR_PARSE, NULL, "%s: empty precision map", path);
+  else if (st == QLLC_OK && !have_hash) /* without it the map would be taken for any model */
+    st = qllc_fail(diag, QLLC_ERR_PARSE, NULL, "%s: no 'graph_hash' line (the map names the model it was made for)", path);
   if (st != QLLC_OK) {
     qllc_diag_set_file(diag, path);
     qllc_prec_map_free(m);

@@ -339,26 +339,33 @@ static qllc_status get_float(rd *r, const yaml_node_t *n, const char *what, floa
   return QLLC_OK;
 }
 
-static qllc_status read_value(rd *r, qllc_profile *p, yaml_node_t *m) {
-  if (m->type != YAML_MAPPING_NODE) return bad(r, m, "%s", "each entry of 'values' must be a mapping");
-  const char *name = NULL;
-  yaml_node_t *nmin = NULL, *nmax = NULL, *ncount = NULL, *nnonf = NULL, *nrange = NULL, *ncounts = NULL;
+/* The value of mapping m's key named keys[i] into out[i] (NULL where absent). A key not in keys, a
+ * key given twice (YAML would have the last win, silently) or a non-scalar key is an error. */
+static qllc_status take_keys(rd *r, const yaml_node_t *m, const char *const *keys, yaml_node_t **out, int n) {
+  for (int i = 0; i < n; i++) out[i] = NULL;
   for (yaml_node_pair_t *pr = m->data.mapping.pairs.start; pr < m->data.mapping.pairs.top; pr++) {
     yaml_node_t *k = yaml_document_get_node(&r->doc, pr->key), *v = yaml_document_get_node(&r->doc, pr->value);
     const char *ks = str_of(k);
     if (!ks) return bad(r, k, "%s", "keys must be scalars");
-    if (!strcmp(ks, "name")) {
-      name = str_of(v);
-      if (!name) return bad(r, v, "%s", "'name' must be a string");
-    } else if (!strcmp(ks, "min")) nmin = v;
-    else if (!strcmp(ks, "max")) nmax = v;
-    else if (!strcmp(ks, "count")) ncount = v;
-    else if (!strcmp(ks, "nonfinite")) nnonf = v;
-    else if (!strcmp(ks, "range")) nrange = v;
-    else if (!strcmp(ks, "counts")) ncounts = v;
-    else return bad(r, k, "unknown key '%s'", ks);
+    int i = 0;
+    while (i < n && strcmp(ks, keys[i]) != 0) i++;
+    if (i == n) return bad(r, k, "unknown key '%s'", ks);
+    if (out[i]) return bad(r, k, "key '%s' is given twice", ks);
+    out[i] = v;
   }
-  if (!name) return bad(r, m, "%s", "an entry has no 'name'");
+  return QLLC_OK;
+}
+
+static qllc_status read_value(rd *r, qllc_profile *p, yaml_node_t *m) {
+  if (m->type != YAML_MAPPING_NODE) return bad(r, m, "%s", "each entry of 'values' must be a mapping");
+  static const char *const keys[] = {"name", "min", "max", "count", "nonfinite", "range", "counts"};
+  yaml_node_t *kv[7];
+  qllc_status st = take_keys(r, m, keys, kv, 7);
+  if (st != QLLC_OK) return st;
+  yaml_node_t *nmin = kv[1], *nmax = kv[2], *ncount = kv[3], *nnonf = kv[4], *nrange = kv[5], *ncounts = kv[6];
+  if (!kv[0]) return bad(r, m, "%s", "an entry has no 'name'");
+  const char *name = str_of(kv[0]);
+  if (!name) return bad(r, kv[0], "%s", "'name' must be a string");
   const char *need[] = {"min", "max", "count", "range", "counts"};
   yaml_node_t *have[] = {nmin, nmax, ncount, nrange, ncounts};
   for (int i = 0; i < 5; i++)
@@ -370,7 +377,6 @@ static qllc_status read_value(rd *r, qllc_profile *p, yaml_node_t *m) {
   if (qllc_profile_find(p, name)) return bad(r, m, "value '%s' appears twice", name);
   qllc_hist *h = qllc_profile_add(p, name);
   if (!h) return qllc_fail(r->diag, QLLC_ERR_NOMEM, NULL, "out of memory reading %s", r->path);
-  qllc_status st;
   uint64_t nonf = 0;
   if ((st = get_float(r, nmin, "min", &h->min)) || (st = get_float(r, nmax, "max", &h->max)) ||
       (st = get_u64(r, ncount, "count", &h->total)) || (nnonf && (st = get_u64(r, nnonf, "nonfinite", &nonf))) ||
@@ -380,14 +386,22 @@ static qllc_status read_value(rd *r, qllc_profile *p, yaml_node_t *m) {
   if (!(h->range >= 0) || isinf(h->range)) return bad(r, nrange, "value '%s': 'range' must be finite and >= 0", name);
   if (ncounts->type != YAML_MAPPING_NODE) return bad(r, ncounts, "value '%s': 'counts' must be a mapping", name);
   uint64_t sum = 0;
+  unsigned char *seen = calloc((size_t)h->bins / 8 + 1, 1); /* a bin given twice is a duplicate key */
+  if (!seen) return qllc_fail(r->diag, QLLC_ERR_NOMEM, NULL, "out of memory reading %s", r->path);
   for (yaml_node_pair_t *pr = ncounts->data.mapping.pairs.start; pr < ncounts->data.mapping.pairs.top; pr++) {
     yaml_node_t *k = yaml_document_get_node(&r->doc, pr->key), *v = yaml_document_get_node(&r->doc, pr->value);
     uint64_t bin, c;
-    if ((st = get_u64(r, k, "counts' bin", &bin)) || (st = get_u64(r, v, "counts' count", &c))) return st;
-    if (bin >= (uint64_t)h->bins) return bad(r, k, "value '%s': bin index beyond 'bins'", name);
-    h->counts[bin] += c;
+    if ((st = get_u64(r, k, "counts' bin", &bin)) || (st = get_u64(r, v, "counts' count", &c))) break;
+    if (bin >= (uint64_t)h->bins) st = bad(r, k, "value '%s': bin index beyond 'bins'", name);
+    else if (seen[bin / 8] >> (bin % 8) & 1) st = bad(r, k, "value '%s': a bin is given twice", name);
+    else if (c > UINT64_MAX - sum) st = bad(r, v, "value '%s': the counts overflow 2^64", name);
+    if (st != QLLC_OK) break;
+    seen[bin / 8] |= (unsigned char)(1u << (bin % 8));
+    h->counts[bin] = c;
     sum += c;
   }
+  free(seen);
+  if (st != QLLC_OK) return st;
   if (sum != h->total) return bad(r, ncounts, "value '%s': the counts do not add up to 'count'", name);
   return QLLC_OK;
 }
@@ -485,24 +499,11 @@ qllc_status qllc_profile_read_limited(const char *path, uint64_t max_counters, q
     st = bad(&r, root, "%s", "not a qllc profile (expected a mapping at the top)");
     goto done;
   }
-  const char *fmt = NULL, *hash = NULL;
-  yaml_node_t *nbins = NULL, *nvalues = NULL, *nhash = NULL;
-  for (yaml_node_pair_t *pr = root->data.mapping.pairs.start; pr < root->data.mapping.pairs.top; pr++) {
-    yaml_node_t *k = yaml_document_get_node(&r.doc, pr->key), *v = yaml_document_get_node(&r.doc, pr->value);
-    const char *ks = str_of(k);
-    if (!ks) {
-      st = bad(&r, k, "%s", "keys must be scalars");
-      goto done;
-    }
-    if (!strcmp(ks, "format")) fmt = str_of(v);
-    else if (!strcmp(ks, "graph_hash")) hash = str_of(v), nhash = v;
-    else if (!strcmp(ks, "bins")) nbins = v;
-    else if (!strcmp(ks, "values")) nvalues = v;
-    else {
-      st = bad(&r, k, "unknown key '%s'", ks);
-      goto done;
-    }
-  }
+  static const char *const keys[] = {"format", "graph_hash", "bins", "values"};
+  yaml_node_t *kv[4];
+  if ((st = take_keys(&r, root, keys, kv, 4)) != QLLC_OK) goto done;
+  yaml_node_t *nhash = kv[1], *nbins = kv[2], *nvalues = kv[3];
+  const char *fmt = str_of(kv[0]), *hash = str_of(nhash);
   if (!fmt || strcmp(fmt, FORMAT_TAG) != 0) {
     st = bad(&r, root, "%s", "not a qllc profile (missing 'format: " FORMAT_TAG "')");
     goto done;

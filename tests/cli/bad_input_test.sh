@@ -118,6 +118,23 @@ no_bundle "$tmp/b_kzero"
 expect_error 1 /dev/zero "precision map is larger than the limit of 268435456 bytes" -- \
   compile "$D/small.onnx" --precision int8 --profile "$tmp/small.yaml" --precision-map /dev/zero -o "$tmp/b_mzero"
 no_bundle "$tmp/b_mzero"
+# corrupt precision maps are refused, not half-used: no graph_hash (it would fit any model), a node or
+# the hash given twice (the last would win), a malformed hash
+hash=$(sed -n 's/^graph_hash: "\(.*\)"$/\1/p' "$tmp/small.yaml")
+[ ${#hash} = 16 ] || fail "no graph_hash in the profile"
+printf 'qllc-precision-map 1\nnode conv1 int16\n' >"$tmp/m_nohash.txt"
+printf 'qllc-precision-map 1\ngraph_hash %s\nnode conv1 int16\nnode conv1 int8\n' "$hash" >"$tmp/m_twice.txt"
+printf 'qllc-precision-map 1\ngraph_hash %s\ngraph_hash %s\n' "$hash" "$hash" >"$tmp/m_hash2.txt"
+printf 'qllc-precision-map 1\ngraph_hash %szz\n' "$hash" >"$tmp/m_badhash.txt"
+for m in "m_nohash.txt:no 'graph_hash' line" "m_twice.txt:4: node 'conv1' is given twice" \
+  "m_hash2.txt:3: a second 'graph_hash' line" "m_badhash.txt:2: expected 'graph_hash' and 16 hex digits"; do
+  expect_error 1 "${m#*:}" -- compile "$D/small.onnx" --precision int8 --profile "$tmp/small.yaml" \
+    --precision-map "$tmp/${m%%:*}" -o "$tmp/b_map"
+  no_bundle "$tmp/b_map"
+done
+printf 'qllc-precision-map 1\ngraph_hash %s\nnode conv1 int16\n' "$hash" >"$tmp/m_good.txt"
+"$QLLC" compile "$D/small.onnx" --precision int8 --profile "$tmp/small.yaml" --precision-map "$tmp/m_good.txt" \
+  -o "$tmp/b_map" --quiet >/dev/null || fail "a well-formed precision map was refused"
 expect_error 1 /dev/zero "profile is larger than the limit of 268435456 bytes" -- \
   compile "$D/small.onnx" --precision int8 --profile /dev/zero -o "$tmp/b_pzero"
 no_bundle "$tmp/b_pzero"

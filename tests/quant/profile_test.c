@@ -196,6 +196,33 @@ static void test_errors(void **state) {
   memset(&d, 0, sizeof d);
   assert_int_equal(qllc_profile_read(tmp("hash.yaml"), &q, &d), QLLC_ERR_PARSE);
   assert_non_null(strstr(d.message, "hex"));
+  /* Strictness (issue 25): a key given twice (YAML's last-wins would zero the output), at the top, in
+   * an entry and as a bin; counts whose sum wraps 2^64 (2^63 + 2^63 + 5 'adds up' to 5 when wrapped). */
+  static const char *const strict[][2] = {
+      {"dup_top.yaml", "format: qllc-profile-1\ngraph_hash: \"00000000000000ff\"\nbins: 16\nbins: 32\nvalues: []\n"},
+      {"dup_key.yaml", "format: qllc-profile-1\ngraph_hash: \"00000000000000ff\"\nbins: 16\nvalues:\n"
+                       "  - name: \"x\"\n    min: -1\n    max: 1\n    max: 0\n    count: 1\n    range: 1\n"
+                       "    counts: {3: 1}\n"},
+      {"dup_bin.yaml", "format: qllc-profile-1\ngraph_hash: \"00000000000000ff\"\nbins: 16\nvalues:\n"
+                       "  - name: \"x\"\n    min: -1\n    max: 1\n    count: 2\n    range: 1\n"
+                       "    counts: {3: 1, 3: 1}\n"},
+      {"dup_zero.yaml", "format: qllc-profile-1\ngraph_hash: \"00000000000000ff\"\nbins: 16\nvalues:\n"
+                        "  - name: \"x\"\n    min: -1\n    max: 1\n    count: 1\n    range: 1\n"
+                        "    counts: {3: 0, 3: 1}\n"},
+      {"wrap.yaml", "format: qllc-profile-1\ngraph_hash: \"00000000000000ff\"\nbins: 16\nvalues:\n"
+                    "  - name: \"x\"\n    min: -1\n    max: 1\n    count: 5\n    range: 1\n"
+                    "    counts: {1: 9223372036854775808, 2: 9223372036854775808, 3: 5}\n"},
+  };
+  static const char *const why[] = {"'bins' is given twice", "'max' is given twice", "bin is given twice",
+                                    "bin is given twice", "overflow"};
+  for (size_t i = 0; i < sizeof strict / sizeof *strict; i++) {
+    write_text(tmp(strict[i][0]), strict[i][1]);
+    memset(&d, 0, sizeof d);
+    assert_int_equal(qllc_profile_read(tmp(strict[i][0]), &q, &d), QLLC_ERR_PARSE);
+    assert_null(q);
+    if (!strstr(d.message, why[i])) fail_msg("%s: '%s' lacks '%s'", strict[i][0], d.message, why[i]);
+    assert_string_equal(d.file, tmp(strict[i][0]));
+  }
   /* unwritable output */
   qllc_profile *p = qllc_profile_new(1, 16);
   memset(&d, 0, sizeof d);
