@@ -211,18 +211,52 @@ static qllc_status parse_bitcode(cg *c, LLVMMemoryBufferRef mb, const char *what
   return QLLC_OK;
 }
 
-/* Links one user bitcode file into c->m. A definition of a name the library also defines replaces the
+/* The bundle contract on a user module (docs/kernels.md): a bundle needs nothing from its host but
+ * memcpy and memset, and keeps no state. So the module may declare (call) only those, LLVM intrinsics and
+ * functions the kernel library defines; it may have no writable or thread-local globals (a `static` local
+ * is one), no globals defined elsewhere, and no constructors or destructors. */
+static qllc_status check_user_contract(cg *c, LLVMModuleRef um, const char *path) {
+  const char *why = NULL, *name = "";
+  char buf[600];
+  for (LLVMValueRef f = LLVMGetFirstFunction(um); !why && f; f = LLVMGetNextFunction(f)) {
+    if (!LLVMIsDeclaration(f) || LLVMGetIntrinsicID(f) != 0) continue;
+    size_t n;
+    name = LLVMGetValueName2(f, &n);
+    LLVMValueRef lf = LLVMGetNamedFunction(c->m, name);
+    if (strcmp(name, "memcpy") && strcmp(name, "memset") && !(lf && !LLVMIsDeclaration(lf)))
+      why = "calls %s, which a bundle does not have (kernels may call memcpy, memset and the kernel library only; "
+            "no libc or libm)";
+  }
+  for (LLVMValueRef g = LLVMGetFirstGlobal(um); !why && g; g = LLVMGetNextGlobal(g)) {
+    size_t n;
+    name = LLVMGetValueName2(g, &n);
+    if (!strcmp(name, "llvm.global_ctors") || !strcmp(name, "llvm.global_dtors"))
+      why = "has constructors or destructors (%s), which a bundle never runs";
+    else if (!strncmp(name, "llvm.", 5)) continue; /* llvm.used and other metadata-like globals */
+    else if (LLVMIsDeclaration(g)) why = "uses the global '%s' defined elsewhere, which a bundle does not have";
+    else if (LLVMIsThreadLocal(g)) why = "has the thread-local variable '%s' (kernels keep no state)";
+    else if (!LLVMIsGlobalConstant(g))
+      why = "has the writable global '%s' (kernels keep no state between calls: no writable globals, no static locals)";
+  }
+  if (!why) return QLLC_OK;
+  snprintf(buf, sizeof buf, why, name);
+  qllc_diag_set_file(c->diag, path);
+  return qllc_fail(c->diag, QLLC_ERR_INVALID, NULL, "%s: the kernel file %s", path, buf);
+}
+
+/* Links user bitcode file i into c->m. A definition of a name the library also defines replaces the
  * library's (the built-in is renamed and internalized, so library code that calls it keeps working). */
-static qllc_status link_user_file(cg *c, const char *path) {
-  LLVMMemoryBufferRef mb = NULL;
-  qllc_status rst = qllc_user_kernel_read(path, &mb, c->diag);
-  if (rst != QLLC_OK) return rst;
+static qllc_status link_user_file(cg *c, int i) {
+  const char *path = c->o->kernel_files[i];
+  LLVMMemoryBufferRef mb = qllc_user_kernels_buffer(c->uk, i); /* the bytes checked by the load */
+  if (!mb) return qllc_fail(c->diag, QLLC_ERR_NOMEM, NULL, "out of memory reading kernel file %s", path);
   char what[1024];
   snprintf(what, sizeof what, "kernel file %s", path);
   LLVMModuleRef um;
   qllc_status st = parse_bitcode(c, mb, what, path, &um);
   if (st != QLLC_OK) return st;
   st = check_module_target(c, um, what, path);
+  if (st == QLLC_OK) st = check_user_contract(c, um, path);
   for (LLVMValueRef f = LLVMGetFirstFunction(um); st == QLLC_OK && f; f = LLVMGetNextFunction(f)) {
     if (LLVMIsDeclaration(f)) continue;
     LLVMLinkage l = LLVMGetLinkage(f);
@@ -290,7 +324,7 @@ static qllc_status load_library(cg *c) {
   /* reads each file's LLVM version (older bitcode would parse silently) and its function names */
   if (st == QLLC_OK && c->o->n_kernel_files > 0)
     st = qllc_user_kernels_load(c->o->kernel_files, c->o->n_kernel_files, &c->uk, c->diag);
-  for (int i = 0; st == QLLC_OK && i < c->o->n_kernel_files; i++) st = link_user_file(c, c->o->kernel_files[i]);
+  for (int i = 0; st == QLLC_OK && i < c->o->n_kernel_files; i++) st = link_user_file(c, i);
   return st;
 }
 

@@ -10,9 +10,9 @@
 
 #include "llvmgen/llvmgen.h"
 
-/* Reads a --kernels file into a new LLVM memory buffer with the bounded reader (user_kernels.c; at most
- * QLLC_MAX_KERNEL_FILE_BYTES, docs/limits.md). */
-qllc_status qllc_user_kernel_read(const char *path, LLVMMemoryBufferRef *out, qllc_diag *diag);
+/* A new LLVM memory buffer holding the bytes of uk's file i as they were checked when uk was loaded
+ * (user_kernels.c); NULL when out of memory. */
+LLVMMemoryBufferRef qllc_user_kernels_buffer(const qllc_user_kernels *uk, int i);
 
 /* Collects the first error LLVM reports through a context's diagnostic handler (LLVM's default
  * handler would print it and exit the process). */

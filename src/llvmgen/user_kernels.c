@@ -11,10 +11,23 @@
  *     facade can check every custom node's kernel before code generation (an error naming the node,
  *     the expected function and the files searched), let the quantizer ask whether a quantized variant
  *     exists, and mark in the reports which nodes run user kernels.
+ * Before either reads a file, a child process parses all of it and runs LLVM's verifier (read_in_child):
+ * LLVM's bitcode reader trusts its input, and a file with one byte changed can crash it; in the child a
+ * crash is an error naming the file, not the end of the caller's process. The bytes checked are kept and
+ * are the ones code generation links (qllc_user_kernels_buffer), so the file cannot change in between.
  */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <llvm-c/Analysis.h>
 
 #include <llvm-c/BitReader.h>
 #include <llvm-c/Core.h>
@@ -211,6 +224,8 @@ typedef struct uk_entry {
 struct qllc_user_kernels {
   int n_files;
   char **files;
+  uint8_t **bytes; /* each file's contents as checked */
+  size_t *n_bytes;
   int n, cap;
   uk_entry *e; /* sorted by name; the first file defining a name wins (as the linker would refuse) */
 };
@@ -221,32 +236,132 @@ static int cmp_entry(const void *a, const void *b) {
   return c ? c : x->file - y->file;
 }
 
-/* Reads a --kernels file with the bounded reader (QLLC_MAX_KERNEL_FILE_BYTES), so /dev/zero or a pipe
- * ends with an error instead of filling memory. */
-qllc_status qllc_user_kernel_read(const char *path, LLVMMemoryBufferRef *out, qllc_diag *diag) {
-  *out = NULL;
-  uint8_t *bytes = NULL;
-  size_t n_bytes = 0;
-  qllc_status st = qllc_read_file(path, "kernel file", QLLC_MAX_KERNEL_FILE_BYTES, &bytes, &n_bytes, diag);
-  if (st != QLLC_OK) return st;
-  *out = LLVMCreateMemoryBufferWithMemoryRangeCopy((const char *)bytes, n_bytes, path);
-  free(bytes);
-  if (!*out) {
-    qllc_diag_set_file(diag, path);
-    return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory reading kernel file %s", path);
+/* ---- reading a file where a crash cannot take the process down ----------------------------------- */
+
+#define CHILD_TIMEOUT_S 120 /* a child that neither answers nor dies in this time is killed */
+
+/* In the child: parse all of the bytes and verify the module; the answer is one line on fd, "ok" or
+ * "error: MESSAGE", and a missing line means the child died. */
+static void child_check(const uint8_t *bytes, size_t n, const char *path, int fd) {
+  char msg[1200] = "ok";
+  LLVMContextRef ctx = LLVMContextCreate();
+  qllc_llvm_diag ld;
+  qllc_llvm_diag_install(ctx, &ld);
+  LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRange((const char *)bytes, n, path, 0);
+  LLVMModuleRef m = NULL;
+  if (LLVMParseBitcodeInContext2(ctx, mb, &m) || !m) {
+    snprintf(msg, sizeof msg, "error: LLVM cannot read it: %s", ld.has_error ? ld.message : "no message from LLVM");
+  } else {
+    char *why = NULL;
+    if (LLVMVerifyModule(m, LLVMReturnStatusAction, &why)) {
+      const char *w = why ? why : "";
+      size_t len = strcspn(w, "\n");
+      snprintf(msg, sizeof msg, "error: LLVM's verifier refuses it: %.*s", (int)(len < 900 ? len : 900), w);
+    }
+    LLVMDisposeMessage(why);
   }
-  return QLLC_OK;
+  size_t len = strlen(msg);
+  msg[len++] = '\n';
+  for (size_t off = 0; off < len;) {
+    ssize_t w = write(fd, msg + off, len - off);
+    if (w <= 0) break;
+    off += (size_t)w;
+  }
 }
 
+static qllc_status crashed(const char *path, const char *how, qllc_diag *diag) {
+  qllc_diag_set_file(diag, path);
+  return qllc_fail(diag, QLLC_ERR_PARSE, NULL,
+                   "%s: corrupt kernel file: LLVM's bitcode reader %s on it (read in a child process; "
+                   "make the file again with clang-19 -emit-llvm)",
+                   path, how);
+}
+
+static qllc_status read_in_child(const uint8_t *bytes, size_t n, const char *path, qllc_diag *diag) {
+  int fds[2];
+  if (pipe(fds) != 0) return qllc_fail(diag, QLLC_ERR_IO, NULL, "cannot check kernel file %s: pipe: %s", path, strerror(errno));
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]), close(fds[1]);
+    return qllc_fail(diag, QLLC_ERR_IO, NULL, "cannot check kernel file %s: fork: %s", path, strerror(errno));
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    child_check(bytes, n, path, fds[1]);
+    _exit(0); /* no atexit handlers, no buffered output of the parent's flushed twice */
+  }
+  close(fds[1]);
+  char ans[1300];
+  size_t got = 0;
+  int timed_out = 0;
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long left_ms = CHILD_TIMEOUT_S * 1000L - ((now.tv_sec - t0.tv_sec) * 1000L + (now.tv_nsec - t0.tv_nsec) / 1000000L);
+    if (left_ms <= 0) {
+      timed_out = 1;
+      break;
+    }
+    struct pollfd pf = {fds[0], POLLIN, 0};
+    int pr = poll(&pf, 1, (int)left_ms);
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr <= 0) {
+      timed_out = pr == 0;
+      break;
+    }
+    ssize_t r = read(fds[0], ans + got, sizeof ans - 1 - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += (size_t)r;
+    if (got == sizeof ans - 1) break;
+  }
+  close(fds[0]);
+  if (timed_out) kill(pid, SIGKILL);
+  int ws = 0;
+  pid_t w;
+  while ((w = waitpid(pid, &ws, 0)) < 0 && errno == EINTR) {
+  }
+  ans[got] = 0;
+  char *nl = strchr(ans, '\n');
+  if (timed_out) {
+    char how[64];
+    snprintf(how, sizeof how, "did not finish in %d s", CHILD_TIMEOUT_S);
+    return crashed(path, how, diag);
+  }
+  if (!nl) { /* no answer: the child died */
+    char how[96];
+    if (w == pid && WIFSIGNALED(ws))
+      snprintf(how, sizeof how, "crashed (signal %d, %s)", WTERMSIG(ws), strsignal(WTERMSIG(ws)));
+    else snprintf(how, sizeof how, "stopped without an answer");
+    return crashed(path, how, diag);
+  }
+  *nl = 0;
+  if (!strcmp(ans, "ok")) return QLLC_OK;
+  qllc_diag_set_file(diag, path);
+  return qllc_fail(diag, QLLC_ERR_PARSE, NULL, "%s: corrupt kernel file: %s", path,
+                   strncmp(ans, "error: ", 7) ? ans : ans + 7);
+}
+
+LLVMMemoryBufferRef qllc_user_kernels_buffer(const qllc_user_kernels *uk, int i) {
+  if (!uk || i < 0 || i >= uk->n_files) return NULL;
+  return LLVMCreateMemoryBufferWithMemoryRangeCopy((const char *)uk->bytes[i], uk->n_bytes[i], uk->files[i]);
+}
+
+/* Reads a --kernels file with the bounded reader (QLLC_MAX_KERNEL_FILE_BYTES, so /dev/zero or a pipe
+ * ends with an error instead of filling memory), checks it, and records the functions it defines. */
 static qllc_status scan_file(qllc_user_kernels *uk, int fi, qllc_diag *diag) {
   const char *path = uk->files[fi];
-  LLVMMemoryBufferRef mb = NULL;
-  qllc_status rst = qllc_user_kernel_read(path, &mb, diag);
-  if (rst != QLLC_OK) return rst;
-  qllc_status st = qllc_bitcode_check_version(LLVMGetBufferStart(mb), LLVMGetBufferSize(mb), path, diag);
-  if (st != QLLC_OK) {
-    LLVMDisposeMemoryBuffer(mb);
+  qllc_status st = qllc_read_file(path, "kernel file", QLLC_MAX_KERNEL_FILE_BYTES, &uk->bytes[fi], &uk->n_bytes[fi], diag);
+  if (st != QLLC_OK) return st;
+  if ((st = qllc_bitcode_check_version(uk->bytes[fi], uk->n_bytes[fi], path, diag)) != QLLC_OK ||
+      (st = read_in_child(uk->bytes[fi], uk->n_bytes[fi], path, diag)) != QLLC_OK)
     return st;
+  LLVMMemoryBufferRef mb = qllc_user_kernels_buffer(uk, fi);
+  if (!mb) {
+    qllc_diag_set_file(diag, path);
+    return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory reading kernel file %s", path);
   }
   LLVMContextRef ctx = LLVMContextCreate();
   qllc_llvm_diag ld;
@@ -291,7 +406,10 @@ static qllc_status scan_file(qllc_user_kernels *uk, int fi, qllc_diag *diag) {
 qllc_status qllc_user_kernels_load(const char *const *files, int n, qllc_user_kernels **out, qllc_diag *diag) {
   *out = NULL;
   qllc_user_kernels *uk = calloc(1, sizeof *uk);
-  if (!uk || (n > 0 && !(uk->files = calloc((size_t)n, sizeof *uk->files)))) {
+  if (!uk || (n > 0 && (!(uk->files = calloc((size_t)n, sizeof *uk->files)) ||
+                        !(uk->bytes = calloc((size_t)n, sizeof *uk->bytes)) ||
+                        !(uk->n_bytes = calloc((size_t)n, sizeof *uk->n_bytes))))) {
+    if (uk) free(uk->files), free(uk->bytes), free(uk->n_bytes);
     free(uk);
     return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
   }
@@ -343,7 +461,9 @@ const char *qllc_user_kernels_files(const qllc_user_kernels *uk, char *buf, size
 void qllc_user_kernels_free(qllc_user_kernels *uk) {
   if (!uk) return;
   for (int i = 0; i < uk->n; i++) free(uk->e[i].name);
-  for (int i = 0; i < uk->n_files; i++) free(uk->files[i]);
+  for (int i = 0; i < uk->n_files; i++) free(uk->files[i]), free(uk->bytes[i]);
+  free(uk->bytes);
+  free(uk->n_bytes);
   free(uk->e);
   free(uk->files);
   free(uk);

@@ -102,6 +102,36 @@ no_bundle "$tmp/b_kbad"
 expect_error 1 nonexistent.bc -- compile "$D/small.onnx" -o "$tmp/b_knone" --kernels "$tmp/nonexistent.bc"
 no_bundle "$tmp/b_knone"
 
+# the bundle contract on user kernels (docs/kernels.md): nothing from the host but memcpy/memset, no
+# state, no constructors; each refused with the file and the symbol named, nothing written
+kc() { # NAME C-SOURCE: NAME.bc, made the way docs/kernels.md says
+  printf '%s\n' "$2" >"$tmp/$1.c" && clang-19 -O2 -ffp-contract=off -emit-llvm -c "$tmp/$1.c" -o "$tmp/$1.bc" ||
+    fail "clang-19 could not build $1.c"
+}
+kc k_puts '#include <stdio.h>
+void helper(void) { puts("hi"); }'
+kc k_expf 'float helper(float x) { return __builtin_expf(x); }'
+kc k_global 'int calls; void helper(void) { calls++; }'
+kc k_static 'int helper(void) { static int n; return ++n; }'
+kc k_extern 'extern int table[4]; int helper(int i) { return table[i & 3]; }'
+kc k_tls '_Thread_local const int t = 3; int helper(void) { return t; }'
+kc k_ctor '__attribute__((constructor)) static void init(void) {} void helper(void) {}'
+kc k_ok 'void helper(int *x) { static const int t[4] = {1, 2, 3, 4}; for (int i = 0; i < 4; i++) x[i] = t[i];
+__builtin_memset(x + 4, 0, 64); }'
+for k in "k_puts:calls puts" "k_expf:calls expf" "k_global:writable global 'calls'" "k_static:writable global" \
+  "k_extern:global 'table' defined elsewhere" "k_tls:thread-local" "k_ctor:constructors"; do
+  expect_error 1 "${k%%:*}.bc" "${k#*:}" -- compile "$D/small.onnx" --kernels "$tmp/${k%%:*}.bc" -o "$tmp/b_${k%%:*}"
+  no_bundle "$tmp/b_${k%%:*}"
+done
+"$QLLC" compile "$D/small.onnx" --kernels "$tmp/k_ok.bc" -o "$tmp/b_k_ok" --quiet >/dev/null ||
+  fail "a kernel file keeping to the contract (constant table, memset) was refused"
+
+# a kernel file LLVM's reader crashed on (one byte changed; tests/fuzz/regress/fuzz_kernels): read in a
+# child process, it is an error naming the file, not a crash of qllc
+expect_error 1 lazy_reader_segv.bc "corrupt kernel file" -- compile "$D/small.onnx" -o "$tmp/b_kcrash" \
+  --kernels "$QLLC_SOURCE_DIR/tests/fuzz/regress/fuzz_kernels/lazy_reader_segv.bc"
+no_bundle "$tmp/b_kcrash"
+
 # a failing compile into an existing directory leaves its contents alone and adds nothing
 mkdir "$tmp/keep" && echo old >"$tmp/keep/unsupported.h" && echo old >"$tmp/keep/small.h"
 expect_error 1 logsoftmax_node -- compile "$D/unsupported.onnx" -o "$tmp/keep"

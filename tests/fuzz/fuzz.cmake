@@ -8,7 +8,7 @@
 # libFuzzer binaries (-fsanitize=fuzzer,address,undefined), with qllc_core instrumented for coverage,
 # ASan and UBSan (-fsanitize=fuzzer-no-link,address,undefined).
 option(QLLC_FUZZ "Build the libFuzzer targets (needs clang)" OFF)
-set(QLLC_FUZZ_TARGETS fuzz_onnx fuzz_tensor fuzz_profile fuzz_compile)
+set(QLLC_FUZZ_TARGETS fuzz_onnx fuzz_tensor fuzz_profile fuzz_compile fuzz_precmap fuzz_kernels)
 set(QLLC_FUZZ_DIR ${CMAKE_SOURCE_DIR}/tests/fuzz)
 
 if(QLLC_FUZZ)
@@ -49,4 +49,9 @@ add_test(NAME fuzz/regress_compile COMMAND fuzz_compile_regress ${R}/fuzz_compil
 add_test(NAME fuzz/regress_tensor COMMAND fuzz_tensor_regress ${R}/fuzz_tensor ${S}/ir/data ${S}/cli/data
          WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
 add_test(NAME fuzz/regress_profile COMMAND fuzz_profile_regress ${R}/fuzz_profile ${QLLC_FUZZ_DIR}/seeds/fuzz_profile
+         WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+add_test(NAME fuzz/regress_precmap COMMAND fuzz_precmap_regress ${R}/fuzz_precmap ${QLLC_FUZZ_DIR}/seeds/fuzz_precmap
+         WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+# the kernel seeds are the examples' bitcode, built (target custom_kernel_bitcode)
+add_test(NAME fuzz/regress_kernels COMMAND fuzz_kernels_regress ${R}/fuzz_kernels ${CMAKE_BINARY_DIR}/examples/custom_kernel
          WORKING_DIRECTORY ${CMAKE_BINARY_DIR})

@@ -257,8 +257,16 @@ static void print_search(void) {
   if (search_file == search_tmp) remove(search_tmp);
 }
 static void print_search_at_exit(cli_args *a) {
-  if (!a->opts.precision_map_out) {
-    snprintf(search_tmp, sizeof search_tmp, "/tmp/qllc-precision-map-%ld.txt", (long)getpid());
+  if (!a->opts.precision_map_out) { /* a new file of a name no one else can have chosen (mkstemp) */
+    const char *dir = getenv("TMPDIR");
+    snprintf(search_tmp, sizeof search_tmp, "%s/qllc-precision-map-XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(search_tmp);
+    if (fd < 0) {
+      snprintf(search_tmp, sizeof search_tmp, "/tmp/qllc-precision-map-XXXXXX");
+      fd = mkstemp(search_tmp);
+    }
+    if (fd < 0) return; /* no temporary file: the search runs, its map is not printed */
+    close(fd);
     a->opts.precision_map_out = search_tmp;
   }
   search_file = a->opts.precision_map_out;
