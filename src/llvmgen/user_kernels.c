@@ -54,6 +54,10 @@ static uint64_t rd(bits *b, unsigned w) {
 }
 
 static uint64_t vbr(bits *b, unsigned w) {
+  if (w < 2 || w > 32) { /* LLVM's own limit on a VBR width; a corrupt abbreviation may say anything */
+    b->bad = 1;
+    return 0;
+  }
   uint64_t v = 0, hi = (uint64_t)1 << (w - 1);
   for (unsigned shift = 0; !b->bad && shift < 64; shift += w - 1) {
     uint64_t piece = rd(b, w);
@@ -286,6 +290,9 @@ static qllc_status read_in_child(const uint8_t *bytes, size_t n, const char *pat
     return qllc_fail(diag, QLLC_ERR_IO, NULL, "cannot check kernel file %s: fork: %s", path, strerror(errno));
   }
   if (pid == 0) {
+    /* die quietly on a fault: the caller's handlers (a crash reporter, a sanitizer's) are not for this */
+    static const int faults[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+    for (size_t i = 0; i < sizeof faults / sizeof *faults; i++) signal(faults[i], SIG_DFL);
     close(fds[0]);
     child_check(bytes, n, path, fds[1]);
     _exit(0); /* no atexit handlers, no buffered output of the parent's flushed twice */

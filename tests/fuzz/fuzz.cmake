@@ -55,3 +55,4 @@ add_test(NAME fuzz/regress_precmap COMMAND fuzz_precmap_regress ${R}/fuzz_precma
 # the kernel seeds are the examples' bitcode, built (target custom_kernel_bitcode)
 add_test(NAME fuzz/regress_kernels COMMAND fuzz_kernels_regress ${R}/fuzz_kernels ${CMAKE_BINARY_DIR}/examples/custom_kernel
          WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+set_tests_properties(fuzz/regress_kernels PROPERTIES ENVIRONMENT QLLC_FUZZ_KERNELS_ALL=1)
