@@ -160,7 +160,12 @@ static int bitcode_producer(const uint8_t *data, size_t size, char *out, size_t 
           const abbrev_op *o = &ab->op[i];
           if (o->enc == ENC_ARRAY) {
             if (i + 1 >= ab->n) return 0;
+            const abbrev_op *el = &ab->op[i + 1];
+            /* each element must take bits, and there cannot be more than the bits left (a corrupt count
+             * of literal elements would loop 2^64 times) */
+            if (el->enc == ENC_LITERAL || ((el->enc == ENC_FIXED || el->enc == ENC_VBR) && el->val == 0)) return 0;
             uint64_t n = vbr(&b, 6);
+            if (n > b.nbits - b.pos) return 0;
             for (uint64_t k = 0; k < n && !b.bad; k++) {
               uint64_t v = scalar(&b, &ab->op[i + 1]);
               if (first) code = v, first = 0;
@@ -169,6 +174,7 @@ static int bitcode_producer(const uint8_t *data, size_t size, char *out, size_t 
             i++;
           } else if (o->enc == ENC_BLOB) {
             uint64_t n = vbr(&b, 6);
+            if (n > (b.nbits - b.pos) / 8) return 0;
             align32(&b);
             for (uint64_t k = 0; k < n && !b.bad; k++) {
               uint64_t v = rd(&b, 8);
