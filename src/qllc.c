@@ -87,6 +87,15 @@ void qllc_model_free(qllc_model *m) {
   if (!busy) model_release(m);
 }
 
+int qllc_model_num_inputs(const qllc_model *m) { return m ? m->d.n_in : 0; }
+int qllc_model_num_outputs(const qllc_model *m) { return m ? m->d.n_out : 0; }
+const qllc_tensor *qllc_model_input(const qllc_model *m, int i) {
+  return m && i >= 0 && i < m->d.n_in ? &m->d.io[i] : NULL;
+}
+const qllc_tensor *qllc_model_output(const qllc_model *m, int i) {
+  return m && i >= 0 && i < m->d.n_out ? &m->d.io[m->d.n_in + i] : NULL;
+}
+
 qllc_status qllc_model_describe(qllc_model *m, const qllc_options *opts, void *stream, qllc_diag *diag) {
   if (!m) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "no model");
   qllc_options dflt;

@@ -35,7 +35,12 @@ typedef struct qllc_drv_model {
   char *search_key;     /* the last precision search: what it depended on, its map and the map file's */
   qllc_prec_map *search_map; /* comment (search.c) */
   char *search_comment;
+  qllc_tensor *io;      /* descriptions of graph's inputs then outputs (data NULL; names owned) */
+  int n_in, n_out;
 } qllc_drv_model;
+
+/* Describes value v as a tensor (data NULL; name strdup'ed, freed by qllc_tensor_free). 0 on OOM. */
+int qllc_drv_value_desc(const qllc_value *v, qllc_tensor *t);
 
 /* Loads and optimizes the model file into *m (zeroed first). Errors name the file. On failure nothing
  * is left to release. */

@@ -34,6 +34,36 @@ static qllc_tensor *copy_bound(const qllc_tensor *b, int n) {
   return c;
 }
 
+int qllc_drv_value_desc(const qllc_value *v, qllc_tensor *t) {
+  memset(t, 0, sizeof *t);
+  t->name = strdup(v->name);
+  t->elem = (qllc_elem_kind)v->elem;
+  t->rank = (uint32_t)v->rank;
+  for (int d = 0; d < v->rank && d < QLLC_MAX_RANK; d++) t->dims[d] = v->dims[d];
+  t->scale = v->elem == QLLC_ELEM_F32 ? 1.0f : v->scale;
+  t->zero_point = v->elem == QLLC_ELEM_F32 ? 0 : v->zero_point;
+  t->data = NULL;
+  return t->name != NULL;
+}
+
+/* m->io: the graph's inputs then outputs, described. 0 on OOM (m->io freed). */
+static int describe_model_io(qllc_drv_model *m) {
+  const qllc_graph *g = m->graph;
+  int n = g->n_inputs + g->n_outputs, ok = 1;
+  if (!(m->io = calloc((size_t)n + 1, sizeof *m->io))) return 0;
+  for (int i = 0; ok && i < n; i++)
+    ok = qllc_drv_value_desc(i < g->n_inputs ? g->inputs[i] : g->outputs[i - g->n_inputs], &m->io[i]);
+  if (!ok) {
+    for (int i = 0; i < n; i++) qllc_tensor_free(&m->io[i]);
+    free(m->io);
+    m->io = NULL;
+    return 0;
+  }
+  m->n_in = g->n_inputs;
+  m->n_out = g->n_outputs;
+  return 1;
+}
+
 qllc_status qllc_drv_model_load(qllc_drv_model *m, const char *path, const qllc_tensor *bound, int n_bound,
                                 qllc_diag *diag) {
   memset(m, 0, sizeof *m);
@@ -46,8 +76,11 @@ qllc_status qllc_drv_model_load(qllc_drv_model *m, const char *path, const qllc_
     qllc_diag_set_file(diag, path);
     return st;
   }
-  if (!(m->path = strdup(path)) || (n_bound > 0 && !(m->bound = copy_bound(bound, n_bound)))) {
+  m->graph = g;
+  if (!(m->path = strdup(path)) || (n_bound > 0 && !(m->bound = copy_bound(bound, n_bound))) ||
+      !describe_model_io(m)) {
     free(m->path);
+    free_bound(m->bound, n_bound);
     qllc_graph_free(g);
     memset(m, 0, sizeof *m);
     qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
@@ -55,7 +88,6 @@ qllc_status qllc_drv_model_load(qllc_drv_model *m, const char *path, const qllc_
     return QLLC_ERR_NOMEM;
   }
   m->n_bound = n_bound;
-  m->graph = g;
   pthread_mutex_init(&m->lock, NULL);
   return QLLC_OK;
 }
@@ -67,6 +99,8 @@ void qllc_drv_model_release(qllc_drv_model *m) {
   pthread_mutex_destroy(&m->lock);
   qllc_graph_free(m->graph);
   free_bound(m->bound, m->n_bound);
+  for (int i = 0; m->io && i < m->n_in + m->n_out; i++) qllc_tensor_free(&m->io[i]);
+  free(m->io);
   free(m->path);
   memset(m, 0, sizeof *m);
 }
