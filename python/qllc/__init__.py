@@ -371,8 +371,35 @@ def _default_name(path: str) -> str:
     return "model_" + out if not out or out[0].isdigit() else out
 
 
-class Model:
-    """A loaded ONNX model (qllc_model). Make one with qllc.load."""
+class _Handle:
+    """A library handle freed by close(), by `with`, or when the object is gone."""
+    _what = "handle"
+
+    def _own(self, handle: ctypes.c_void_p, free: Callable[[ctypes.c_void_p], None]) -> None:
+        self._h = handle
+        self._free = weakref.finalize(self, free, handle)
+
+    @property
+    def _handle(self) -> ctypes.c_void_p:
+        if not self._free.alive:
+            raise Error(f"the {self._what} was closed")
+        return self._h
+
+    def close(self) -> None:
+        """Frees the library's object now."""
+        self._free()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class Model(_Handle):
+    """A loaded ONNX model (qllc_model). Make one with qllc.load. close() frees it; JITs made from it stay
+    valid."""
+    _what = "model"
 
     def __init__(self, path: PathLike, shapes: Optional[Mapping[str, Sequence[int]]] = None,
                  consts: Optional[Mapping[str, Any]] = None):
@@ -390,8 +417,7 @@ class Model:
         arr = (_c.Tensor * max(1, len(bound)))(*bound)
         h, d = ctypes.c_void_p(), _c.Diag()
         _check(_c.lib.qllc_model_load_bound(_b(self.path), arr, len(bound), ctypes.byref(h), ctypes.byref(d)), d)
-        self._h = h
-        self._free = weakref.finalize(self, _c.lib.qllc_model_free, h)
+        self._own(h, _c.lib.qllc_model_free)
         ins = [_c.lib.qllc_model_input(h, i).contents for i in range(_c.lib.qllc_model_num_inputs(h))]
         outs = [_c.lib.qllc_model_output(h, i).contents for i in range(_c.lib.qllc_model_num_outputs(h))]
         self.inputs: list = [_info(t) for t in ins]
@@ -414,25 +440,9 @@ class Model:
         raise Error(f"shapes: the model has no input named '{name}' (inputs: "
                     f"{', '.join(i.name for i in self.inputs)})", file=self.path)
 
-    def close(self) -> None:
-        """Frees the model now (JITs made from it stay valid)."""
-        self._free()
-
-    def __enter__(self) -> "Model":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
     def __repr__(self) -> str:
         sig = lambda ts: ", ".join(f"{t.name}: {t.dtype}{list(t.shape)}" for t in ts)
         return f"qllc.Model({self.path!r}, inputs=[{sig(self.inputs)}], outputs=[{sig(self.outputs)}])"
-
-    @property
-    def _handle(self) -> ctypes.c_void_p:
-        if not self._free.alive:
-            raise Error("the model was closed", file=self.path)
-        return self._h
 
     def profile(self, samples: Samples, *, bins: int = 0, kernels: Optional[Sequence[PathLike]] = None,
                 progress: Optional[Callable[[int, int], None]] = None) -> Profile:
@@ -534,27 +544,17 @@ class Model:
             opts.close()
 
 
-class Jit:
+class Jit(_Handle):
     """A model JIT-compiled for this machine (qllc_jit). Made by Model.jit. Thread-safe: any number of
     threads may call run() (or the Jit) at once; close() must not run while a call is in progress."""
+    _what = "JIT"
 
     def __init__(self, handle: ctypes.c_void_p):
-        self._h = handle
-        self._free = weakref.finalize(self, _c.lib.qllc_jit_free, handle)
+        self._own(handle, _c.lib.qllc_jit_free)
         self.inputs: list = [_info(_c.lib.qllc_jit_input(handle, i).contents)
                              for i in range(_c.lib.qllc_jit_num_inputs(handle))]
         self.outputs: list = [_info(_c.lib.qllc_jit_output(handle, i).contents)
                               for i in range(_c.lib.qllc_jit_num_outputs(handle))]
-
-    def close(self) -> None:
-        """Frees the compiled code now."""
-        self._free()
-
-    def __enter__(self) -> "Jit":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         sig = lambda ts: ", ".join(f"{t.name}: {t.dtype}{list(t.shape)}" for t in ts)
@@ -565,8 +565,7 @@ class Jit:
         or one array for a one-input model. Each array must have the input's shape; it is used in place when
         it is C-contiguous and of the input's dtype (float32, or the integer type with quantized_io), else
         converted. Returns a dict output name -> array (arrays over the library's output memory, no copy)."""
-        if not self._free.alive:
-            raise Error("the JIT was closed")
+        handle = self._handle
         if isinstance(feeds, np.ndarray):
             feeds = [feeds]
         if isinstance(feeds, Mapping):
@@ -581,12 +580,17 @@ class Jit:
             if len(feeds) != len(self.inputs):
                 raise Error(f"{len(feeds)} inputs given, the model has {len(self.inputs)}")
             items = [(i.name, i.dtype, v) for i, v in zip(self.inputs, feeds)]
-        arrays = [np.ascontiguousarray(v, dtype=dt) for _, dt, v in items]
+        arrays = []
+        for name, dt, v in items:
+            v = np.asarray(v)
+            if not np.can_cast(v.dtype, dt, "same_kind"):
+                raise Error(f"input '{name}': an array of {v.dtype} for an input of {dt}")
+            arrays.append(np.ascontiguousarray(v, dtype=dt))
         ins = (_c.Tensor * max(1, len(items)))(*[_tensor(k.encode(), a) for (k, _, _), a in zip(items, arrays)])
         outs = (_c.Tensor * max(1, len(self.outputs)))()
         d = _c.Diag()
-        _check(_c.lib.qllc_jit_run(self._h, ins, len(items), outs, ctypes.byref(d)), d)
-        return {o.name: _owned_array(outs[i]) for i, o in enumerate(self.outputs)}
+        _check(_c.lib.qllc_jit_run(handle, ins, len(items), outs, ctypes.byref(d)), d)
+        return {outs[i].name.decode(): _owned_array(outs[i]) for i in range(len(self.outputs))}
 
     def __call__(self, *inputs: Any) -> list:
         """jit(x) or jit(a, b): the inputs in model order; the outputs as a list in model order."""

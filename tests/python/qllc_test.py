@@ -164,8 +164,21 @@ class JitTest(Base):
             self.assert_same_bits(got, want)
         # quantized_io: integer in and out, scale and zero point in the descriptions
         jit = m.jit(precision="int8", profile=prof, quantized_io=True)
-        self.assertEqual(jit.inputs[0].dtype, np.int8)
-        self.assertNotEqual(jit.outputs[0].scale, 1.0)
+        i, o = jit.inputs[0], jit.outputs[0]
+        self.assertEqual((i.dtype, o.dtype), (np.int8, np.int8))
+        self.assertNotEqual(o.scale, 1.0)
+        q = np.clip(np.round(np.load(sample) / i.scale) + i.zero_point, -128, 127).astype(np.int8)
+        np.save(self.path("q.npy"), q)
+        want = np.load(os.path.join(self.cli_run(MODEL, [self.path("q.npy")], "--profile", self.path("p.yaml"),
+                                                 "--precision", "int8", "--quantized-io"), "logits.npy"))
+        self.assert_same_bits(jit(q)[0], want)
+        with self.assertRaises(qllc.Error) as e:  # float data for an int8 input is not silently truncated
+            jit(np.load(sample))
+        self.assertIn("float32", str(e.exception))
+        jit.close()
+        with self.assertRaises(qllc.Error) as e:
+            jit(q)
+        self.assertIn("closed", str(e.exception))
 
     def test_threads_share_a_jit(self):
         m = qllc.load(MODEL)
