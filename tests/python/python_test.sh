@@ -10,6 +10,8 @@ set -u
 S=$QLLC_SOURCE_DIR B=$QLLC_BUILD_DIR
 py=/usr/bin/python3
 [ -x $py ] || py=$(command -v python3) || { echo "no python3; skipping"; exit 77; }
+# a sanitizer build's library needs its runtimes loaded first, which python3 does not do
+[ "${QLLC_SANITIZED:-0}" = 1 ] && { echo "the library is built with sanitizers (scripts/test --sanitize): python3 cannot load it; skipping"; exit 77; }
 $py -c 'import numpy' 2>/dev/null || { echo "$py has no numpy (Debian: python3-numpy; scripts/bootstrap installs it); skipping"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -8,6 +8,8 @@ run_tutorial_python() {
   : "${QLLC_SOURCE_DIR:?}" "${QLLC_BUILD_DIR:?}"
   local S=$QLLC_SOURCE_DIR B=$QLLC_BUILD_DIR py=/usr/bin/python3
   [ -x $py ] || py=$(command -v python3) || { echo "no python3; skipping"; return 77; }
+  # a sanitizer build's library needs its runtimes loaded first, which python3 does not do
+  [ "${QLLC_SANITIZED:-0}" = 1 ] && { echo "the library is built with sanitizers (scripts/test --sanitize): python3 cannot load it; skipping"; return 77; }
   $py -c 'import numpy' 2>/dev/null || { echo "$py has no numpy (Debian: python3-numpy; scripts/bootstrap installs it); skipping"; return 77; }
   if [ "$mode" = torch ]; then
     $py -c 'import torch, onnx' 2>/dev/null ||
