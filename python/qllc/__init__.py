@@ -14,6 +14,7 @@ buffers in the library). Errors of the library raise qllc.Error with its message
 from __future__ import annotations
 
 import ctypes
+import math
 import os
 import shutil
 import tempfile
@@ -120,7 +121,7 @@ def _owned_array(t: _c.Tensor) -> np.ndarray:
     qllc_tensor_free when the array (and every view of it) is gone."""
     dt = np.dtype(_DTYPES[t.elem])
     shape = tuple(t.dims[d] for d in range(t.rank))
-    n = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+    n = math.prod(shape) * dt.itemsize
     if n == 0 or not t.data:
         _c.lib.qllc_tensor_free(ctypes.byref(t))
         return np.zeros(shape, dt)
