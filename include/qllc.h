@@ -172,14 +172,6 @@ qllc_status qllc_model_load_bound(const char *path, const qllc_tensor *bound, in
                                   qllc_diag *diag);
 void qllc_model_free(qllc_model *m);
 
-/* The model's inputs and outputs as the float model computes them (bound inputs are constants, not
- * inputs): name, element kind and shape, data NULL (since 0.3). The pointers stay valid while the model
- * lives; an index out of range gives NULL. A JIT's own (qllc_jit_input) differ only with quantized_io. */
-int qllc_model_num_inputs(const qllc_model *m);
-int qllc_model_num_outputs(const qllc_model *m);
-const qllc_tensor *qllc_model_input(const qllc_model *m, int i);
-const qllc_tensor *qllc_model_output(const qllc_model *m, int i);
-
 /* Writes a human-readable description of the model as it will be compiled with `opts`: the graph,
  * every value's type, the precision report and the memory plan. `stream` is a FILE *.
  * With opts->precision int8 or int16, opts->profile_path must name a profile of this model (from
@@ -189,6 +181,14 @@ qllc_status qllc_model_describe(qllc_model *m, const qllc_options *opts, void *s
  * Graphviz digraph to `stream` (a FILE *): nodes coloured by precision, edges labelled with type, scale
  * and zero point, fused layers grouped (docs/graph.md). */
 qllc_status qllc_model_write_dot(qllc_model *m, const qllc_options *opts, void *stream, qllc_diag *diag);
+
+/* The model's inputs and outputs as the float model computes them (bound inputs are constants, not
+ * inputs): name, element kind and shape, data NULL (since 0.3). The pointers stay valid while the model
+ * lives; an index out of range gives NULL. A JIT's own (qllc_jit_input) differ only with quantized_io. */
+int qllc_model_num_inputs(const qllc_model *m);
+int qllc_model_num_outputs(const qllc_model *m);
+const qllc_tensor *qllc_model_input(const qllc_model *m, int i);
+const qllc_tensor *qllc_model_output(const qllc_model *m, int i);
 
 /* Writes DIR/NAME.o and DIR/NAME.h (and DIR/NAME.weights.bin with opts->weights_file). On failure
  * nothing is left behind in DIR. */

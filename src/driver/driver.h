@@ -35,12 +35,7 @@ typedef struct qllc_drv_model {
   char *search_key;     /* the last precision search: what it depended on, its map and the map file's */
   qllc_prec_map *search_map; /* comment (search.c) */
   char *search_comment;
-  qllc_tensor *io;      /* descriptions of graph's inputs then outputs (data NULL; names owned) */
-  int n_in, n_out;
 } qllc_drv_model;
-
-/* Describes value v as a tensor (data NULL; name strdup'ed, freed by qllc_tensor_free). 0 on OOM. */
-int qllc_drv_value_desc(const qllc_value *v, qllc_tensor *t);
 
 /* Loads and optimizes the model file into *m (zeroed first). Errors name the file. On failure nothing
  * is left to release. */
@@ -56,6 +51,11 @@ qllc_status qllc_drv_write_dot(qllc_drv_model *m, const qllc_options *o, FILE *f
 /* Writes DIR/NAME.o, DIR/NAME.h (and DIR/NAME.weights.bin with o->weights_file): every file or none. */
 qllc_status qllc_drv_compile_bundle(qllc_drv_model *m, const qllc_options *o, const char *dir, const char *name,
                                     qllc_diag *diag);
+/* Describes value v as a tensor (data NULL; name strdup'ed, freed by qllc_tensor_free). 0 on OOM. */
+int qllc_drv_value_desc(const qllc_value *v, qllc_tensor *t);
+/* The model's graph inputs then outputs, described (qllc_model_input): *io malloc'ed, n_in + n_out tensors;
+ * free each with qllc_tensor_free, then *io. */
+qllc_status qllc_drv_model_io(const qllc_drv_model *m, qllc_tensor **io, int *n_in, int *n_out, qllc_diag *diag);
 
 /* ---- the runner (runner.c) ----------------------------------------------------------------------- */
 

@@ -34,36 +34,6 @@ static qllc_tensor *copy_bound(const qllc_tensor *b, int n) {
   return c;
 }
 
-int qllc_drv_value_desc(const qllc_value *v, qllc_tensor *t) {
-  memset(t, 0, sizeof *t);
-  t->name = strdup(v->name);
-  t->elem = (qllc_elem_kind)v->elem;
-  t->rank = (uint32_t)v->rank;
-  for (int d = 0; d < v->rank && d < QLLC_MAX_RANK; d++) t->dims[d] = v->dims[d];
-  t->scale = v->elem == QLLC_ELEM_F32 ? 1.0f : v->scale;
-  t->zero_point = v->elem == QLLC_ELEM_F32 ? 0 : v->zero_point;
-  t->data = NULL;
-  return t->name != NULL;
-}
-
-/* m->io: the graph's inputs then outputs, described. 0 on OOM (m->io freed). */
-static int describe_model_io(qllc_drv_model *m) {
-  const qllc_graph *g = m->graph;
-  int n = g->n_inputs + g->n_outputs, ok = 1;
-  if (!(m->io = calloc((size_t)n + 1, sizeof *m->io))) return 0;
-  for (int i = 0; ok && i < n; i++)
-    ok = qllc_drv_value_desc(i < g->n_inputs ? g->inputs[i] : g->outputs[i - g->n_inputs], &m->io[i]);
-  if (!ok) {
-    for (int i = 0; i < n; i++) qllc_tensor_free(&m->io[i]);
-    free(m->io);
-    m->io = NULL;
-    return 0;
-  }
-  m->n_in = g->n_inputs;
-  m->n_out = g->n_outputs;
-  return 1;
-}
-
 qllc_status qllc_drv_model_load(qllc_drv_model *m, const char *path, const qllc_tensor *bound, int n_bound,
                                 qllc_diag *diag) {
   memset(m, 0, sizeof *m);
@@ -76,11 +46,8 @@ qllc_status qllc_drv_model_load(qllc_drv_model *m, const char *path, const qllc_
     qllc_diag_set_file(diag, path);
     return st;
   }
-  m->graph = g;
-  if (!(m->path = strdup(path)) || (n_bound > 0 && !(m->bound = copy_bound(bound, n_bound))) ||
-      !describe_model_io(m)) {
+  if (!(m->path = strdup(path)) || (n_bound > 0 && !(m->bound = copy_bound(bound, n_bound)))) {
     free(m->path);
-    free_bound(m->bound, n_bound);
     qllc_graph_free(g);
     memset(m, 0, sizeof *m);
     qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
@@ -88,6 +55,7 @@ qllc_status qllc_drv_model_load(qllc_drv_model *m, const char *path, const qllc_
     return QLLC_ERR_NOMEM;
   }
   m->n_bound = n_bound;
+  m->graph = g;
   pthread_mutex_init(&m->lock, NULL);
   return QLLC_OK;
 }
@@ -99,8 +67,6 @@ void qllc_drv_model_release(qllc_drv_model *m) {
   pthread_mutex_destroy(&m->lock);
   qllc_graph_free(m->graph);
   free_bound(m->bound, m->n_bound);
-  for (int i = 0; m->io && i < m->n_in + m->n_out; i++) qllc_tensor_free(&m->io[i]);
-  free(m->io);
   free(m->path);
   memset(m, 0, sizeof *m);
 }
@@ -135,5 +101,34 @@ qllc_status qllc_drv_model_graph(qllc_drv_model *m, qllc_graph **out, qllc_diag 
   pthread_mutex_unlock(&m->lock);
   if (st == QLLC_ERR_UNSUPPORTED) return qllc_drv_reload(m, NULL, NULL, out, diag);
   if (st != QLLC_OK) return qllc_fail(diag, st, NULL, "out of memory copying the model's graph");
+  return QLLC_OK;
+}
+
+int qllc_drv_value_desc(const qllc_value *v, qllc_tensor *t) {
+  memset(t, 0, sizeof *t);
+  t->name = strdup(v->name);
+  t->elem = (qllc_elem_kind)v->elem;
+  t->rank = (uint32_t)v->rank;
+  for (int d = 0; d < v->rank && d < QLLC_MAX_RANK; d++) t->dims[d] = v->dims[d];
+  t->scale = v->elem == QLLC_ELEM_F32 ? 1.0f : v->scale;
+  t->zero_point = v->elem == QLLC_ELEM_F32 ? 0 : v->zero_point;
+  t->data = NULL;
+  return t->name != NULL;
+}
+
+qllc_status qllc_drv_model_io(const qllc_drv_model *m, qllc_tensor **io, int *n_in, int *n_out, qllc_diag *diag) {
+  const qllc_graph *g = m->graph;
+  int n = g->n_inputs + g->n_outputs, ok = 1;
+  *io = calloc((size_t)n + 1, sizeof **io);
+  for (int i = 0; *io && ok && i < n; i++)
+    ok = qllc_drv_value_desc(i < g->n_inputs ? g->inputs[i] : g->outputs[i - g->n_inputs], &(*io)[i]);
+  if (!*io || !ok) {
+    for (int i = 0; *io && i < n; i++) qllc_tensor_free(&(*io)[i]);
+    free(*io);
+    *io = NULL;
+    return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+  }
+  *n_in = g->n_inputs;
+  *n_out = g->n_outputs;
   return QLLC_OK;
 }
