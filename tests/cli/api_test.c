@@ -160,31 +160,6 @@ static void test_jit_run_input_checks(void **state) {
   qllc_model_free(m);
 }
 
-static void test_model_io(void **state) {
-  qllc_diag d;
-  memset(&d, 0, sizeof d);
-  qllc_model *m = NULL;
-  assert_int_equal(qllc_model_load(DATA "two_io.onnx", &m, &d), QLLC_OK);
-  assert_int_equal(qllc_model_num_inputs(m), 2);
-  assert_int_equal(qllc_model_num_outputs(m), 2);
-  const char *names[] = {"a", "b", "sum:0", "out/relu"};
-  for (int i = 0; i < 4; i++) {
-    const qllc_tensor *t = i < 2 ? qllc_model_input(m, i) : qllc_model_output(m, i - 2);
-    assert_non_null(t);
-    assert_string_equal(t->name, names[i]);
-    assert_int_equal(t->elem, QLLC_F32);
-    assert_int_equal(t->rank, 2);
-    assert_int_equal(t->dims[0], 2);
-    assert_int_equal(t->dims[1], 3);
-    assert_null(t->data);
-  }
-  assert_null(qllc_model_input(m, 2));
-  assert_null(qllc_model_output(m, -1));
-  assert_null(qllc_model_input(NULL, 0));
-  assert_int_equal(qllc_model_num_inputs(NULL), 0);
-  qllc_model_free(m);
-}
-
 static void test_describe_and_bundle(void **state) {
   qllc_diag d;
   memset(&d, 0, sizeof d);
@@ -235,7 +210,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_options_defaults),   cmocka_unit_test(test_load_errors_name_file),
       cmocka_unit_test(test_jit_run_small),      cmocka_unit_test(test_jit_run_input_checks),
-      cmocka_unit_test(test_describe_and_bundle), cmocka_unit_test(test_model_io),
+      cmocka_unit_test(test_describe_and_bundle),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
