@@ -7,6 +7,7 @@
 #   P/include/qllc.h, qllc_version.h, qllc_kernel.h                    public headers only
 #   P/lib/pkgconfig/qllc.pc                                            pkg-config [--static] --libs qllc
 #   P/lib/cmake/qllc/qllcConfig.cmake, qllcConfigVersion.cmake         find_package(qllc 0.3): qllc::qllc
+#   P/lib/python3.X/site-packages/qllc/                                the Python package (cmake/python.cmake)
 #   P/share/doc/qllc/                                                  README.md and docs/
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)

@@ -182,6 +182,14 @@ qllc_status qllc_model_describe(qllc_model *m, const qllc_options *opts, void *s
  * and zero point, fused layers grouped (docs/graph.md). */
 qllc_status qllc_model_write_dot(qllc_model *m, const qllc_options *opts, void *stream, qllc_diag *diag);
 
+/* The model's inputs and outputs as the float model computes them (bound inputs are constants, not
+ * inputs): name, element kind and shape, data NULL (since 0.3). The pointers stay valid while the model
+ * lives; an index out of range gives NULL. A JIT's own (qllc_jit_input) differ only with quantized_io. */
+int qllc_model_num_inputs(const qllc_model *m);
+int qllc_model_num_outputs(const qllc_model *m);
+const qllc_tensor *qllc_model_input(const qllc_model *m, int i);
+const qllc_tensor *qllc_model_output(const qllc_model *m, int i);
+
 /* Writes DIR/NAME.o and DIR/NAME.h (and DIR/NAME.weights.bin with opts->weights_file). On failure
  * nothing is left behind in DIR. */
 qllc_status qllc_compile_bundle(qllc_model *m, const qllc_options *opts, const char *dir, const char *name,

@@ -20,6 +20,8 @@ struct qllc_model {
   qllc_drv_model d;
   int refs;  /* live JITs borrowing d.graph; under d.lock */
   int freed; /* qllc_model_free was called while refs > 0; under d.lock */
+  qllc_tensor *io; /* the inputs then the outputs, described (qllc_model_input) */
+  int n_in, n_out;
 };
 
 struct qllc_jit {
@@ -69,11 +71,19 @@ qllc_status qllc_model_load_bound(const char *path, const qllc_tensor *bound, in
     free(m);
     return st;
   }
+  if ((st = qllc_drv_model_io(&m->d, &m->io, &m->n_in, &m->n_out, diag)) != QLLC_OK) {
+    qllc_diag_set_file(diag, path);
+    qllc_drv_model_release(&m->d); /* m->io is NULL */
+    free(m);
+    return st;
+  }
   *out = m;
   return QLLC_OK;
 }
 
 static void model_release(qllc_model *m) {
+  for (int i = 0; m->io && i < m->n_in + m->n_out; i++) qllc_tensor_free(&m->io[i]);
+  free(m->io);
   qllc_drv_model_release(&m->d);
   free(m);
 }
@@ -85,6 +95,15 @@ void qllc_model_free(qllc_model *m) {
   if (busy) m->freed = 1;
   pthread_mutex_unlock(&m->d.lock);
   if (!busy) model_release(m);
+}
+
+int qllc_model_num_inputs(const qllc_model *m) { return m ? m->n_in : 0; }
+int qllc_model_num_outputs(const qllc_model *m) { return m ? m->n_out : 0; }
+const qllc_tensor *qllc_model_input(const qllc_model *m, int i) {
+  return m && i >= 0 && i < m->n_in ? &m->io[i] : NULL;
+}
+const qllc_tensor *qllc_model_output(const qllc_model *m, int i) {
+  return m && i >= 0 && i < m->n_out ? &m->io[m->n_in + i] : NULL;
 }
 
 qllc_status qllc_model_describe(qllc_model *m, const qllc_options *opts, void *stream, qllc_diag *diag) {

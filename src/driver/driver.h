@@ -51,6 +51,11 @@ qllc_status qllc_drv_write_dot(qllc_drv_model *m, const qllc_options *o, FILE *f
 /* Writes DIR/NAME.o, DIR/NAME.h (and DIR/NAME.weights.bin with o->weights_file): every file or none. */
 qllc_status qllc_drv_compile_bundle(qllc_drv_model *m, const qllc_options *o, const char *dir, const char *name,
                                     qllc_diag *diag);
+/* Describes value v as a tensor (data NULL; name strdup'ed, freed by qllc_tensor_free). 0 on OOM. */
+int qllc_drv_value_desc(const qllc_value *v, qllc_tensor *t);
+/* The model's graph inputs then outputs, described (qllc_model_input): *io malloc'ed, n_in + n_out tensors;
+ * free each with qllc_tensor_free, then *io. */
+qllc_status qllc_drv_model_io(const qllc_drv_model *m, qllc_tensor **io, int *n_in, int *n_out, qllc_diag *diag);
 
 /* ---- the runner (runner.c) ----------------------------------------------------------------------- */
 

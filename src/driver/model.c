@@ -103,3 +103,32 @@ qllc_status qllc_drv_model_graph(qllc_drv_model *m, qllc_graph **out, qllc_diag 
   if (st != QLLC_OK) return qllc_fail(diag, st, NULL, "out of memory copying the model's graph");
   return QLLC_OK;
 }
+
+int qllc_drv_value_desc(const qllc_value *v, qllc_tensor *t) {
+  memset(t, 0, sizeof *t);
+  t->name = strdup(v->name);
+  t->elem = (qllc_elem_kind)v->elem;
+  t->rank = (uint32_t)v->rank;
+  for (int d = 0; d < v->rank && d < QLLC_MAX_RANK; d++) t->dims[d] = v->dims[d];
+  t->scale = v->elem == QLLC_ELEM_F32 ? 1.0f : v->scale;
+  t->zero_point = v->elem == QLLC_ELEM_F32 ? 0 : v->zero_point;
+  t->data = NULL;
+  return t->name != NULL;
+}
+
+qllc_status qllc_drv_model_io(const qllc_drv_model *m, qllc_tensor **io, int *n_in, int *n_out, qllc_diag *diag) {
+  const qllc_graph *g = m->graph;
+  int n = g->n_inputs + g->n_outputs, ok = 1;
+  *io = calloc((size_t)n + 1, sizeof **io);
+  for (int i = 0; *io && ok && i < n; i++)
+    ok = qllc_drv_value_desc(i < g->n_inputs ? g->inputs[i] : g->outputs[i - g->n_inputs], &(*io)[i]);
+  if (!*io || !ok) {
+    for (int i = 0; *io && i < n; i++) qllc_tensor_free(&(*io)[i]);
+    free(*io);
+    *io = NULL;
+    return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+  }
+  *n_in = g->n_inputs;
+  *n_out = g->n_outputs;
+  return QLLC_OK;
+}

@@ -14,18 +14,7 @@ struct qllc_run_bufs {
 };
 
 
-static int describe_io(const qllc_io_desc *io, qllc_tensor *t) {
-  const qllc_value *v = io->value;
-  memset(t, 0, sizeof *t);
-  t->name = strdup(v->name);
-  t->elem = (qllc_elem_kind)v->elem;
-  t->rank = (uint32_t)v->rank;
-  for (int d = 0; d < v->rank && d < QLLC_MAX_RANK; d++) t->dims[d] = v->dims[d];
-  t->scale = v->elem == QLLC_ELEM_F32 ? 1.0f : v->scale;
-  t->zero_point = v->elem == QLLC_ELEM_F32 ? 0 : v->zero_point;
-  t->data = NULL;
-  return t->name != NULL;
-}
+static int describe_io(const qllc_io_desc *io, qllc_tensor *t) { return qllc_drv_value_desc(io->value, t); }
 
 void qllc_drv_jit_release(qllc_drv_jit *j) {
   if (j->code) qllc_jit_code_free(j->code);
