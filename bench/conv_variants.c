@@ -1,10 +1,12 @@
 /* bench/conv_variants.c: the x86_64 8-bit conv variants side by side on ResNet-18's conv shapes, in one
  * process, one thread: the panel variant (qllc_k_conv2d_*__avx512vnni, im2col panels), the direct
  * conv with pixels in the lanes (conv2dc4, stride 1 only) and the direct conv with output channels in
- * the lanes (conv2dcl). Not a test: it times, and checks nothing but that the variants agree.
+ * the lanes (conv2dcl), the last also with its input and output channel-last ("cl nhwc": x_nhwc = y_nhwc =
+ * 1, as the layout pass calls it between two such layers). Not a test: it times, and checks nothing but
+ * that the variants agree.
  *
  *   clang-19 -O2 -fno-math-errno -ffp-contract=off -Isrc -Ilibjit/bitcode -Iinclude bench/conv_variants.c \
- *     targets/x86_64/kernels/x86_q8.c src/lower/pack.c -o build/conv_variants   # as the bitcode is built
+ *     targets/x86_64/kernels/x86_q8.c src/lower/pack.c src/lower/pack16.c -o build/conv_variants
  *   taskset -c 0 build/conv_variants [--ms MS] [--turns T] [--peak GOPS] [--shape TEXT] [--cold 1]
  *
  * Each turn runs every variant that takes the shape for about MS milliseconds (default 100) and keeps
@@ -39,25 +41,35 @@ typedef struct shape {
   int64_t C, H, W, M, KH, KW, s, p;
 } shape;
 
-enum { V_PANEL, V_C4, V_CL, NV };
-static const char *vname[NV] = {"panel", "c4", "cl"};
+enum { V_PANEL, V_C4, V_CL, V_CLH, NV };
+static const char *vname[NV] = {"panel", "c4", "cl", "cl_nhwc"};
 
 typedef struct layer {
   shape sh;
   int64_t OH, OW, K;
-  uint8_t *x, *y[NV], *scratch[NV];
+  uint8_t *x, *xh, *y[NV], *scratch[NV]; /* xh: x channel-last */
   int8_t *w[NV];
   int32_t *bias, *m, *n;
 } layer;
 
 static void run(const layer *l, int v) {
   const shape *s = &l->sh;
+  if (v == V_CLH) {
+    qllc_k_conv2dcl_u8_i8_u8__avx512vnni(l->y[v], l->xh, l->w[v], l->bias, l->m, l->n, 1, s->C, s->H, s->W, s->M, l->OH,
+                                         l->OW, s->KH, s->KW, s->s, s->s, s->p, s->p, 1, 1, 1, 128, 0, 0, 255,
+                                         l->scratch[v], 1, 1);
+    return;
+  }
   void (*f)(uint8_t *, const uint8_t *, const int8_t *, const int32_t *, const int32_t *, const int32_t *, int64_t,
             int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
             int64_t, int64_t, int64_t, int32_t, int32_t, int32_t, int32_t, uint8_t *) =
-      v == V_PANEL ? qllc_k_conv2d_u8_i8_u8__avx512vnni
-      : v == V_C4  ? qllc_k_conv2dc4_u8_i8_u8__avx512vnni
-                   : qllc_k_conv2dcl_u8_i8_u8__avx512vnni;
+      v == V_PANEL ? qllc_k_conv2d_u8_i8_u8__avx512vnni : qllc_k_conv2dc4_u8_i8_u8__avx512vnni;
+  if (v == V_CL) {
+    qllc_k_conv2dcl_u8_i8_u8__avx512vnni(l->y[v], l->x, l->w[v], l->bias, l->m, l->n, 1, s->C, s->H, s->W, s->M, l->OH,
+                                         l->OW, s->KH, s->KW, s->s, s->s, s->p, s->p, 1, 1, 1, 128, 0, 0, 255,
+                                         l->scratch[v], 0, 0);
+    return;
+  }
   f(l->y[v], l->x, l->w[v], l->bias, l->m, l->n, 1, s->C, s->H, s->W, s->M, l->OH, l->OW, s->KH, s->KW, s->s, s->s, s->p,
     s->p, 1, 1, 1, 128, 0, 0, 255, l->scratch[v]);
 }
@@ -112,7 +124,8 @@ int main(int argc, char **argv) {
       {"7x7/2 3->64 224x224", 3, 224, 224, 64, 7, 7, 2, 3},   {"7x7/2 4->64 224x224", 4, 224, 224, 64, 7, 7, 2, 3},
   };
   const int ns = (int)(sizeof shapes / sizeof shapes[0]);
-  printf("%-24s %10s %10s %10s  (us, best of %d medians; GOPS%s)\n", "shape", vname[0], vname[1], vname[2], turns,
+  printf("%-24s %10s %10s %10s %10s  (us, best of %d medians; GOPS%s)\n", "shape", vname[0], vname[1], vname[2],
+         vname[3], turns,
          peak > 0 ? ", % of peak" : "");
   srand(1);
   for (int si = 0; si < ns; si++) {
@@ -126,10 +139,14 @@ int main(int argc, char **argv) {
     int8_t *w = malloc((size_t)nw);
     l.bias = malloc((size_t)s->M * 4), l.m = malloc((size_t)s->M * 4), l.n = malloc((size_t)s->M * 4);
     for (int64_t i = 0; i < nx; i++) l.x[i] = (uint8_t)(rand() & 255);
+    l.xh = malloc((size_t)nx);
+    for (int64_t c = 0; c < s->C; c++)
+      for (int64_t p = 0; p < s->H * s->W; p++) l.xh[p * s->C + c] = l.x[c * s->H * s->W + p];
     for (int64_t i = 0; i < nw; i++) w[i] = (int8_t)(rand() % 255 - 127);
     for (int64_t i = 0; i < s->M; i++) l.bias[i] = rand() % 1000, l.m[i] = 1 << 30, l.n[i] = 45;
-    int ok[NV] = {1, s->s == 1 && qllc_c4_fits(s->C, 1, s->KH, s->KW, 1, 1), qllc_cl_fits(s->C, 1, s->KH, s->KW)};
-    static const qllc_layout lay[NV] = {QLLC_LAYOUT_ROWS_K4, QLLC_LAYOUT_ROWS_C4, QLLC_LAYOUT_C4N16};
+    int ok[NV] = {1, s->s == 1 && qllc_c4_fits(s->C, 1, s->KH, s->KW, 1, 1), qllc_cl_fits(s->C, 1, s->KH, s->KW),
+                  qllc_cl_fits(s->C, 1, s->KH, s->KW)};
+    static const qllc_layout lay[NV] = {QLLC_LAYOUT_ROWS_K4, QLLC_LAYOUT_ROWS_C4, QLLC_LAYOUT_C4N16, QLLC_LAYOUT_C4N16};
     for (int v = 0; v < NV; v++) {
       if (!ok[v]) continue;
       l.w[v] = aligned_alloc(64, (qllc_pack_size(lay[v], s->M, l.K) + 63) / 64 * 64);
@@ -149,6 +166,13 @@ int main(int argc, char **argv) {
           const double u = median_us(&l, v, ms);
           if (!best[v] || u < best[v]) best[v] = u;
         }
+    if (ok[V_CLH]) { /* back to NCHW for the comparison */
+      uint8_t *t = malloc((size_t)ny);
+      for (int64_t c = 0; c < s->M; c++)
+        for (int64_t p = 0; p < l.OH * l.OW; p++) t[c * l.OH * l.OW + p] = l.y[V_CLH][p * s->M + c];
+      memcpy(l.y[V_CLH], t, (size_t)ny);
+      free(t);
+    }
     for (int v = 1; v < NV; v++)
       if (ok[v] && memcmp(l.y[v], l.y[V_PANEL], (size_t)ny)) {
         fprintf(stderr, "conv_variants: %s differs from the panel variant on %s\n", vname[v], s->name);
@@ -169,7 +193,7 @@ int main(int argc, char **argv) {
       }
     printf("\n");
     fflush(stdout);
-    free(l.x), free(w), free(l.bias), free(l.m), free(l.n);
+    free(l.x), free(l.xh), free(w), free(l.bias), free(l.m), free(l.n);
     for (int v = 0; v < NV; v++)
       if (ok[v]) free(l.w[v]), free(l.scratch[v]), free(l.y[v]);
   }

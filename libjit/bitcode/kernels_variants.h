@@ -3,7 +3,9 @@
  *
  * A variant takes its reference's arguments (kernels_q.h: qllc_k_fc_* / qllc_k_conv2d_*) with the weights
  * packed in its row's layout (layouts.h), the bias as layouts.h says for that layout, and one more
- * argument, scratch (its row's scratch size). Its C declaration is made from its row: a kernel source
+ * argument, scratch (its row's scratch size); a row flagged ALT_NHWC also takes the layouts of its input and
+ * output activations, x_nhwc and y_nhwc (0: NCHW, 1: NHWC, channel-last; set by the layout pass,
+ * src/lower/layout.c). Its C declaration is made from its row: a kernel source
  * includes its architecture's variants.h, which declares every row of the architecture, so a
  * definition that does not match its row does not compile, and no header lists variants by hand. */
 #ifndef QLLC_KERNELS_VARIANTS_H
@@ -12,14 +14,14 @@
 #include "qllc_kernel.h"
 
 /* FC / Conv of the reference's shape, named `name`: TI in, TW packed weights, TB bias, TO out */
-#define QLLC_VARIANT_FC(name, TI, TW, TB, TO)                                                                      \
+#define QLLC_VARIANT_FC(name, TI, TW, TB, TO, PARAMS)                                                              \
   void name(TO *y, const TI *x, const TW *wp, const TB *bias_c, const int32_t *m, const int32_t *n, int64_t M,     \
-            int64_t N, int64_t K, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi, uint8_t *scratch);
-#define QLLC_VARIANT_CONV(name, TI, TW, TB, TO)                                                                    \
+            int64_t N, int64_t K, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi, uint8_t *scratch PARAMS);
+#define QLLC_VARIANT_CONV(name, TI, TW, TB, TO, PARAMS)                                                            \
   void name(TO *y, const TI *x, const TW *wp, const TB *bias_c, const int32_t *m, const int32_t *n, int64_t N,     \
             int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW,            \
             int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w,   \
-            int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi, uint8_t *scratch);
+            int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi, uint8_t *scratch PARAMS);
 
 /* The C types of a row's element kinds: activations, and by input kind the packed weights (16-bit
    inputs: int16, 16x8 weights widened) and the bias (int32 for 8-bit inputs, int64 for 16-bit). */
@@ -34,10 +36,22 @@
 #define QLLC_VB_i16 int64_t
 #define QLLC_VPROTO_fc QLLC_VARIANT_FC
 #define QLLC_VPROTO_conv2d QLLC_VARIANT_CONV
+/* The parameters a row's flags add after scratch (QLLC_VX_PARAMS_<flags>), and the same as arguments
+   (QLLC_VX_ARGS_<flags>, for wrappers passing them on): only ALT_NHWC has any, the activation layouts. */
+#define QLLC_VX_PARAMS_NONE
+#define QLLC_VX_PARAMS_ALT
+#define QLLC_VX_PARAMS_NARROW
+#define QLLC_VX_PARAMS_MEASURED
+#define QLLC_VX_PARAMS_ALT_NHWC , int64_t x_nhwc, int64_t y_nhwc
+#define QLLC_VX_ARGS_NONE
+#define QLLC_VX_ARGS_ALT
+#define QLLC_VX_ARGS_NARROW
+#define QLLC_VX_ARGS_MEASURED
+#define QLLC_VX_ARGS_ALT_NHWC , x_nhwc, y_nhwc
 /* A row's declaration (variants.h defines QVARIANT as this before including variants.def). */
 #define QLLC_VARIANT_DECLARE(kstem, op, in, w, out, isa, features, fits, layout, scratch, flags)                 \
   QLLC_VPROTO_##op(qllc_k_##kstem##_##in##_##w##_##out##__##isa, QLLC_VT_##in, QLLC_VW_##in, QLLC_VB_##in,        \
-                   QLLC_VT_##out)
+                   QLLC_VT_##out, QLLC_VX_PARAMS_##flags)
 
 /* The four 8-bit input / output combinations of one variant, int8 weights: the rows
    qllc_k_<kstem>_<in>_i8_<out>__<isa> of the references qllc_k_<op>_<in>_i8_<out>. */

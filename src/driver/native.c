@@ -25,26 +25,37 @@
 typedef void conv_fn(void *, const void *, const void *, const void *, const void *, const void *, int64_t, int64_t,
                      int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
                      int64_t, int64_t, int64_t, int32_t, int32_t, int32_t, int32_t, void *);
+/* an ALT_NHWC row's: then the input and output layouts */
+typedef void conv_lay_fn(void *, const void *, const void *, const void *, const void *, const void *, int64_t,
+                         int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                         int64_t, int64_t, int64_t, int64_t, int64_t, int32_t, int32_t, int32_t, int32_t, void *,
+                         int64_t, int64_t);
 typedef void fc_fn(void *, const void *, const void *, const void *, const void *, const void *, int64_t, int64_t,
                    int64_t, int32_t, int32_t, int32_t, int32_t, void *);
 
 typedef struct native_row {
   const char *name;
   void (*fn)(void);
-  int conv; /* 1: conv_fn, 0: fc_fn */
+  int conv; /* 1: conv_fn (conv_lay_fn when nhwc), 0: fc_fn */
+  int nhwc; /* an ALT_NHWC row: two more arguments, the layouts */
 } native_row;
 
 #define QLLC_NATIVE_conv2d 1
 #define QLLC_NATIVE_fc 0
+#define QLLC_NATIVE_NHWC_NONE 0
+#define QLLC_NATIVE_NHWC_ALT 0
+#define QLLC_NATIVE_NHWC_NARROW 0
+#define QLLC_NATIVE_NHWC_MEASURED 0
+#define QLLC_NATIVE_NHWC_ALT_NHWC 1
 #ifdef QLLC_NATIVE_DEF
 #define QVARIANT(kstem, op, in, w, out, isa, features, fits, layout, scratch, flags)                            \
   {"qllc_k_" #kstem "_" #in "_" #w "_" #out "__" #isa, (void (*)(void))qllc_k_##kstem##_##in##_##w##_##out##__##isa, \
-   QLLC_NATIVE_##op},
+   QLLC_NATIVE_##op, QLLC_NATIVE_NHWC_##flags},
 static const native_row rows[] = {
 #include QLLC_NATIVE_DEF
-    {NULL, NULL, 0}};
+    {NULL, NULL, 0, 0}};
 #else
-static const native_row rows[] = {{NULL, NULL, 0}};
+static const native_row rows[] = {{NULL, NULL, 0, 0}};
 #endif
 
 int qllc_drv_native_has(const char *kernel) {
@@ -68,14 +79,20 @@ static int64_t num(const qllc_instr *in, int i) { return in->args[i].kind == QLL
 int qllc_drv_native_call(const qllc_instr *in, uint8_t *mut, uint8_t *act) {
   for (const native_row *r = rows; r->name; r++) {
     if (strcmp(r->name, in->kernel) != 0) continue;
-    if (r->conv && in->n_args == 27) {
+    if (r->conv && in->n_args == (r->nhwc ? 29 : 27)) {
       void *p[6];
       int64_t s[16];
       for (int i = 0; i < 6; i++) p[i] = ptr(in, i, mut, act);
       for (int i = 0; i < 16; i++) s[i] = num(in, 6 + i);
-      ((conv_fn *)(void *)r->fn)(p[0], p[1], p[2], p[3], p[4], p[5], s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7],
-                                 s[8], s[9], s[10], s[11], s[12], s[13], s[14], s[15], (int32_t)num(in, 22),
-                                 (int32_t)num(in, 23), (int32_t)num(in, 24), (int32_t)num(in, 25), ptr(in, 26, mut, act));
+      if (r->nhwc)
+        ((conv_lay_fn *)(void *)r->fn)(p[0], p[1], p[2], p[3], p[4], p[5], s[0], s[1], s[2], s[3], s[4], s[5], s[6],
+                                       s[7], s[8], s[9], s[10], s[11], s[12], s[13], s[14], s[15], (int32_t)num(in, 22),
+                                       (int32_t)num(in, 23), (int32_t)num(in, 24), (int32_t)num(in, 25),
+                                       ptr(in, 26, mut, act), num(in, 27), num(in, 28));
+      else
+        ((conv_fn *)(void *)r->fn)(p[0], p[1], p[2], p[3], p[4], p[5], s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7],
+                                   s[8], s[9], s[10], s[11], s[12], s[13], s[14], s[15], (int32_t)num(in, 22),
+                                   (int32_t)num(in, 23), (int32_t)num(in, 24), (int32_t)num(in, 25), ptr(in, 26, mut, act));
       return 0;
     }
     if (!r->conv && in->n_args == 14) {

@@ -421,6 +421,9 @@ qllc_status qllc_drv_describe(qllc_drv_model *m, const qllc_options *opts, FILE 
     char *kr = qllc_program_kernel_report(p);
     if (kr && *kr) fprintf(f, "\n== kernels (fused layers) ==\n%s", kr);
     free(kr);
+    char *lr = qllc_program_layout_report(p);
+    if (lr) fprintf(f, "\n== layouts ==\n%s", lr);
+    free(lr);
     fprintf(f, "\n== memory ==\n");
     fprintf(f, "constant:    %llu bytes\n", (unsigned long long)p->const_size);
     fprintf(f, "mutable:     %llu bytes (inputs and outputs)\n", (unsigned long long)p->mutable_size);

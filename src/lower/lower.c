@@ -25,7 +25,8 @@
  *     libjit's declarations), so an unhandled element kind is an UNSUPPORTED error naming the node
  *     and the missing kernel; a call whose argument count differs from the row's signature is an
  *     internal error.
- *  3. Liveness. first_use/last_use of each ACT buffer are the first and last instruction that
+ *  3. Layouts (layout.c): activations between kernels that take channel-last data become NHWC.
+ *  4. Liveness. first_use/last_use of each ACT buffer are the first and last instruction that
  *     references it through any alias (inclusive), then qllc_pass_memory_plan places them.
  */
 #include "lower/lower.h"
@@ -97,6 +98,7 @@ static qllc_buffer *buffer_new(ctx *c, const char *name, qllc_region region, qll
   b->elem = elem;
   b->size = size;
   b->first_use = b->last_use = -1;
+  b->nhwc = 0;
   p->buffers[p->n_buffers++] = b;
   return b;
 }
@@ -192,6 +194,7 @@ static qllc_status emit(ctx *c, const qllc_node *n, const char *kernel, const ar
   in->why = NULL;
   in->reference_for_cpu = 0;
   in->mode = NULL;
+  in->converts = 0;
   p->n_instrs++;
   return QLLC_OK;
 }
@@ -1005,6 +1008,8 @@ static qllc_status build(ctx *c) {
     qllc_status st = emit_copy(c, copies[i].out, copies[i].dst);
     if (st) return st;
   }
+  qllc_status st = qllc_pass_layout(p, c->diag);
+  if (st) return st;
   liveness(p);
   return qllc_pass_memory_plan(p, c->diag);
 }

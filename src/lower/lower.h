@@ -31,6 +31,8 @@ typedef struct qllc_buffer {
   const void *data;           /* CONST: the payload (size bytes) */
   qllc_value *value;          /* the graph value, when there is one */
   int first_use, last_use;    /* instruction indices (liveness), ACT only */
+  int nhwc;                   /* an activation held channel-last (NHWC) between kernels that take it (the
+                                 layout pass, layout.c); 0: the value's own layout (NCHW) */
 } qllc_buffer;
 
 typedef enum qllc_arg_kind {
@@ -58,7 +60,10 @@ typedef struct qllc_instr {
   int n_args;
   qllc_arg *args;
   const qllc_node *node;      /* the graph node it implements (for diagnostics and reports) */
+  unsigned char converts;     /* layout conversions left inside the kernel (layout.c): QLLC_CONV_IN (its NCHW
+                                 input into 4-channel planes), QLLC_CONV_OUT (its output transposed to NCHW) */
 } qllc_instr;
+enum { QLLC_CONV_IN = 1, QLLC_CONV_OUT = 2 };
 
 typedef struct qllc_io_desc {
   qllc_value *value;          /* graph input or output */
@@ -134,6 +139,14 @@ qllc_status qllc_program_check_portable(const qllc_program *p, qllc_diag *diag);
  * out of memory; "" when p has none). */
 char *qllc_program_kernel_report(const qllc_program *p);
 void qllc_program_free(qllc_program *p);
+
+/* Activation layouts (layout.c): each activation channel-last (NHWC) where every kernel that writes or
+ * reads it takes that layout, else NCHW; sets qllc_buffer.nhwc, the layout arguments of the kernels that
+ * take them, and qllc_instr.converts. Called by qllc_lower before liveness. */
+qllc_status qllc_pass_layout(qllc_program *p, qllc_diag *diag);
+/* The layout section of `qllc info`: the activations held NHWC and the conversions left inside kernels,
+ * with their count (malloc'ed, free() it; NULL on out of memory). */
+char *qllc_program_layout_report(const qllc_program *p);
 
 /* Liveness-based placement of ACT buffers; sets offset of each and p->act_size. Called by qllc_lower. */
 qllc_status qllc_pass_memory_plan(qllc_program *p, qllc_diag *diag);

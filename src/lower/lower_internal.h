@@ -88,6 +88,9 @@ const qllc_krow *qllc_lower_row(const char *kernel);
 int qllc_lower_known(const char *kernel);
 /* The number of arguments the registry says kernel takes (-1: not in the registry). */
 int qllc_lower_arity(const char *kernel);
+/* The roles of kernel's parameters in order (kernels.def's, a variant's as qllc_lower_call lays them out):
+ * the count (at most max written), or -1 when the registry has no such kernel. */
+int qllc_lower_kernel_role_ids(const char *kernel, unsigned char *roles, int max);
 /* The stem a quantized node calls (kernels.def's QOP rows) and its arity (3: with <w>), NULL when none. */
 const char *qllc_lower_q_stem(const qllc_node *n, int *arity);
 /* kernel_name.c: the stem an op without a registry row would have, by the naming grammar:
@@ -113,7 +116,8 @@ typedef struct qllc_kvariant {
    CPUs without the wider ISA: not measured against that row where the CPU has both.
    MEASURED: taken only by measurement on the CPU that runs it (the JIT, --cpu native): the rule table
    passes over it, since it was not measured faster on real hardware for the layers it takes. */
-enum { QLLC_VF_NONE = 0, QLLC_VF_ALT = 1, QLLC_VF_NARROW = 2, QLLC_VF_MEASURED = 4 };
+enum { QLLC_VF_NONE = 0, QLLC_VF_ALT = 1, QLLC_VF_NARROW = 2, QLLC_VF_MEASURED = 4, QLLC_VF_NHWC = 8,
+       QLLC_VF_ALT_NHWC = QLLC_VF_ALT | QLLC_VF_NHWC }; /* NHWC: takes LAYOUT_X, LAYOUT_Y after SCRATCH */
 
 /* The catalogue's row the lowering runs the fused layer of reference kernel `ref` and geometry g on,
  * on c's target: the first row of ref for the target's architecture whose predicate takes g and whose
@@ -121,6 +125,8 @@ enum { QLLC_VF_NONE = 0, QLLC_VF_ALT = 1, QLLC_VF_NARROW = 2, QLLC_VF_MEASURED =
  * kernel for ref). *why: NULL when the fastest row was chosen, else why not (arena string: the CPU
  * features missing for the faster rows, or the shape); c->pick_missed: a row was passed over for a
  * missing feature. */
+/* The catalogue row of variant `kernel` (NULL: not a variant). */
+const qllc_kvariant *qllc_lower_variant_of(const char *kernel);
 const qllc_kvariant *qllc_lower_choose(struct qllc_lower_ctx *c, const char *ref, const qllc_layer_geom *g,
                                        const char **why);
 /* The rows a measurement may choose among for that layer (the target's choose hook): every row of ref

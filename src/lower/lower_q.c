@@ -264,6 +264,8 @@ static qllc_status fused_pick(ctx *c, const qllc_node *n, const char *ref, const
 static qllc_status emit_fused(ctx *c, const qllc_node *n, const char *ref, const qllc_kvariant *v,
                               qllc_buffer *scratch, const char *why, roles *r) {
   if (v) r_buf(r, QLLC_ROLE_SCRATCH, scratch);
+  if (v && (v->flags & QLLC_VF_NHWC)) /* NCHW until the layout pass (layout.c) finds a value both ends take */
+    qllc_role_int(r, QLLC_ROLE_LAYOUT_X, 0), qllc_role_int(r, QLLC_ROLE_LAYOUT_Y, 0);
   const int missed = c->pick_missed; /* of the pick that chose v (the lowering picks last for v) */
   const char *mode = c->pack_mode;   /* of this layer's constants (fused_common packed them last) */
   c->pack_mode = NULL;

@@ -41,6 +41,7 @@ void qllc_program_print(const qllc_program *p, FILE *f) {
       fprintf(f, "  %s", qllc_type_str(b->value, t, sizeof t));
     }
     if (b->region == QLLC_REGION_ACT) fprintf(f, "  live [%d, %d]", b->first_use, b->last_use);
+    if (b->nhwc) fputs("  nhwc", f);
     fputc('\n', f);
   }
   fprintf(f, "instrs:\n");
@@ -88,6 +89,47 @@ char *qllc_program_kernel_report(const qllc_program *p) {
     if (in->why) fprintf(f, "  [%s]", in->why);
     fputc('\n', f);
   }
+  if (fclose(f) != 0) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
+}
+
+/* The layout report (layout.c):
+ *   NHWC (channel-last) between kernels: 2 activations
+ *     b1 (%12, 200704 B)
+ *   conversions left inside kernels: 3
+ *     node c0 (Conv): qllc_k_conv2dcl_u8_i8_u8__avx512vnni: input NCHW -> channel groups
+ *     node c1 (Conv): qllc_k_conv2dcl_u8_i8_u8__avx512vnni: output -> NCHW
+ * Every other activation, and every input and output of the bundle, is NCHW (the model's layout). */
+char *qllc_program_layout_report(const qllc_program *p) {
+  char *buf = NULL;
+  size_t size = 0;
+  FILE *f = open_memstream(&buf, &size);
+  if (!f) return NULL;
+  int nv = 0, nc = 0;
+  for (int i = 0; i < p->n_buffers; i++) nv += p->buffers[i]->nhwc != 0;
+  for (int i = 0; i < p->n_instrs; i++)
+    nc += ((p->instrs[i].converts & QLLC_CONV_IN) != 0) + ((p->instrs[i].converts & QLLC_CONV_OUT) != 0);
+  fprintf(f, "NHWC (channel-last) between kernels: %d activation%s\n", nv, nv == 1 ? "" : "s");
+  for (int i = 0; i < p->n_buffers; i++)
+    if (p->buffers[i]->nhwc)
+      fprintf(f, "  %s (%%%d, %" PRIu64 " B)\n", p->buffers[i]->name ? p->buffers[i]->name : "?", p->buffers[i]->id,
+              p->buffers[i]->size);
+  fprintf(f, "conversions left inside kernels: %d\n", nc);
+  for (int i = 0; i < p->n_instrs; i++) {
+    const qllc_instr *in = &p->instrs[i];
+    if (!in->converts) continue;
+    const qllc_node *n = in->node;
+    fprintf(f, "  node %s (%s): %s:", n && n->name ? n->name : "?",
+            n ? (n->op_type ? n->op_type : qllc_op_name(n->op)) : "?", in->kernel);
+    if (in->converts & QLLC_CONV_IN) fputs(" input NCHW -> channel groups", f);
+    if (in->converts == (QLLC_CONV_IN | QLLC_CONV_OUT)) fputc(',', f);
+    if (in->converts & QLLC_CONV_OUT) fputs(" output -> NCHW", f);
+    fputc('\n', f);
+  }
+  fprintf(f, "every other activation, and every input and output, is NCHW (the model's layout)\n");
   if (fclose(f) != 0) {
     free(buf);
     return NULL;

@@ -114,7 +114,8 @@ static const qllc_kvariant *variant_row(const char *kernel) {
 
 int qllc_lower_known(const char *kernel) { return qllc_lower_row(kernel) || variant_row(kernel); }
 
-/* The roles of kernel's parameters, in order (a variant: its reference's, then SCRATCH): the count
+/* The roles of kernel's parameters, in order (a variant: its reference's, then SCRATCH, then an NHWC row's
+ * LAYOUT_X, LAYOUT_Y): the count
  * (at most max written to roles), or -1 when the registry has no such kernel. */
 static int kernel_roles(const char *kernel, unsigned char *roles, int max) {
   const qllc_kvariant *v = variant_row(kernel);
@@ -127,6 +128,11 @@ static int kernel_roles(const char *kernel, unsigned char *roles, int max) {
   if (v) {
     if (n < max) roles[n] = QLLC_ROLE_SCRATCH;
     n++;
+  }
+  if (v && (v->flags & QLLC_VF_NHWC)) {
+    if (n < max) roles[n] = QLLC_ROLE_LAYOUT_X;
+    if (n + 1 < max) roles[n + 1] = QLLC_ROLE_LAYOUT_Y;
+    n += 2;
   }
   return n;
 }
@@ -171,6 +177,10 @@ qllc_status qllc_lower_call(qllc_lower_ctx *c, const qllc_node *n, const char *k
 }
 
 int qllc_lower_arity(const char *kernel) { return kernel_roles(kernel, NULL, 0); }
+int qllc_lower_kernel_role_ids(const char *kernel, unsigned char *roles, int max) {
+  return kernel_roles(kernel, roles, max);
+}
+const qllc_kvariant *qllc_lower_variant_of(const char *kernel) { return variant_row(kernel); }
 
 /* ---- op -> stem ------------------------------------------------------------------------------------- */
 

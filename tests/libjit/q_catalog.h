@@ -22,6 +22,10 @@
 /* Conv: d = N C H W M OH OW KH KW sh sw pt pl dh dw group; FC: M N K. The reference ignores s. */
 typedef void q_conv_gfn(void *y, const void *x, const void *w, const void *b, const int32_t *m, const int32_t *n,
                         const int64_t *d, int32_t z_x, int32_t z_y, int32_t lo, int32_t hi, uint8_t *s);
+/* An ALT_NHWC conv row with its activation layouts (x_nhwc, y_nhwc: 0 NCHW, 1 NHWC). */
+typedef void q_conv_lfn(void *y, const void *x, const void *w, const void *b, const int32_t *m, const int32_t *n,
+                        const int64_t *d, int32_t z_x, int32_t z_y, int32_t lo, int32_t hi, uint8_t *s, int64_t xl,
+                        int64_t yl);
 typedef void q_fc_gfn(void *y, const void *x, const void *w, const void *b, const int32_t *m, const int32_t *n,
                       int64_t M, int64_t N, int64_t K, int32_t z_x, int32_t z_y, int32_t lo, int32_t hi, uint8_t *s);
 
@@ -32,19 +36,42 @@ typedef struct q_vrow {
   qllc_fits_fn *fits;
   qllc_packer_fn *pack;
   qllc_vscratch_fn *scratch;
-  q_conv_gfn *conv_fn, *conv_ref; /* conv rows */
+  q_conv_gfn *conv_fn, *conv_ref; /* conv rows (conv_fn of an ALT_NHWC row: NCHW in and out) */
   q_fc_gfn *fc_fn, *fc_ref;       /* fc rows */
+  q_conv_lfn *conv_lay;           /* an ALT_NHWC conv row with its layouts; NULL for other rows */
 } q_vrow;
 
 #define Q_CAT_STR_(x) #x
 #define Q_CAT_STR(x) Q_CAT_STR_(x)
 #define Q_CAT_D d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8], d[9], d[10], d[11], d[12], d[13], d[14], d[15]
-/* one wrapper of the variant and one of its reference per row */
-#define Q_CAT_WRAP_conv2d(fn, ref, TI, TW, TB, TO, TR)                                                          \
+/* one wrapper of the variant and one of its reference per row (an ALT_NHWC row: the variant with NCHW
+   layouts, and q_catl_ with the layouts as arguments) */
+#define Q_CAT_NCHW_NONE
+#define Q_CAT_NCHW_ALT
+#define Q_CAT_NCHW_NARROW
+#define Q_CAT_NCHW_MEASURED
+#define Q_CAT_NCHW_ALT_NHWC , 0, 0
+#define Q_CAT_LAY_NONE(fn, TI, TW, TB, TO)
+#define Q_CAT_LAY_ALT(fn, TI, TW, TB, TO)
+#define Q_CAT_LAY_NARROW(fn, TI, TW, TB, TO)
+#define Q_CAT_LAY_MEASURED(fn, TI, TW, TB, TO)
+#define Q_CAT_LAY_ALT_NHWC(fn, TI, TW, TB, TO)                                                                   \
+  static void q_catl_##fn(void *y, const void *x, const void *w, const void *b, const int32_t *m,              \
+                          const int32_t *n, const int64_t *d, int32_t z_x, int32_t z_y, int32_t lo, int32_t hi, \
+                          uint8_t *s, int64_t xl, int64_t yl) {                                               \
+    fn((TO *)y, (const TI *)x, (const TW *)w, (const TB *)b, m, n, Q_CAT_D, z_x, z_y, lo, hi, s, xl, yl);     \
+  }
+#define Q_CAT_LAYFN_NONE(fn) NULL
+#define Q_CAT_LAYFN_ALT(fn) NULL
+#define Q_CAT_LAYFN_NARROW(fn) NULL
+#define Q_CAT_LAYFN_MEASURED(fn) NULL
+#define Q_CAT_LAYFN_ALT_NHWC(fn) (q_catl_##fn)
+#define Q_CAT_WRAP_conv2d(fn, ref, TI, TW, TB, TO, TR, flags)                                                   \
+  Q_CAT_LAY_##flags(fn, TI, TW, TB, TO)                                                                        \
   static void q_catv_##fn(void *y, const void *x, const void *w, const void *b, const int32_t *m,              \
                           const int32_t *n, const int64_t *d, int32_t z_x, int32_t z_y, int32_t lo, int32_t hi, \
                           uint8_t *s) {                                                                       \
-    fn((TO *)y, (const TI *)x, (const TW *)w, (const TB *)b, m, n, Q_CAT_D, z_x, z_y, lo, hi, s);             \
+    fn((TO *)y, (const TI *)x, (const TW *)w, (const TB *)b, m, n, Q_CAT_D, z_x, z_y, lo, hi, s Q_CAT_NCHW_##flags); \
   }                                                                                                            \
   static void q_catr_##fn(void *y, const void *x, const void *w, const void *b, const int32_t *m,              \
                           const int32_t *n, const int64_t *d, int32_t z_x, int32_t z_y, int32_t lo, int32_t hi, \
@@ -52,7 +79,7 @@ typedef struct q_vrow {
     (void)s;                                                                                                   \
     ref((TO *)y, (const TI *)x, (const TR *)w, (const TB *)b, m, n, Q_CAT_D, z_x, z_y, lo, hi);               \
   }
-#define Q_CAT_WRAP_fc(fn, ref, TI, TW, TB, TO, TR)                                                              \
+#define Q_CAT_WRAP_fc(fn, ref, TI, TW, TB, TO, TR, flags)                                                             \
   static void q_catv_##fn(void *y, const void *x, const void *w, const void *b, const int32_t *m,              \
                           const int32_t *n, int64_t M, int64_t N, int64_t K, int32_t z_x, int32_t z_y,         \
                           int32_t lo, int32_t hi, uint8_t *s) {                                               \
@@ -69,11 +96,11 @@ typedef struct q_vrow {
   qllc_packer_fn qllc_packer_##layout;                                                                         \
   qllc_vscratch_fn qllc_vscratch_##scratch;                                                                    \
   Q_CAT_WRAP_##op(qllc_k_##kstem##_##in##_##w##_##out##__##isa, qllc_k_##op##_##in##_##w##_##out, QLLC_VT_##in,   \
-                  QLLC_VW_##in, QLLC_VB_##in, QLLC_VT_##out, QLLC_VT_##w)
+                  QLLC_VW_##in, QLLC_VB_##in, QLLC_VT_##out, QLLC_VT_##w, flags)
 #include Q_CATALOG_DEF
 
-#define Q_CAT_FNS_conv2d(fn) (q_catv_##fn), (q_catr_##fn), NULL, NULL
-#define Q_CAT_FNS_fc(fn) NULL, NULL, (q_catv_##fn), (q_catr_##fn)
+#define Q_CAT_FNS_conv2d(fn, flags) (q_catv_##fn), (q_catr_##fn), NULL, NULL, Q_CAT_LAYFN_##flags(fn)
+#define Q_CAT_FNS_fc(fn, flags) NULL, NULL, (q_catv_##fn), (q_catr_##fn), NULL
 #define Q_CAT_ISCONV_conv2d 1
 #define Q_CAT_ISCONV_fc 0
 #define Q_CAT_ESIZE_i8 1
@@ -83,11 +110,12 @@ typedef struct q_vrow {
   {Q_CAT_STR(qllc_k_##kstem##_##in##_##w##_##out##__##isa), Q_CAT_STR(qllc_k_##op##_##in##_##w##_##out), #kstem, \
    #in, #w, #out, #isa, features, #fits, Q_CAT_ISCONV_##op, Q_CAT_ESIZE_##in, QLLC_VF_##flags##_T,              \
    QLLC_LAYOUT_##layout, qllc_fits_##fits, qllc_packer_##layout, qllc_vscratch_##scratch,                    \
-   Q_CAT_FNS_##op(qllc_k_##kstem##_##in##_##w##_##out##__##isa)},
+   Q_CAT_FNS_##op(qllc_k_##kstem##_##in##_##w##_##out##__##isa, flags)},
 #define QLLC_VF_NONE_T 0
 #define QLLC_VF_ALT_T 1
 #define QLLC_VF_NARROW_T 2
 #define QLLC_VF_MEASURED_T 4
+#define QLLC_VF_ALT_NHWC_T 9
 static const q_vrow q_rows[] = {
 #include Q_CATALOG_DEF
 };

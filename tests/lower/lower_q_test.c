@@ -702,6 +702,127 @@ static void e2e_fc_int(qllc_elem in_e, qllc_elem w_e) {
     e2e_fc_int_built(in_e, w_e, quick);
 }
 
+/* ---- the layout pass (src/lower/layout.c) ---------------------------------------------------------- */
+
+/* An i8 3x3 conv (pad 1, stride st) of x's C channels -> M on x, weights from a fixed pattern: its
+   output value "name.y". */
+static qllc_value *conv_i8(qllc_graph *g, const char *name, qllc_value *x, int64_t M, int64_t st) {
+  const int64_t C = x->dims[1], K = C * 9, OH = (x->dims[2] - 1) / st + 1, OW = (x->dims[3] - 1) / st + 1;
+  char wn[64], yn[64];
+  snprintf(wn, sizeof wn, "%s.w", name), snprintf(yn, sizeof yn, "%s.y", name);
+  float *wf = qllc_arena_alloc(g->arena, (size_t)(M * K) * sizeof *wf);
+  for (int64_t i = 0; i < M * K; i++) wf[i] = (float)((i * 37 + M) % 17 - 8) * 0.05f;
+  qllc_value *w = qllc_const_new(g, wn, QLLC_ELEM_F32, 4, D(M, C, 3, 3), wf);
+  qllc_value *y = qval(g, yn, QLLC_ELEM_I8, 0.05f, -3, 4, D(1, M, OH, OW));
+  qllc_node *n = node(g, QLLC_OP_CONV, name, 2, IN(x, w), y);
+  qllc_node_set_attr_ints(g, n, "pads", 4, D(1, 1, 1, 1));
+  qllc_node_set_attr_ints(g, n, "strides", 2, D(st, st));
+  qllc_qparams xp = qp(x), yp = qp(y);
+  qllc_qnode *q = NULL;
+  qllc_diag d = {0};
+  if (qllc_qnode_fused(g->arena, name, &xp, &yp, wf, M, K, NULL, QLLC_ELEM_I8, 0, 0, 0, -INFINITY, INFINITY, &q, &d))
+    fail_msg("%s", d.message);
+  n->quant = q;
+  return y;
+}
+
+/* x (i8 input, 1x8x12x12) -> conv a (stride 2) -> conv b -> add(b, a) -> conv c -> y (i8 output); with
+   pool, the add's result is also read by a MaxPool (a second output). */
+static qllc_graph *layout_graph(int pool) {
+  qllc_graph *g = qllc_graph_new(NULL);
+  qllc_value *x = qval(g, "x", QLLC_ELEM_I8, 0.04f, 2, 4, D(1, 8, 12, 12));
+  qllc_graph_add_input(g, x);
+  qllc_value *a = conv_i8(g, "a", x, 20, 2), *b = conv_i8(g, "b", a, 20, 1);
+  qllc_value *s = qval(g, "s", QLLC_ELEM_I8, 0.08f, -1, 4, D(1, 20, 6, 6));
+  qllc_node *na = node(g, QLLC_OP_ADD, "add", 2, IN(b, a), s);
+  qllc_qnode *qa = rescale(g, 2, -1, -128, 127);
+  qa->inputs[0] = (qllc_qinput){1234567890, 0, -3};
+  qa->inputs[1] = (qllc_qinput){1234567890, 0, -3};
+  qa->shared_n = 31;
+  na->quant = qa;
+  qllc_value *y = conv_i8(g, "c", s, 12, 1);
+  qllc_graph_add_output(g, y);
+  if (pool) {
+    qllc_value *mp = qval(g, "mp", QLLC_ELEM_I8, 0.08f, -1, 4, D(1, 20, 3, 3));
+    qllc_graph_add_output(g, mp);
+    qllc_node *nm = node(g, QLLC_OP_MAXPOOL, "maxp", 1, IN(s), mp);
+    qllc_node_set_attr_ints(g, nm, "kernel_shape", 2, D(2, 2));
+    qllc_node_set_attr_ints(g, nm, "strides", 2, D(2, 2));
+  }
+  return g;
+}
+
+/* The LAYOUT_X, LAYOUT_Y arguments of instruction i (the last two of an ALT_NHWC row's 29). */
+static void check_layouts(const qllc_program *p, int i, int64_t xl, int64_t yl) {
+  assert_int_equal(p->instrs[i].n_args, 29);
+  assert_int_equal(arg(p, i, 27)->i, xl);
+  assert_int_equal(arg(p, i, 28)->i, yl);
+}
+
+/* On the AVX-512 VNNI conv2dcl rows: the activations between the convs and through the add are NHWC,
+   the bundle's input and output NCHW (conv a converts its input, conv c its output: 2 conversions
+   left); a MaxPool reading the add's result keeps that class NCHW. Without a target nothing changes.
+   Run (where the host has AVX-512 VNNI), the NHWC program gives the reference kernels' bytes. */
+static void test_layout_pass(void **state) {
+  (void)state;
+  const qllc_lower_target t = {.arch = "x86_64", .cpu = "znver4",
+                               .features = "+avx512f,+avx512bw,+avx512vl,+avx512dq,+avx512vnni"};
+  qllc_graph *g = layout_graph(0);
+  qllc_program *p = NULL, *pr = NULL;
+  qllc_diag d = {0};
+  if (qllc_lower_for(g, &t, &p, &d)) fail_msg("qllc_lower_for: %s", d.message);
+  assert_int_equal(p->n_instrs, 4);
+  instr(p, 0, "qllc_k_conv2dcl_i8_i8_i8__avx512vnni", 29);
+  instr(p, 2, "qllc_k_add_i8_i8_i8", 15);
+  check_layouts(p, 0, 0, 1);
+  check_layouts(p, 1, 1, 1);
+  check_layouts(p, 3, 1, 0);
+  assert_true(arg(p, 0, 0)->buf->nhwc && arg(p, 1, 0)->buf->nhwc && arg(p, 2, 0)->buf->nhwc);
+  assert_false(arg(p, 0, 1)->buf->nhwc || arg(p, 3, 0)->buf->nhwc); /* the bundle's input and output */
+  assert_false(arg(p, 0, 26)->buf->nhwc);                            /* a scratch */
+  assert_int_equal(p->instrs[0].converts, QLLC_CONV_IN);
+  assert_int_equal(p->instrs[1].converts, 0);
+  assert_int_equal(p->instrs[3].converts, QLLC_CONV_OUT);
+  char *rep = qllc_program_layout_report(p);
+  assert_non_null(rep);
+  if (!strstr(rep, "NHWC (channel-last) between kernels: 3 activations\n") ||
+      !strstr(rep, "conversions left inside kernels: 2\n") ||
+      !strstr(rep, "node a (Conv): qllc_k_conv2dcl_i8_i8_i8__avx512vnni: input NCHW -> channel groups\n") ||
+      !strstr(rep, "node c (Conv): qllc_k_conv2dcl_i8_i8_i8__avx512vnni: output -> NCHW\n"))
+    fail_msg("layout report:\n%s", rep);
+  free(rep);
+  /* run both where the host can: the same bytes */
+  pr = lower_ok(g);
+  for (int i = 0; i < pr->n_buffers; i++) assert_false(pr->buffers[i]->nhwc);
+  qllc_codegen_opts cg;
+  if (qllc_codegen_resolve(NULL, "native", NULL, 0, &cg, &d) == QLLC_OK &&
+      qllc_lower_has_features(cg.kernel_features, "avx512f,avx512bw,avx512vl,avx512dq,avx512vnni", NULL, 0)) {
+    jit_run jv, jr;
+    jit(p, &jv), jit(pr, &jr);
+    for (int i = 0; i < 8 * 144; i++)
+      jv.mut[p->inputs[0].buf->offset + i] = jr.mut[pr->inputs[0].buf->offset + i] = (uint8_t)(i * 73 + 5);
+    assert_int_equal(jv.fn(NULL, jv.mut, jv.act), 0);
+    assert_int_equal(jr.fn(NULL, jr.mut, jr.act), 0);
+    assert_memory_equal(jv.mut + p->outputs[0].buf->offset, jr.mut + pr->outputs[0].buf->offset, 12 * 36);
+    jit_free(&jv), jit_free(&jr);
+  } else
+    print_message("the host lacks AVX-512 VNNI: the layout program not run\n");
+  qllc_program_free(p);
+  qllc_program_free(pr);
+  qllc_graph_free(g);
+  /* a MaxPool reads the add's result: its class (the add's operands too: conv a's and b's outputs) stays
+     NCHW, so every activation is NCHW and conv b converts both ways, as before the pass */
+  g = layout_graph(1);
+  if (qllc_lower_for(g, &t, &p, &d)) fail_msg("qllc_lower_for: %s", d.message);
+  for (int i = 0; i < p->n_buffers; i++) assert_false(p->buffers[i]->nhwc);
+  check_layouts(p, 0, 0, 0);
+  check_layouts(p, 1, 0, 0);
+  check_layouts(p, 3, 0, 0);
+  assert_int_equal(p->instrs[1].converts, QLLC_CONV_IN | QLLC_CONV_OUT);
+  qllc_program_free(p);
+  qllc_graph_free(g);
+}
+
 static void test_e2e_fc_i8(void **state) {
   (void)state;
   e2e_fc_int(QLLC_ELEM_I8, QLLC_ELEM_I8);
@@ -1000,6 +1121,7 @@ int main(void) {
       cmocka_unit_test(test_fused_conv_i16),
       cmocka_unit_test(test_fused_conv_16x8_int32),
       cmocka_unit_test(test_fused_matmul_gemm),
+      cmocka_unit_test(test_layout_pass),
       cmocka_unit_test(test_quantize_dequantize),
       cmocka_unit_test(test_concat_requantize_and_copy),
       cmocka_unit_test(test_add_mul),

@@ -410,7 +410,8 @@ static const cli_command commands[] = {
      {"compare options", "model options", "quantization options", "kernel options", "other options", NULL}},
     {"info", "qllc info MODEL [options]",
      "describe the model as it would be compiled: the graph with every value's type, the precision "
-     "report, the kernel variant each fused layer runs on the target CPU, the memory plan and the kernel calls",
+     "report, the kernel variant each fused layer runs on the target CPU, the activations held channel-last "
+     "(NHWC) and the layout conversions left, the memory plan and the kernel calls",
      {info_opts, model_opts, quant_opts, target_opts, common_opts, NULL},
      {"info options", "model options", "quantization options", "target options", "other options", NULL}},
 };

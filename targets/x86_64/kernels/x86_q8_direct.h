@@ -5,7 +5,10 @@
  *  - conv2dc4 (weights QLLC_LAYOUT_ROWS_C4): stride 1; output pixels in the lanes ("virtual" pixels
  *    of the padded rows), tiles of output channels x 4 vectors of 16 pixels;
  *  - conv2dcl (weights QLLC_LAYOUT_C4N16): any stride; output channels in the lanes, tiles of 6 pixels
- *    x 4 vectors of 16 channels, staged and transposed into the NCHW output. */
+ *    x 4 vectors of 16 channels, staged and transposed into the NCHW output. It also reads and writes
+ *    channel-last (NHWC) activations (its x_nhwc / y_nhwc arguments, set by the layout pass,
+ *    src/lower/layout.c): an NHWC input is copied row by row into padded pixel-major rows (no
+ *    transpose), an NHWC output is stored 16 channels a pixel straight from the tiles (no staging). */
 #include "x86_q8_epilogue.h"
 #include "x86_tr4.h"
 
@@ -246,12 +249,20 @@ typedef struct qx_clq {
   int fast;
 } qx_clq;
 
-/* NP pixels (byte offsets px[i] of their first tap in the planes xs) x NO channel blocks (weights w,
-   g->wstep bytes apart); stores pixel i of block j at stg + j * QX_CL_PC * 16 + i * 16. On the way it
-   prefetches the npf lines from pf into L2 (T1), spread over its channel quads. */
-ZI void zcl_tile(const int NP, const int NO, uint8_t *stg, const uint8_t *xs, const int64_t *px, const int8_t *w,
-                 const qx_cl *g, const qx_clq *cq, int32_t z_y, int32_t act_lo, int32_t act_hi, const int8_t *pf,
-                 int64_t npf) {
+/* Where a tile stores its 16 bytes of pixel i, channel block j: at d + i * ldi + j * ldj, the lanes om[j]
+   (the staging: ldi 16, ldj QX_CL_PC * 16, every lane; an NHWC output: ldi the row of all channels, ldj 16,
+   the block's channels that exist). */
+typedef struct qx_clout {
+  int64_t ldi, ldj;
+  __mmask16 om[QX_CL_NO];
+} qx_clout;
+
+/* NP pixels (byte offsets px[i] of their first tap in xs) x NO channel blocks (weights w, g->wstep bytes
+   apart); stores pixel i of block j as ot says, from d. On the way it prefetches the npf lines from pf
+   into L2 (T1), spread over its channel quads. */
+ZI void zcl_tile(const int NP, const int NO, uint8_t *dst, const qx_clout *ot, const uint8_t *xs, const int64_t *px,
+                 const int8_t *w, const qx_cl *g, const qx_clq *cq, int32_t z_y, int32_t act_lo, int32_t act_hi,
+                 const int8_t *pf, int64_t npf) {
   __m512i acc[QX_CL_NP][QX_CL_NO];
   QX_UNROLL for (int i = 0; i < NP; i++) QX_UNROLL for (int j = 0; j < NO; j++) acc[i][j] = cq[j].bias;
   const int8_t *wk = w;
@@ -275,32 +286,34 @@ ZI void zcl_tile(const int NP, const int NO, uint8_t *stg, const uint8_t *xs, co
   }
   const __m512i lo32 = _mm512_set1_epi32(act_lo), hi32 = _mm512_set1_epi32(act_hi);
   QX_UNROLL for (int j = 0; j < NO; j++) {
-    uint8_t *d = stg + j * (QX_CL_PC * 16);
+    uint8_t *d = dst + j * ot->ldj;
+    const __mmask16 om = ot->om[j];
+    __m128i v[QX_CL_NP];
     if (cq[j].fast) {
       QX_UNROLL for (int i = 0; i < NP; i++)
-        _mm_storeu_si128((__m128i *)(d + i * 16),
-                         _mm512_cvtepi32_epi8(z_reqh(acc[i][j], cq[j].m, cq[j].mo, cq[j].r, cq[j].sh, lo32, hi32)));
+        v[i] = _mm512_cvtepi32_epi8(z_reqh(acc[i][j], cq[j].m, cq[j].mo, cq[j].r, cq[j].sh, lo32, hi32));
     } else {
       const __m512i zy = _mm512_set1_epi64(z_y), lo = _mm512_set1_epi64(act_lo), hi = _mm512_set1_epi64(act_hi);
-      QX_UNROLL for (int i = 0; i < NP; i++)
-        _mm_storeu_si128((__m128i *)(d + i * 16), _mm512_cvtepi32_epi8(z_req(acc[i][j], &cq[j].q, zy, lo, hi)));
+      QX_UNROLL for (int i = 0; i < NP; i++) v[i] = _mm512_cvtepi32_epi8(z_req(acc[i][j], &cq[j].q, zy, lo, hi));
     }
+    if (om == 0xFFFF) QX_UNROLL for (int i = 0; i < NP; i++) _mm_storeu_si128((__m128i *)(d + i * ot->ldi), v[i]);
+    else QX_UNROLL for (int i = 0; i < NP; i++) _mm_mask_storeu_epi8(d + i * ot->ldi, om, v[i]);
   }
 }
 
 /* The np pixels of a chunk in tiles of as equal sizes as QX_CL_NP allows (49 pixels: 5 x 5 + 4 x 6, never
    a lone pixel that would reload every weight line for one broadcast). Each tile prefetches the next npf
    lines from *pf (not past pf_end) and moves *pf on. */
-ZP void zcl_tiles(const int NO, int64_t np, uint8_t *stg, const uint8_t *xs, const int64_t *px, const int8_t *w,
-                  const qx_cl *g, const qx_clq *cq, int32_t z_y, int32_t act_lo, int32_t act_hi, const int8_t **pf,
-                  const int8_t *pf_end, int64_t npf) {
+ZP void zcl_tiles(const int NO, int64_t np, uint8_t *dst, const qx_clout *ot, const uint8_t *xs, const int64_t *px,
+                  const int8_t *w, const qx_cl *g, const qx_clq *cq, int32_t z_y, int32_t act_lo, int32_t act_hi,
+                  const int8_t **pf, const int8_t *pf_end, int64_t npf) {
   const int64_t nt = (np + QX_CL_NP - 1) / QX_CL_NP;
   for (int64_t ti = 0, t = 0; ti < nt; ti++) {
     const int64_t sz = (np - t) / (nt - ti); /* the later tiles take the remainder: sizes differ by 1 at most */
-    uint8_t *s = stg + t * 16;
+    uint8_t *s = dst + t * ot->ldi;
     const int64_t left = (pf_end - *pf) / 64, n = npf < left ? npf : left;
 #define QX_CL_CASE(P, O) \
-  case P: zcl_tile(P, O, s, xs, px + t, w, g, cq, z_y, act_lo, act_hi, *pf, n); break;
+  case P: zcl_tile(P, O, s, ot, xs, px + t, w, g, cq, z_y, act_lo, act_hi, *pf, n); break;
 #define QX_CL_SW(O)                                                                                              \
   switch ((int)sz) {                                                                                             \
     QX_CL_CASE(6, O)                                                                                             \
@@ -308,7 +321,7 @@ ZP void zcl_tiles(const int NO, int64_t np, uint8_t *stg, const uint8_t *xs, con
     QX_CL_CASE(4, O)                                                                                             \
     QX_CL_CASE(3, O)                                                                                             \
     QX_CL_CASE(2, O)                                                                                             \
-    default: zcl_tile(1, O, s, xs, px + t, w, g, cq, z_y, act_lo, act_hi, *pf, n);                              \
+    default: zcl_tile(1, O, s, ot, xs, px + t, w, g, cq, z_y, act_lo, act_hi, *pf, n);                          \
   }
     if (NO == 4) QX_CL_SW(4)
     else if (NO == 3) QX_CL_SW(3)
@@ -348,21 +361,63 @@ ZI void zcl_tr16(uint8_t *y, int64_t ldy, const uint8_t *s, int64_t npx, int64_t
   }
 }
 
+/* n bytes of value v at d; n bytes from s to d, each xor flip (an i8 input shifted to u8). */
+ZI void zcl_fill(uint8_t *d, int64_t n, uint8_t v) {
+  const __m512i vv = _mm512_set1_epi8((char)v);
+  for (int64_t j = 0; j < n; j += 64) _mm512_mask_storeu_epi8(d + j, qx_bits(n - j), vv);
+}
+ZI void zcl_copy(uint8_t *d, const uint8_t *s, int64_t n, uint8_t flip) {
+  const __m512i f = _mm512_set1_epi8((char)flip);
+  int64_t j = 0;
+  for (; j + 64 <= n; j += 64) _mm512_storeu_si512(d + j, _mm512_xor_si512(_mm512_loadu_si512(s + j), f));
+  if (j < n) {
+    const __mmask64 k = qx_bits(n - j);
+    _mm512_mask_storeu_epi8(d + j, k, _mm512_xor_si512(_mm512_maskz_loadu_epi8(k, s + j), f));
+  }
+}
+
+/* An NHWC input (channels cg of C from xg, one image) into padded pixel-major rows: byte (r Wp + c) cg + k
+   of xs is channel k of input row r - pt, column c - pl, z_x outside (Hp rows, then one row of z_x and
+   256 bytes of slack, as zc4_convert's planes; the right padding of a row is the left padding of the
+   next). Row copies only: the channels are already innermost. */
+ZP void zcl_copy_nhwc(uint8_t *xs, const uint8_t *xg, int64_t C, int64_t cg, int64_t H, int64_t W, int64_t Hp,
+                      int64_t Wp, int64_t pt, int64_t pl, uint8_t zx, uint8_t flip) {
+  const uint8_t pad = (uint8_t)(zx ^ flip);
+  const int64_t row = Wp * cg, right = (Wp - pl - W) * cg;
+  uint8_t *d = xs;
+  for (int64_t r = 0; r <= Hp; r++, d += row) {
+    const int64_t ih = r - pt;
+    if (ih < 0 || ih >= H) {
+      zcl_fill(d, row, pad);
+      continue;
+    }
+    zcl_fill(d, pl * cg, pad);
+    const uint8_t *s = xg + ih * W * C;
+    if (cg == C) zcl_copy(d + pl * cg, s, W * C, flip);
+    else for (int64_t iw = 0; iw < W; iw++) zcl_copy(d + (pl + iw) * cg, s + iw * C, cg, flip);
+    zcl_fill(d + (pl + W) * cg, right, pad);
+  }
+  zcl_fill(d, 256, 0); /* the slack: read by the last pixels, never stored */
+}
+
 ZI void zcl_conv(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *wp, const int32_t *bias,
                  const int32_t *m, const int32_t *n, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M,
                  int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t pt, int64_t pl,
                  int64_t dh, int64_t dw, int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi,
-                 uint8_t *scratch) {
+                 uint8_t *scratch, int64_t x_nhwc, int64_t y_nhwc) {
   const int64_t cg = C / group, mg = M / group, Hp = (OH - 1) * sh + (KH - 1) * dh + 1;
   const int64_t pr = (OW - 1) * sw + (KW - 1) * dw + 1 - W - pl, Wp = W + (pl > pr ? pl : pr), P = OH * OW;
   const int64_t K = cg * KH * KW, nk4 = K / 4, mgp = (mg + 15) & ~(int64_t)15;
-  const qx_cl g = {cg / 4, KH, KW, dh * Wp * 4, dw * 4, (Hp + 1) * Wp * 4, nk4 * 64};
+  /* the input's 4-channel groups: planes (NCHW input) or the pixels' channel runs (NHWC input) */
+  const int64_t pb = x_nhwc ? cg : 4; /* bytes per padded pixel in one plane / row */
+  const qx_cl g = {cg / 4, KH, KW, dh * Wp * pb, dw * pb, x_nhwc ? 4 : (Hp + 1) * Wp * 4, nk4 * 64};
   uint8_t *stg = scratch + qllc_round_up(cg * (Hp + 1) * Wp + 256, 64);
   const uint8_t flip = xi8 ? 0x80 : 0;
   for (int64_t b = 0; b < N; b++)
     for (int64_t gi = 0; gi < group; gi++) {
-      zc4_convert(scratch, x + (b * C + gi * cg) * H * W, g.ncq, H, W, Hp, Wp, pt, pl, (uint8_t)z_x, flip);
-      uint8_t *yg = y + (b * M + gi * mg) * P;
+      if (x_nhwc) zcl_copy_nhwc(scratch, x + b * H * W * C + gi * cg, C, cg, H, W, Hp, Wp, pt, pl, (uint8_t)z_x, flip);
+      else zc4_convert(scratch, x + (b * C + gi * cg) * H * W, g.ncq, H, W, Hp, Wp, pt, pl, (uint8_t)z_x, flip);
+      uint8_t *yg = y_nhwc ? y + b * P * M + gi * mg : y + (b * M + gi * mg) * P;
       const int8_t *wg = wp + gi * mgp * K;
       for (int64_t ob = 0; ob < mg; ob += 16 * QX_CL_NO) {
         const int64_t nleft = mg - ob;
@@ -401,10 +456,18 @@ ZI void zcl_conv(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *wp, 
           const int64_t np = (P - p0) / (nch - ci);
           int64_t px[QX_CL_PC];
           for (int64_t i = 0, oh = p0 / OW, ow = p0 % OW; i < np; i++) {
-            px[i] = (oh * sh * Wp + ow * sw) * 4;
+            px[i] = (oh * sh * Wp + ow * sw) * pb;
             if (++ow == OW) ow = 0, oh++;
           }
-          zcl_tiles(no, np, stg, scratch, px, wo, &g, cq, z_y, act_lo, act_hi, &pf, pf_end, npf);
+          if (y_nhwc) { /* straight into the pixels' channel runs */
+            qx_clout ot = {M, 16, {0}};
+            for (int j = 0; j < no; j++) ot.om[j] = (__mmask16)qx_bits(mg - ob - 16 * j);
+            zcl_tiles(no, np, yg + p0 * M + ob, &ot, scratch, px, wo, &g, cq, z_y, act_lo, act_hi, &pf, pf_end, npf);
+            p0 += np;
+            continue;
+          }
+          const qx_clout ot = {16, QX_CL_PC * 16, {0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF}};
+          zcl_tiles(no, np, stg, &ot, scratch, px, wo, &g, cq, z_y, act_lo, act_hi, &pf, pf_end, npf);
           for (int j = 0; j < no; j++)
             for (int64_t s0 = 0; s0 < np; s0 += 16)
               zcl_tr16(yg + (ob + 16 * j) * P + p0 + s0, P, stg + j * (QX_CL_PC * 16) + s0 * 16, np - s0,
@@ -415,22 +478,24 @@ ZI void zcl_conv(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *wp, 
     }
 }
 
-/* The entry points of both direct convs: qllc_k_<stem>_<in>_i8_<out>__avx512vnni calls drv. */
-#define QX_DIRECT_WRAP(stem, drv, TI, ti, TO, to, xi8)                                                         \
+/* The entry points of both direct convs: qllc_k_<stem>_<in>_i8_<out>__avx512vnni calls drv, passing on
+   the parameters its row's flags F add (kernels_variants.h: conv2dcl's ALT_NHWC, the layouts). */
+#define QX_DIRECT_WRAP(stem, drv, TI, ti, TO, to, xi8, F)                                                      \
   QLLC_KERNEL __attribute__((target(QX_TZ))) void qllc_k_##stem##_##ti##_i8_##to##__avx512vnni(                 \
       TO *y, const TI *x, const int8_t *wp, const int32_t *bias_c, const int32_t *m, const int32_t *n,          \
       int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW,    \
       int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w,      \
-      int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi, uint8_t *scratch) {              \
+      int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi,                                  \
+      uint8_t *scratch QLLC_VX_PARAMS_##F) {                                                                    \
     drv((uint8_t *)y, (const uint8_t *)x, xi8, wp, bias_c, m, n, N, C, H, W, M, OH, OW, KH, KW, stride_h,      \
-        stride_w, pad_top, pad_left, dil_h, dil_w, group, z_x, z_y, act_lo, act_hi, scratch);                  \
+        stride_w, pad_top, pad_left, dil_h, dil_w, group, z_x, z_y, act_lo, act_hi, scratch QLLC_VX_ARGS_##F); \
   }
-#define QX_DIRECT_WRAPS(stem, drv)                           \
-  QX_DIRECT_WRAP(stem, drv, int8_t, i8, int8_t, i8, 1)       \
-  QX_DIRECT_WRAP(stem, drv, int8_t, i8, uint8_t, u8, 1)      \
-  QX_DIRECT_WRAP(stem, drv, uint8_t, u8, int8_t, i8, 0)      \
-  QX_DIRECT_WRAP(stem, drv, uint8_t, u8, uint8_t, u8, 0)
-QX_DIRECT_WRAPS(conv2dc4, zc4_conv)
-QX_DIRECT_WRAPS(conv2dcl, zcl_conv)
+#define QX_DIRECT_WRAPS(stem, drv, F)                           \
+  QX_DIRECT_WRAP(stem, drv, int8_t, i8, int8_t, i8, 1, F)       \
+  QX_DIRECT_WRAP(stem, drv, int8_t, i8, uint8_t, u8, 1, F)      \
+  QX_DIRECT_WRAP(stem, drv, uint8_t, u8, int8_t, i8, 0, F)      \
+  QX_DIRECT_WRAP(stem, drv, uint8_t, u8, uint8_t, u8, 0, F)
+QX_DIRECT_WRAPS(conv2dc4, zc4_conv, ALT)
+QX_DIRECT_WRAPS(conv2dcl, zcl_conv, ALT_NHWC)
 #undef QX_DIRECT_WRAPS
 #undef QX_DIRECT_WRAP
