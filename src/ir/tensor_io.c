@@ -637,7 +637,7 @@ qllc_status qllc_tensor_read_all(const char *path, qllc_tensor **out, int *n, ql
   if (!t)
     st = io_fail(diag, QLLC_ERR_NOMEM, path, "out of memory");
   else if (tl.not_pb)
-    st = io_fail(diag, QLLC_ERR_PARSE, path, "neither a .npy or .npz file nor an ONNX TensorProto");
+    st = io_fail(diag, QLLC_ERR_PARSE, path, "neither a .npy file nor an ONNX TensorProto");
   else if (b.n >= 6 && !memcmp(b.p, npy_magic, 6))
     st = read_npy(path, &b, t, NULL, diag);
   else
