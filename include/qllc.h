@@ -325,7 +325,8 @@ typedef struct qllc_bench_layer {
   const char *node;   /* the ONNX node it computes */
   const char *op;     /* its op type */
   const char *kernel; /* the kernel function (variant) it calls */
-  double ns;          /* its time in the instrumented build: the mean of the middle half of the runs */
+  double ns;          /* its time in the instrumented build: the mean over the middle half of the runs,
+                         ranked by their total (so the layers add up to layers_ns) */
   double ops;         /* arithmetic operations per call: 2 per multiply-accumulate of a Conv, Gemm, MatMul or
                          FullyConnected layer; 0 for other layers (no GOPS shown) */
 } qllc_bench_layer;
@@ -335,8 +336,8 @@ typedef struct qllc_bench_result {
   int runs;
   double median_ns, min_ns, p90_ns; /* the compiled program per inference (JIT, not instrumented; without the
                                        input and output copies qllc_jit_run adds) */
-  double layers_ns;                 /* the instrumented build's first kernel to last (the mean of the middle
-                                       half of the runs), less the stamps' cost */
+  double layers_ns;                 /* the instrumented build's first kernel to last, the mean over the middle
+                                       half of its runs ranked by this total, less the stamps' cost */
   double stamp_ns;                  /* what one time stamp costs (two clock reads in a row, median), taken off
                                        each layer's time (a layer shorter than the noise of that can show 0 or
                                        less) */

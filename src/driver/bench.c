@@ -6,7 +6,7 @@
  * each kernel call (qllc_codegen_opts.layer_stamps). Both run on the same inputs, alternately (plain,
  * stamped, plain, ...), so that a change in the machine's load touches both alike; the whole time comes
  * from the plain build (median, min, p90 of the runs), the per-layer times from the stamped one (each
- * layer's mean over the middle half of its runs). A stamp reads the CPU's time counter (rdtsc on x86_64: ~10 ns; cntvct_el0 on aarch64),
+ * layer's mean over the middle half of the runs, ranked by their total). A stamp reads the CPU's time counter (rdtsc on x86_64: ~10 ns; cntvct_el0 on aarch64),
  * converted to ns by the counts per ns measured over the whole timing loop against CLOCK_MONOTONIC; the
  * cost of a read (two reads in a row, median) is taken off each layer; the stamps also keep the compiler from moving
  * memory accesses across layers, so the layers' sum is close to, not equal to, the whole;
@@ -51,15 +51,25 @@ static uint64_t ticks(void) {
 #endif
 }
 
-/* The mean of the middle half of v[0..n) (sorted in place): as robust to a run an interrupt slowed as
- * the median, and finer than the counter's step (a virtual machine's time-stamp counter may advance in
- * steps of 10 ns), which a median would keep. */
-static double mid_mean(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
+/* The instrumented runs a layer's time is averaged over: the middle half by their total time (sorted
+ * indices of v[0..n) into idx; returns the count). A run an interrupt or another process slowed is left
+ * out as the median would, and the layers of the runs kept add up to their totals exactly; the mean, not a
+ * median, keeps what is finer than the counter's step (a virtual machine's time-stamp counter may advance
+ * in steps of 10 ns). */
+typedef struct ranked {
+  double v;
+  int i;
+} ranked;
+static int cmp_ranked(const void *a, const void *b) {
+  const ranked *x = a, *y = b;
+  return (x->v > y->v) - (x->v < y->v);
+}
+static int middle_runs(const double *v, int n, int *idx, ranked *tmp) {
+  for (int i = 0; i < n; i++) tmp[i].v = v[i], tmp[i].i = i;
+  qsort(tmp, (size_t)n, sizeof *tmp, cmp_ranked);
   int lo = n / 4, hi = n - n / 4;
-  double s = 0;
-  for (int i = lo; i < hi; i++) s += v[i];
-  return s / (hi - lo);
+  for (int k = lo; k < hi; k++) idx[k - lo] = tmp[k].i;
+  return hi - lo;
 }
 
 static double stamp_at(const uint8_t *mut, uint64_t soff, int slot) {
@@ -129,6 +139,8 @@ qllc_status qllc_drv_bench(qllc_drv_model *m, const qllc_options *o, const qllc_
   qllc_entry_fn sentry = NULL;
   uint8_t *smut = NULL, *sact = NULL;
   double *whole = NULL, *stotal = NULL, *layer = NULL;
+  int *keep = NULL;
+  ranked *rank = NULL;
   qllc_bench_result *r = NULL;
 
   /* One checked run through the runner: it matches and copies the inputs into the pair of run buffers
@@ -155,10 +167,12 @@ qllc_status qllc_drv_bench(qllc_drv_model *m, const qllc_options *o, const qllc_
     sact = qllc_drv_aligned_buffer(p->act_size);
     whole = calloc((size_t)runs, sizeof *whole);
     stotal = calloc((size_t)runs, sizeof *stotal);
+    keep = calloc((size_t)runs, sizeof *keep);
+    rank = calloc((size_t)runs, sizeof *rank);
     layer = calloc((size_t)runs * (size_t)(n ? n : 1), sizeof *layer);
     r = calloc(1, sizeof *r);
     if (r) r->layers = calloc((size_t)(n ? n : 1), sizeof *r->layers);
-    if (!smut || !sact || !whole || !stotal || !layer || !r || !r->layers || !mut || !act)
+    if (!smut || !sact || !whole || !stotal || !keep || !rank || !layer || !r || !r->layers || !mut || !act)
       st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
     else
       memcpy(smut, mut, p->mutable_size); /* the same inputs */
@@ -206,11 +220,16 @@ qllc_status qllc_drv_bench(qllc_drv_model *m, const qllc_options *o, const qllc_
     r->runs = runs;
     r->stamp_ns = overhead / per_ns;
     r->n_layers = n;
-    r->layers_ns = mid_mean(stotal, runs) / per_ns;
+    int kept = middle_runs(stotal, runs, keep, rank);
+    double tot = 0;
+    for (int k = 0; k < kept; k++) tot += stotal[keep[k]];
+    r->layers_ns = tot / kept / per_ns;
     for (int l = 0; l < n && st == QLLC_OK; l++) {
       const qllc_instr *in = &p->instrs[l];
       qllc_bench_layer *b = &r->layers[l];
-      b->ns = mid_mean(layer + (size_t)l * runs, runs) / per_ns;
+      double sum = 0;
+      for (int k = 0; k < kept; k++) sum += layer[(size_t)l * runs + keep[k]];
+      b->ns = sum / kept / per_ns;
       /* a node lowered to several calls: its multiply-accumulates go to the last of them */
       int last = l + 1 >= n || p->instrs[l + 1].node != in->node;
       b->ops = last ? 2.0 * node_macs(in->node) : 0;
@@ -227,6 +246,8 @@ qllc_status qllc_drv_bench(qllc_drv_model *m, const qllc_options *o, const qllc_
   qllc_bench_result_free(r);
   free(whole);
   free(stotal);
+  free(keep);
+  free(rank);
   free(layer);
   free(smut);
   free(sact);
