@@ -87,6 +87,10 @@ qllc_status qllc_tensor_write_npy(const char *path, const qllc_tensor *t, qllc_d
  * the array ("x" for x.npy in the zip), or the one tensor of a .npy or .pb. *out is malloc'ed: free
  * each tensor with qllc_tensor_free, then the array with free(). */
 qllc_status qllc_tensor_read_all(const char *path, qllc_tensor **out, int *n, qllc_diag *diag);
+/* The tensor for the input called `name` in the file at path: a .npy's or .pb's tensor, or of an .npz the
+ * array called `name` (or its only array; none of that name among several is QLLC_ERR_INVALID naming
+ * the arrays). Free with qllc_tensor_free. */
+qllc_status qllc_tensor_read_named(const char *path, const char *name, qllc_tensor *out, qllc_diag *diag);
 /* Writes n tensors as an uncompressed .npz, each array named by its tensor's name (which must be set and
  * distinct); np.load reads it. */
 qllc_status qllc_tensor_write_npz(const char *path, const qllc_tensor *ts, int n, qllc_diag *diag);

@@ -72,32 +72,6 @@ static int one_sample_shape(const qllc_value *v, uint32_t rank, const int64_t *d
   return 0;
 }
 
-/* The tensor for input `name` in the file at path: a .npy or .pb, or of an .npz the array called `name`
- * (or its only array). */
-static qllc_status read_for(const char *path, const char *name, qllc_tensor *t, qllc_diag *diag) {
-  qllc_tensor *all = NULL;
-  int n = 0, pick = -1;
-  memset(t, 0, sizeof *t);
-  qllc_status st = qllc_tensor_read_all(path, &all, &n, diag);
-  if (st != QLLC_OK) return st;
-  for (int i = 0; i < n; i++)
-    if (n == 1 || (all[i].name && !strcmp(all[i].name, name))) pick = i;
-  if (pick < 0) {
-    char names[600] = "";
-    size_t used = 0;
-    for (int i = 0; i < n && used < sizeof names - 80; i++)
-      used += (size_t)snprintf(names + used, sizeof names - used, "%s'%s'", i ? ", " : "", all[i].name);
-    st = qllc_fail(diag, QLLC_ERR_INVALID, NULL, "no array named '%s' for input '%s' (arrays: %s)", name, name, names);
-    qllc_diag_set_file(diag, path);
-  } else {
-    *t = all[pick];
-    memset(&all[pick], 0, sizeof all[pick]);
-  }
-  for (int i = 0; i < n; i++) qllc_tensor_free(&all[i]);
-  free(all);
-  return st;
-}
-
 /* 1 when the spec names an .npz file or a directory holding one: it gives every input its own array. */
 static int npz_spec(const char *path) {
   struct stat sb;
@@ -160,7 +134,7 @@ static qllc_status ds_open(ds_input *d, qllc_diag *diag) {
     d->n_samples = d->n_files;
     return QLLC_OK;
   }
-  qllc_status st = read_for(d->path, v->name, &d->all, diag);
+  qllc_status st = qllc_tensor_read_named(d->path, v->name, &d->all, diag);
   if (st != QLLC_OK) {
     qllc_diag_set_file(diag, d->path);
     return st;
@@ -236,7 +210,7 @@ static qllc_status ds_sample(ds_input *d, int64_t i, uint8_t *dst, qllc_diag *di
   qllc_tensor t;
   memset(&t, 0, sizeof t);
   const char *fp = d->files[i];
-  qllc_status st = read_for(fp, d->value->name, &t, diag);
+  qllc_status st = qllc_tensor_read_named(fp, d->value->name, &t, diag);
   if (st == QLLC_OK && (t.elem != QLLC_F32 || !one_sample_shape(d->value, t.rank, t.dims))) {
     char want[200], got[200];
     shape_str((uint32_t)d->value->rank, d->value->dims, want, sizeof want);

@@ -651,6 +651,35 @@ qllc_status qllc_tensor_read_all(const char *path, qllc_tensor **out, int *n, ql
   return QLLC_OK;
 }
 
+qllc_status qllc_tensor_read_named(const char *path, const char *name, qllc_tensor *out, qllc_diag *diag) {
+  if (!path || !out)
+    return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "qllc_tensor_read_named: NULL %s", path ? "output" : "path");
+  tensor_init(out);
+  qllc_tensor *all = NULL;
+  int n = 0, pick = -1;
+  qllc_status st = qllc_tensor_read_all(path, &all, &n, diag);
+  if (st != QLLC_OK)
+    return st;
+  for (int i = 0; i < n; i++)
+    if (n == 1 || (all[i].name && name && !strcmp(all[i].name, name)))
+      pick = i;
+  if (pick < 0) {
+    char names[600] = "";
+    size_t used = 0;
+    for (int i = 0; i < n && used < sizeof names - 80; i++)
+      used += (size_t)snprintf(names + used, sizeof names - used, "%s'%s'", i ? ", " : "", all[i].name);
+    st = io_fail(diag, QLLC_ERR_INVALID, path, "no array named '%s' for input '%s' (arrays: %s)", name ? name : "",
+                 name ? name : "", names);
+  } else {
+    *out = all[pick];
+    memset(&all[pick], 0, sizeof all[pick]);
+  }
+  for (int i = 0; i < n; i++)
+    qllc_tensor_free(&all[i]);
+  free(all);
+  return st;
+}
+
 qllc_status qllc_tensor_read(const char *path, qllc_tensor *out, qllc_diag *diag) {
   if (!path || !out)
     return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "qllc_tensor_read: NULL %s", path ? "output" : "path");

@@ -73,26 +73,8 @@ int cli_diag_error(const qllc_diag *d, const char *file) {
 
 int cli_read_tensor(const char *file, const char *name, qllc_tensor *t) {
   qllc_diag d;
-  qllc_tensor *all = NULL;
-  int n = 0, pick = -1;
-  memset(t, 0, sizeof *t);
-  if (qllc_tensor_read_all(file, &all, &n, &d) != QLLC_OK) return cli_diag_error(&d, file);
-  for (int i = 0; i < n; i++)
-    if (n == 1 || (all[i].name && name && !strcmp(all[i].name, name))) pick = i;
-  int rc = 0;
-  if (pick < 0) {
-    char names[600] = "";
-    size_t used = 0;
-    for (int i = 0; i < n && used < sizeof names - 80; i++)
-      used += (size_t)snprintf(names + used, sizeof names - used, "%s'%s'", i ? ", " : "", all[i].name);
-    rc = cli_error(file, "no array named '%s' for input '%s' (arrays: %s)", name ? name : "", name ? name : "", names);
-  } else {
-    *t = all[pick];
-    memset(&all[pick], 0, sizeof all[pick]);
-  }
-  for (int i = 0; i < n; i++) qllc_tensor_free(&all[i]);
-  free(all);
-  return rc;
+  if (qllc_tensor_read_named(file, name, t, &d) != QLLC_OK) return cli_diag_error(&d, file);
+  return 0;
 }
 
 /* --input-shape NAME=1x3x224x224 (checked by set_input_shape) into t (name borrowed from buf). */
@@ -426,8 +408,8 @@ static const cli_opt compile_opts[] = {
 
 static const cli_opt profile_opts[] = {
     {"--dataset", "-d", "SPEC", "calibration data (repeatable): FILE.npy|FILE.pb with the samples along the "
-     "leading axis ([S, ...] or [S, 1, ...] for an input [1, ...]), a DIR of per-sample .npy/.pb files, or "
-     "NAME=FILE|DIR for the input NAME", set_dataset},
+     "leading axis ([S, ...] or [S, 1, ...] for an input [1, ...]), FILE.npz (each input its array by name), "
+     "a DIR of per-sample .npy/.npz/.pb files, or NAME=FILE|DIR for the input NAME", set_dataset},
     {"--output", "-o", "FILE", "where to write the profile YAML (required)", set_out},
     {"--bins", NULL, "N", "histogram bins per value (even, >= 16; default 2048)", set_bins},
     {NULL, NULL, NULL, NULL, NULL}};
