@@ -532,7 +532,7 @@ static qllc_status read_npz(const char *path, const blob *b, qllc_tensor **out, 
           if (!z.avail_in) z.avail_in = in_left > 0x40000000u ? 0x40000000u : (uInt)in_left, in_left -= z.avail_in;
           if (!z.avail_out) z.avail_out = out_left > 0x40000000u ? 0x40000000u : (uInt)out_left, out_left -= z.avail_out;
           zr = inflate(&z, Z_NO_FLUSH);
-          if (zr == Z_BUF_ERROR && (in_left || out_left)) zr = Z_OK;
+          if (zr == Z_BUF_ERROR && ((!z.avail_in && in_left) || (!z.avail_out && out_left))) zr = Z_OK; /* refill */
         }
         uint64_t made = (uint64_t)(z.next_out - own);
         inflateEnd(&z);
