@@ -456,9 +456,9 @@ typedef struct cli_command {
 } cli_command;
 
 static const cli_command commands[] = {
-    {"run", "qllc run MODEL [--input NAME=FILE | --input FILE ...] [--output-dir DIR] [options]",
-     "JIT-compile the model for this machine, run it once on the given inputs, write each output as .npy "
-     "and print a summary line per output",
+    {"run", "qllc run MODEL [--input NAME=FILE | --input FILE ... | --dataset SPEC ...] [--output-dir DIR | -o FILE.npz] [options]",
+     "JIT-compile the model for this machine, run it once on the given inputs (or on every sample of a data "
+     "set, the outputs stacked), write each output as .npy (or all in one .npz) and print a summary line per output",
      {run_opts, model_opts, quant_opts, target_opts, common_opts, NULL},
      {"run options", "model options", "quantization options", "target options", "other options", NULL}},
     {"compile", "qllc compile MODEL -o DIR [--name NAME] [options]",
