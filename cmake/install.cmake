@@ -51,7 +51,7 @@ target_include_directories(qllc_shared INTERFACE
   $<BUILD_INTERFACE:${QLLC_PUBLIC_GEN_DIR}>
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 find_package(Threads REQUIRED)
-target_link_libraries(qllc_shared PRIVATE LLVM ${PROTOBUF_C_LIB} ${YAML_LIB} m Threads::Threads)
+target_link_libraries(qllc_shared PRIVATE LLVM ${PROTOBUF_C_LIB} ${YAML_LIB} ZLIB::ZLIB m Threads::Threads)
 add_library(qllc::qllc ALIAS qllc_shared)
 
 # ---- install rules ------------------------------------------------------------------------------
@@ -69,7 +69,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/include/qllc.h ${CMAKE_SOURCE_DIR}/include/qll
 file(RELATIVE_PATH QLLC_PC_UP /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
 string(REGEX REPLACE "/$" "" QLLC_PC_UP "${QLLC_PC_UP}")
 set(QLLC_PC_PREFIX "\${pcfiledir}/${QLLC_PC_UP}")
-set(QLLC_PC_REQUIRES_PRIVATE "libprotobuf-c yaml-0.1")
+set(QLLC_PC_REQUIRES_PRIVATE "libprotobuf-c yaml-0.1 zlib")
 set(QLLC_PC_LIBS_PRIVATE "-L${LLVM_LIBRARY_DIR} -lLLVM-${LLVM_VERSION_MAJOR} -lpthread -lm")
 configure_file(${CMAKE_SOURCE_DIR}/cmake/qllc.pc.in ${CMAKE_BINARY_DIR}/qllc.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/qllc.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

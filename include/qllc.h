@@ -81,6 +81,19 @@ void qllc_tensor_free(qllc_tensor *t);
 qllc_status qllc_tensor_read(const char *path, qllc_tensor *out, qllc_diag *diag);
 /* Writes a tensor as .npy. */
 qllc_status qllc_tensor_write_npy(const char *path, const qllc_tensor *t, qllc_diag *diag);
+/* .npz files (numpy's np.savez / np.savez_compressed: a zip of .npy arrays, stored or deflated)
+ * are read wherever a .npy is: qllc_tensor_read gives an .npz's only array (several: QLLC_ERR_INVALID
+ * naming them). qllc_tensor_read_all reads every tensor of a file: one per array of an .npz, named by
+ * the array ("x" for x.npy in the zip), or the one tensor of a .npy or .pb. *out is malloc'ed: free
+ * each tensor with qllc_tensor_free, then the array with free(). */
+qllc_status qllc_tensor_read_all(const char *path, qllc_tensor **out, int *n, qllc_diag *diag);
+/* The tensor for the input called `name` in the file at path: a .npy's or .pb's tensor, or of an .npz the
+ * array called `name` (or its only array; none of that name among several is QLLC_ERR_INVALID naming
+ * the arrays). Free with qllc_tensor_free. */
+qllc_status qllc_tensor_read_named(const char *path, const char *name, qllc_tensor *out, qllc_diag *diag);
+/* Writes n tensors as an uncompressed .npz, each array named by its tensor's name (which must be set and
+ * distinct); np.load reads it. */
+qllc_status qllc_tensor_write_npz(const char *path, const qllc_tensor *ts, int n, qllc_diag *diag);
 
 const char *qllc_status_name(qllc_status s);
 const char *qllc_elem_name(qllc_elem_kind k); /* "f32", "i8", ... */
@@ -171,6 +184,25 @@ qllc_status qllc_model_load(const char *path, qllc_model **out, qllc_diag *diag)
 qllc_status qllc_model_load_bound(const char *path, const qllc_tensor *bound, int n_bound, qllc_model **out,
                                   qllc_diag *diag);
 void qllc_model_free(qllc_model *m);
+
+/* loading with options. Zero the struct, then set what you need. */
+typedef struct qllc_load_options {
+  const qllc_tensor *bound;        /* graph inputs bound to constants, as for qllc_model_load_bound */
+  int n_bound;
+  const qllc_tensor *shapes;       /* input shapes (`--input-shape NAME=1x3x224x224`): each names a graph
+                                      input and gives its rank and dims (data unused). A symbolic dim of the
+                                      declaration takes the size given; a fixed dim must be given as declared;
+                                      the rank must be the declared one. An unknown or bound name, a rank or
+                                      fixed-dim mismatch, a size < 1, or a name given twice is QLLC_ERR_INVALID
+                                      naming the input */
+  int n_shapes;
+  void (*note)(void *ctx, const char *text); /* one line (no newline): e.g. the symbolic dims that no shape
+                                      pinned and that were taken as 1 (docs/limits.md); NULL: none */
+  void *note_ctx;
+} qllc_load_options;
+/* qllc_model_load_bound with input shapes: every later use of the model sees those shapes. A symbolic
+ * dim that no shape pins is taken as 1 (and reported through lo->note), at every axis. lo may be NULL. */
+qllc_status qllc_model_load_opts(const char *path, const qllc_load_options *lo, qllc_model **out, qllc_diag *diag);
 
 /* Writes a human-readable description of the model as it will be compiled with `opts`: the graph,
  * every value's type, the precision report and the memory plan. `stream` is a FILE *.
@@ -289,6 +321,50 @@ const qllc_tensor *qllc_jit_output(const qllc_jit *j, int i);
  * while a call is in progress. */
 qllc_status qllc_jit_run(qllc_jit *j, const qllc_tensor *inputs, int n_inputs, qllc_tensor *outputs,
                          qllc_diag *diag);
+
+/* Runs every sample of a data set through the JIT, one after the other (dataset_specs as for
+ * qllc_profile_dataset; the JIT's inputs must be float). outputs[i] (room for qllc_jit_num_outputs())
+ * gets output i of every sample, stacked along a new leading axis ([S, dims of the output...]), the same
+ * bytes as S calls of qllc_jit_run; free each with qllc_tensor_free. *samples (may be NULL) gets S.
+ * progress may be NULL. */
+qllc_status qllc_jit_run_dataset(qllc_jit *j, const char *const *dataset_specs, int n_specs, qllc_progress_fn progress,
+                                 void *progress_ctx, qllc_tensor *outputs, int64_t *samples, qllc_diag *diag);
+
+/* ---- Benchmark (qllc bench) ------------------------------------------------------------------- */
+
+/* One kernel call of the compiled program. */
+typedef struct qllc_bench_layer {
+  const char *node;   /* the ONNX node it computes */
+  const char *op;     /* its op type */
+  const char *kernel; /* the kernel function (variant) it calls */
+  double ns;          /* its time in the instrumented build: the mean over the middle half of the runs,
+                         ranked by their total (so the layers add up to layers_ns) */
+  double ops;         /* arithmetic operations per call: 2 per multiply-accumulate of a Conv, Gemm, MatMul or
+                         FullyConnected layer; 0 for other layers (no GOPS shown) */
+} qllc_bench_layer;
+
+typedef struct qllc_bench_result {
+  char cpu[64];                     /* the CPU the code was compiled for (LLVM's name, e.g. "znver4") */
+  int runs;
+  double median_ns, min_ns, p90_ns; /* the compiled program per inference (JIT, not instrumented; without the
+                                       input and output copies qllc_jit_run adds) */
+  double layers_ns;                 /* the instrumented build's first kernel to last, the mean over the middle
+                                       half of its runs ranked by this total, less the stamps' cost */
+  double stamp_ns;                  /* what one time stamp costs (two clock reads in a row, median), taken off
+                                       each layer's time (a layer shorter than the noise of that can show 0 or
+                                       less) */
+  int n_layers;
+  qllc_bench_layer *layers;         /* one per kernel call, in program order */
+} qllc_bench_result;
+
+/* JIT-compiles the model as qllc_jit_compile does, then times `runs` calls (after `warmup` untimed ones)
+ * on the inputs (matched as by qllc_jit_run; n_inputs 0: fixed pseudo-random floats in [0, 1), zeros for
+ * integer inputs); and builds the same program again with a time stamp around each kernel call
+ * (docs/benchmarks.md), run as often, interleaved with the first, for the per-layer times.
+ * Dispose of *out with qllc_bench_result_free. */
+qllc_status qllc_bench(qllc_model *m, const qllc_options *opts, const qllc_tensor *inputs, int n_inputs, int runs,
+                       int warmup, qllc_bench_result **out, qllc_diag *diag);
+void qllc_bench_result_free(qllc_bench_result *r);
 
 #ifdef __cplusplus
 }

@@ -52,6 +52,23 @@ qllc_status qllc_model_load(const char *path, qllc_model **out, qllc_diag *diag)
 
 qllc_status qllc_model_load_bound(const char *path, const qllc_tensor *bound, int n_bound, qllc_model **out,
                                   qllc_diag *diag) {
+  qllc_load_options lo;
+  memset(&lo, 0, sizeof lo);
+  lo.bound = bound, lo.n_bound = n_bound;
+  return qllc_model_load_opts(path, &lo, out, diag);
+}
+
+qllc_status qllc_model_load_opts(const char *path, const qllc_load_options *opts, qllc_model **out, qllc_diag *diag) {
+  qllc_load_options none;
+  memset(&none, 0, sizeof none);
+  const qllc_load_options *lo = opts ? opts : &none;
+  const qllc_tensor *bound = lo->bound;
+  int n_bound = lo->n_bound;
+  if (lo->n_shapes < 0 || (lo->n_shapes > 0 && !lo->shapes)) {
+    qllc_fail(diag, QLLC_ERR_INVALID, NULL, "qllc_model_load_opts: no shapes given for n_shapes = %d", lo->n_shapes);
+    qllc_diag_set_file(diag, path);
+    return QLLC_ERR_INVALID;
+  }
   if (!out) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "qllc_model_load: no place for the model (out is NULL)");
   *out = NULL;
   if (!path) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "no model path given");
@@ -66,7 +83,7 @@ qllc_status qllc_model_load_bound(const char *path, const qllc_tensor *bound, in
     qllc_diag_set_file(diag, path);
     return QLLC_ERR_NOMEM;
   }
-  qllc_status st = qllc_drv_model_load(&m->d, path, bound, n_bound, diag);
+  qllc_status st = qllc_drv_model_load(&m->d, path, lo, diag);
   if (st != QLLC_OK) {
     free(m);
     return st;
@@ -219,6 +236,31 @@ qllc_status qllc_jit_run(qllc_jit *j, const qllc_tensor *inputs, int n_inputs, q
     return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "qllc_jit_run: no inputs given for n_inputs = %d", n_inputs);
   if (!outputs && j->d.n_out > 0) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "qllc_jit_run: no outputs array");
   return qllc_drv_jit_run(&j->d, inputs, n_inputs, outputs, diag);
+}
+
+qllc_status qllc_jit_run_dataset(qllc_jit *j, const char *const *dataset_specs, int n_specs, qllc_progress_fn progress,
+                                 void *progress_ctx, qllc_tensor *outputs, int64_t *samples, qllc_diag *diag) {
+  if (samples) *samples = 0;
+  if (!j) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "no JIT");
+  if (n_specs <= 0 || !dataset_specs) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "no data set given");
+  if (!outputs && j->d.n_out > 0) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "qllc_jit_run_dataset: no outputs array");
+  return qllc_drv_jit_run_dataset(&j->d, dataset_specs, n_specs, progress, progress_ctx, outputs, samples, diag);
+}
+
+/* ---- benchmark --------------------------------------------------------------------------------- */
+
+qllc_status qllc_bench(qllc_model *m, const qllc_options *opts, const qllc_tensor *inputs, int n_inputs, int runs,
+                       int warmup, qllc_bench_result **out, qllc_diag *diag) {
+  if (!out) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "qllc_bench: no place for the result (out is NULL)");
+  *out = NULL;
+  if (!m) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "no model");
+  if (runs < 1 || runs > 1000000 || warmup < 0 || warmup > 1000000)
+    return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "qllc_bench: runs %d, warmup %d (runs 1 to 1000000, warmup 0 to 1000000)",
+                     runs, warmup);
+  if (n_inputs < 0 || (n_inputs > 0 && !inputs))
+    return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "qllc_bench: no inputs given for n_inputs = %d", n_inputs);
+  qllc_options dflt;
+  return on_model(m, qllc_drv_bench(&m->d, or_default(opts, &dflt), inputs, n_inputs, runs, warmup, out, diag), diag);
 }
 
 /* ---- profiling and compare --------------------------------------------------------------------- */

@@ -32,15 +32,16 @@ typedef struct qllc_drv_model {
                            facade also guards its reference count with it */
   qllc_tensor *bound;   /* graph inputs bound to constants: copies, applied on every reload */
   int n_bound;
+  qllc_tensor *shapes;  /* input shapes (--input-shape): copies (no data), applied on every reload */
+  int n_shapes;
   char *search_key;     /* the last precision search: what it depended on, its map and the map file's */
   qllc_prec_map *search_map; /* comment (search.c) */
   char *search_comment;
 } qllc_drv_model;
 
-/* Loads and optimizes the model file into *m (zeroed first). Errors name the file. On failure nothing
- * is left to release. */
-qllc_status qllc_drv_model_load(qllc_drv_model *m, const char *path, const qllc_tensor *bound, int n_bound,
-                                qllc_diag *diag);
+/* Loads and optimizes the model file into *m (zeroed first) with lo's bindings and input shapes (lo->note
+ * hears of symbolic dims taken as 1). Errors name the file. On failure nothing is left to release. */
+qllc_status qllc_drv_model_load(qllc_drv_model *m, const char *path, const qllc_load_options *lo, qllc_diag *diag);
 void qllc_drv_model_release(qllc_drv_model *m);
 
 /* `qllc info`: the graph, the precision report, user kernels, the kernel per fused layer, memory and the
@@ -82,6 +83,14 @@ void qllc_drv_jit_release(qllc_drv_jit *j);
  * (malloc'ed data; the caller frees each with qllc_tensor_free). */
 qllc_status qllc_drv_jit_run(qllc_drv_jit *j, const qllc_tensor *inputs, int n_inputs, qllc_tensor *outputs,
                              qllc_diag *diag);
+
+/* Runs every sample of the data set (specs) through j; outputs stacked along a new leading axis
+ * (qllc_jit_run_dataset). */
+qllc_status qllc_drv_jit_run_dataset(qllc_drv_jit *j, const char *const *specs, int n_specs, qllc_progress_fn progress,
+                                     void *progress_ctx, qllc_tensor *outputs, int64_t *samples, qllc_diag *diag);
+/* `qllc bench` (bench.c): whole-program and per-kernel times (qllc_bench, include/qllc.h). */
+qllc_status qllc_drv_bench(qllc_drv_model *m, const qllc_options *o, const qllc_tensor *inputs, int n_inputs, int runs,
+                           int warmup, qllc_bench_result **out, qllc_diag *diag);
 
 /* ---- decisions made by running (probe.c, compare.c) ---------------------------------------------- */
 

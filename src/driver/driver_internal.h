@@ -57,6 +57,13 @@ qllc_status qllc_drv_lower_tuned(qllc_drv_model *m, qllc_graph *g, const qllc_op
 /* The code generator's options for o's target, CPU and features (host 1: the JIT), with o's user kernels,
  * relocation model and weight placement. */
 qllc_status qllc_drv_codegen_opts(const qllc_options *o, int host, qllc_codegen_opts *cg, qllc_diag *diag);
+/* runner.c: p JIT-compiled for this machine as o asks; stamp_offset > 0: the instrumented build of
+ * `qllc bench` (qllc_codegen_opts.layer_stamps: time stamps from that offset of the mutable region on). */
+qllc_status qllc_drv_jit_codegen(const qllc_program *p, const qllc_options *o, uint64_t stamp_offset,
+                                 qllc_jit_code **code, qllc_entry_fn *entry, qllc_diag *diag);
+/* runner.c: the regions of the pair of run buffers first on j's free list (NULL when none): after a
+ * qllc_drv_jit_run on one thread, they hold that run's inputs (bench.c calls the entry on them). */
+void qllc_drv_jit_idle_bufs(qllc_drv_jit *j, uint8_t **mut, uint8_t **act);
 /* The precision report of a quantized graph as a malloc'ed string (NULL for float). */
 char *qllc_drv_report_text(const qllc_graph *g, const qllc_options *o);
 /* The lowering of instrumented programs (a qllc_probe_hooks.lower): reference kernels, and the same

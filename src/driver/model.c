@@ -34,11 +34,29 @@ static qllc_tensor *copy_bound(const qllc_tensor *b, int n) {
   return c;
 }
 
-qllc_status qllc_drv_model_load(qllc_drv_model *m, const char *path, const qllc_tensor *bound, int n_bound,
-                                qllc_diag *diag) {
+/* Copies of the input shapes: name, rank and dims (no data). NULL on OOM (or when n is 0). */
+static qllc_tensor *copy_shapes(const qllc_tensor *sh, int n) {
+  if (n <= 0) return NULL;
+  qllc_tensor *c = calloc((size_t)n, sizeof *c);
+  if (!c) return NULL;
+  for (int i = 0; i < n; i++) {
+    c[i] = sh[i];
+    c[i].data = NULL;
+    if (!(c[i].name = strdup(sh[i].name ? sh[i].name : ""))) {
+      free_bound(c, i);
+      return NULL;
+    }
+  }
+  return c;
+}
+
+qllc_status qllc_drv_model_load(qllc_drv_model *m, const char *path, const qllc_load_options *lo, qllc_diag *diag) {
   memset(m, 0, sizeof *m);
+  const qllc_tensor *bound = lo->bound;
+  int n_bound = lo->n_bound;
   qllc_graph *g = NULL;
-  qllc_status st = qllc_onnx_load_bound(path, bound, n_bound, &g, diag);
+  char pinned[1024];
+  qllc_status st = qllc_onnx_load_shaped(path, bound, n_bound, lo->shapes, lo->n_shapes, pinned, sizeof pinned, &g, diag);
   if (st == QLLC_OK) st = qllc_graph_optimize(g, NULL, NULL, diag);
   if (st == QLLC_OK && qllc_graph_has_qdq(g)) st = qllc_pass_qdq(g, diag); /* pre-quantized model */
   if (st != QLLC_OK) {
@@ -46,8 +64,10 @@ qllc_status qllc_drv_model_load(qllc_drv_model *m, const char *path, const qllc_
     qllc_diag_set_file(diag, path);
     return st;
   }
-  if (!(m->path = strdup(path)) || (n_bound > 0 && !(m->bound = copy_bound(bound, n_bound)))) {
+  if (!(m->path = strdup(path)) || (n_bound > 0 && !(m->bound = copy_bound(bound, n_bound))) ||
+      (lo->n_shapes > 0 && !(m->shapes = copy_shapes(lo->shapes, lo->n_shapes)))) {
     free(m->path);
+    free_bound(m->bound, n_bound);
     qllc_graph_free(g);
     memset(m, 0, sizeof *m);
     qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
@@ -55,7 +75,14 @@ qllc_status qllc_drv_model_load(qllc_drv_model *m, const char *path, const qllc_
     return QLLC_ERR_NOMEM;
   }
   m->n_bound = n_bound;
+  m->n_shapes = lo->n_shapes;
   m->graph = g;
+  if (pinned[0] && lo->note) { /* once per model, not on reloads */
+    char text[1200];
+    snprintf(text, sizeof text, "%s: symbolic input dimension%s taken as 1: %s (set with --input-shape NAME=DxDx...)",
+             path, strchr(pinned, ',') ? "s" : "", pinned);
+    lo->note(lo->note_ctx, text);
+  }
   pthread_mutex_init(&m->lock, NULL);
   return QLLC_OK;
 }
@@ -67,6 +94,7 @@ void qllc_drv_model_release(qllc_drv_model *m) {
   pthread_mutex_destroy(&m->lock);
   qllc_graph_free(m->graph);
   free_bound(m->bound, m->n_bound);
+  free_bound(m->shapes, m->n_shapes);
   free(m->path);
   memset(m, 0, sizeof *m);
 }
@@ -76,7 +104,7 @@ void qllc_drv_model_release(qllc_drv_model *m) {
 qllc_status qllc_drv_reload(qllc_drv_model *m, const char *dump_after, FILE *dump, qllc_graph **out, qllc_diag *diag) {
   qllc_graph *fresh = NULL;
   *out = NULL;
-  qllc_status st = qllc_onnx_load_bound(m->path, m->bound, m->n_bound, &fresh, diag);
+  qllc_status st = qllc_onnx_load_shaped(m->path, m->bound, m->n_bound, m->shapes, m->n_shapes, NULL, 0, &fresh, diag);
   if (st == QLLC_OK && dump_after && strcmp(dump_after, "import") == 0) {
     fprintf(dump, "# after import\n");
     qllc_graph_print(fresh, dump);

@@ -72,6 +72,18 @@ static int one_sample_shape(const qllc_value *v, uint32_t rank, const int64_t *d
   return 0;
 }
 
+/* 1 when the spec names an .npz file or a directory holding one: it gives every input its own array. */
+static int npz_spec(const char *path) {
+  struct stat sb;
+  if (has_suffix(path, ".npz")) return 1;
+  if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode)) return 0;
+  DIR *dir = opendir(path);
+  int found = 0;
+  for (struct dirent *e; dir && !found && (e = readdir(dir));) found = e->d_name[0] != '.' && has_suffix(e->d_name, ".npz");
+  if (dir) closedir(dir);
+  return found;
+}
+
 /* Opens one input's spec (a file of samples or a directory of per-sample files). */
 static qllc_status ds_open(ds_input *d, qllc_diag *diag) {
   const qllc_value *v = d->value;
@@ -97,7 +109,9 @@ static qllc_status ds_open(ds_input *d, qllc_diag *diag) {
     int cap = 0;
     struct dirent *e;
     while ((e = readdir(dir))) {
-      if (e->d_name[0] == '.' || !(has_suffix(e->d_name, ".npy") || has_suffix(e->d_name, ".pb"))) continue;
+      if (e->d_name[0] == '.' || !(has_suffix(e->d_name, ".npy") || has_suffix(e->d_name, ".pb") ||
+                                   has_suffix(e->d_name, ".npz")))
+        continue;
       if (d->n_files == cap) {
         cap = cap ? 2 * cap : 64;
         char **nf = realloc(d->files, (size_t)cap * sizeof *nf);
@@ -112,7 +126,7 @@ static qllc_status ds_open(ds_input *d, qllc_diag *diag) {
     }
     closedir(dir);
     if (d->n_files == 0) {
-      qllc_fail(diag, QLLC_ERR_INVALID, NULL, "data set directory '%s' has no .npy or .pb files", d->path);
+      qllc_fail(diag, QLLC_ERR_INVALID, NULL, "data set directory '%s' has no .npy, .npz or .pb files", d->path);
       qllc_diag_set_file(diag, d->path);
       return QLLC_ERR_INVALID;
     }
@@ -120,7 +134,7 @@ static qllc_status ds_open(ds_input *d, qllc_diag *diag) {
     d->n_samples = d->n_files;
     return QLLC_OK;
   }
-  qllc_status st = qllc_tensor_read(d->path, &d->all, diag);
+  qllc_status st = qllc_tensor_read_named(d->path, v->name, &d->all, diag);
   if (st != QLLC_OK) {
     qllc_diag_set_file(diag, d->path);
     return st;
@@ -196,7 +210,7 @@ static qllc_status ds_sample(ds_input *d, int64_t i, uint8_t *dst, qllc_diag *di
   qllc_tensor t;
   memset(&t, 0, sizeof t);
   const char *fp = d->files[i];
-  qllc_status st = qllc_tensor_read(fp, &t, diag);
+  qllc_status st = qllc_tensor_read_named(fp, d->value->name, &t, diag);
   if (st == QLLC_OK && (t.elem != QLLC_F32 || !one_sample_shape(d->value, t.rank, t.dims))) {
     char want[200], got[200];
     shape_str((uint32_t)d->value->rank, d->value->dims, want, sizeof want);
@@ -239,6 +253,11 @@ static qllc_status ds_assign(const qllc_graph *g, const char *const *specs, int 
   for (int k = 0, next = 0; k < n_specs && st == QLLC_OK; k++) {
     if (given[k]) continue;
     while (next < g->n_inputs && ds[next].spec) next++;
+    if (next < g->n_inputs && npz_spec(specs[k])) { /* every input left takes its array from it */
+      for (int i = next; i < g->n_inputs; i++)
+        if (!ds[i].spec) ds[i].spec = ds[i].path = specs[k];
+      continue;
+    }
     if (next >= g->n_inputs) {
       st = qllc_fail(diag, QLLC_ERR_INVALID, NULL, "%d data sets given, the model has %d input%s", n_specs,
                      g->n_inputs, g->n_inputs == 1 ? "" : "s");

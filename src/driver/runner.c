@@ -34,6 +34,13 @@ void qllc_drv_jit_release(qllc_drv_jit *j) {
   memset(j, 0, sizeof *j);
 }
 
+void qllc_drv_jit_idle_bufs(qllc_drv_jit *j, uint8_t **mut, uint8_t **act) {
+  pthread_mutex_lock(&j->lock);
+  *mut = j->free_bufs ? j->free_bufs->mut : NULL;
+  *act = j->free_bufs ? j->free_bufs->act : NULL;
+  pthread_mutex_unlock(&j->lock);
+}
+
 static qllc_run_bufs *new_run_bufs(qllc_drv_jit *j) {
   qllc_run_bufs *b = calloc(1, sizeof *b);
   if (!b) return NULL;
@@ -64,6 +71,19 @@ static void give_run_bufs(qllc_drv_jit *j, qllc_run_bufs *b) {
 }
 
 
+qllc_status qllc_drv_jit_codegen(const qllc_program *p, const qllc_options *opts, uint64_t stamp_offset,
+                                 qllc_jit_code **code, qllc_entry_fn *entry, qllc_diag *diag) {
+  qllc_codegen_opts cg;
+  memset(&cg, 0, sizeof cg);
+  qllc_status st = qllc_drv_codegen_opts(opts, 1, &cg, diag);
+  cg.weights_in_object = 1; /* the JIT passes no constant_weights */
+  if (!cg.entry_name) cg.entry_name = "qllc_jit_entry";
+  cg.layer_stamps = stamp_offset > 0;
+  cg.stamp_offset = stamp_offset;
+  if (st == QLLC_OK) st = qllc_codegen_jit(p, &cg, code, entry, diag);
+  return st;
+}
+
 qllc_status qllc_drv_jit_build(qllc_drv_model *m, const qllc_options *opts, qllc_drv_jit *j, qllc_diag *diag) {
   memset(j, 0, sizeof *j);
   if (opts->target && strcmp(opts->target, qllc_drv_host_target()) != 0) {
@@ -79,14 +99,7 @@ qllc_status qllc_drv_jit_build(qllc_drv_model *m, const qllc_options *opts, qllc
   qllc_status st = qllc_drv_graph_for(m, opts, &g, &owned, diag);
   if (st == QLLC_OK && owned) j->own_graph = g;
   if (st == QLLC_OK) st = qllc_drv_lower(m, g, opts, 1, &j->prog, NULL, diag);
-  qllc_codegen_opts cg;
-  memset(&cg, 0, sizeof cg);
-  if (st == QLLC_OK) {
-    st = qllc_drv_codegen_opts(opts, 1, &cg, diag);
-    cg.weights_in_object = 1; /* the JIT passes no constant_weights */
-    if (!cg.entry_name) cg.entry_name = "qllc_jit_entry";
-  }
-  if (st == QLLC_OK) st = qllc_codegen_jit(j->prog, &cg, &j->code, &j->entry, diag);
+  if (st == QLLC_OK) st = qllc_drv_jit_codegen(j->prog, opts, 0, &j->code, &j->entry, diag);
   st = qllc_drv_precision_map_finish(st, diag); /* --precision-map-out, once the code is built */
   if (st == QLLC_OK) {
     j->n_in = j->prog->n_inputs;

@@ -286,6 +286,12 @@ qllc_status qllc_onnx_load(const char *path, qllc_graph **out, qllc_diag *diag);
  * is bound twice, is an error. The tensors are copied. */
 qllc_status qllc_onnx_load_bound(const char *path, const qllc_tensor *bound, int n_bound, qllc_graph **out,
                                  qllc_diag *diag);
+/* The same with input shapes (qllc_load_options.shapes in include/qllc.h: name, rank, dims): a symbolic
+ * dim of a graph input takes the size given for it, a fixed one must equal it. A symbolic leading dim
+ * with no shape given is taken as 1 and listed in `pinned` ("'x' axis 0 ('batch'), ...", "" when none;
+ * pinned may be NULL); any other symbolic dim without one is an error. */
+qllc_status qllc_onnx_load_shaped(const char *path, const qllc_tensor *bound, int n_bound, const qllc_tensor *shapes,
+                                  int n_shapes, char *pinned, size_t pinned_size, qllc_graph **out, qllc_diag *diag);
 
 /* Infers the output element kinds and shapes of one node from its inputs (and constant inputs such as
  * Reshape's shape). Used by the importer and by passes that make nodes. */

@@ -9,8 +9,10 @@
  *      become constants like initializers, replacing an initializer of the same name; the other graph
  *      inputs that are not initializers become the graph's inputs. They must be float tensors
  *      (or int8/uint8/int32, which only pre-quantized models read: quantized data, zero points, int32
- *      biases; qllc's own ops reject them elsewhere) with known dims. A symbolic or missing LEADING dim is taken as 1 (exporters write "batch" there;
- *      qllc compiles for one fixed shape); any other symbolic dim is unsupported;
+ *      biases; qllc's own ops reject them elsewhere) with known dims. A symbolic dim takes the size of an input
+ *      shape given for it (qllc_onnx_load_shaped, --input-shape); else a symbolic or missing LEADING dim is
+ *      taken as 1 (exporters write "batch" there; qllc compiles for one fixed shape) and listed for the
+ *      caller's note; any other symbolic dim is an error asking for --input-shape;
  *   3. nodes, in file order (ONNX requires topological order): op table lookup (default domain; a node
  *      of any other domain becomes a CUSTOM node typed from value_info, see load_custom),
  *      arity check, attributes copied, qllc_infer_node (which normalises attributes, see infer.c), then
@@ -43,6 +45,10 @@ typedef struct importer {
   const Onnx__GraphProto *gp; /* for the value_info of custom ops' outputs */
   const qllc_tensor *bound;   /* graph inputs bound to constants (qllc_onnx_load_bound), or NULL */
   int n_bound;
+  const qllc_tensor *shapes;  /* input shapes (qllc_onnx_load_shaped: rank and dims), or NULL */
+  int n_shapes;
+  char *pinned;               /* symbolic dims taken as 1 are listed here (qllc_onnx_load_shaped), or NULL */
+  size_t pinned_size;
 } importer;
 
 /* ---- tensors ---------------------------------------------------------------------------------- */
@@ -218,6 +224,12 @@ static qllc_status load_attr(importer *im, qllc_node *n, const Onnx__AttributePr
 
 /* ---- graph inputs ----------------------------------------------------------------------------- */
 
+static const qllc_tensor *find_shape(const importer *im, const char *name) {
+  for (int i = 0; i < im->n_shapes; i++)
+    if (im->shapes[i].name && !strcmp(im->shapes[i].name, name)) return &im->shapes[i];
+  return NULL;
+}
+
 static qllc_status load_input(importer *im, const Onnx__ValueInfoProto *vi) {
   qllc_diag *diag = im->diag;
   const char *name = vi->name ? vi->name : "";
@@ -242,32 +254,51 @@ static qllc_status load_input(importer *im, const Onnx__ValueInfoProto *vi) {
                      "to a constant: qllc --const %s=FILE, qllc_model_load_bound)", name,
                      onnx_type_name(tt->elem_type), name);
   }
-  if (!tt->shape)
-    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL, "graph input '%s' has no shape; qllc needs fixed input shapes", name);
-  if (tt->shape->n_dim > QLLC_MAX_RANK)
-    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL, "graph input '%s' has rank %zu (at most %d)", name, tt->shape->n_dim,
+  const qllc_tensor *pin = find_shape(im, name);
+  if (!tt->shape && !pin)
+    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL, "graph input '%s' has no shape; qllc needs fixed input shapes "
+                     "(give one: --input-shape %s=DxDx...)", name, name);
+  size_t rank = tt->shape ? tt->shape->n_dim : pin->rank;
+  if (rank > QLLC_MAX_RANK)
+    return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL, "graph input '%s' has rank %zu (at most %d)", name, rank,
                      QLLC_MAX_RANK);
+  if (pin && pin->rank != rank)
+    return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "--input-shape %s: %u dims given, the input has %zu", name, pin->rank,
+                     rank);
   int64_t dims[QLLC_MAX_RANK];
-  for (size_t i = 0; i < tt->shape->n_dim; i++) {
-    const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
-    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value > 0) {
+  for (size_t i = 0; i < rank; i++) {
+    const Onnx__TensorShapeProto__Dimension *d = tt->shape ? tt->shape->dim[i] : NULL;
+    int fixed = d && d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+    const char *what = d && d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? d->dim_param : NULL;
+    if (fixed && d->dim_value > 0) {
       dims[i] = d->dim_value;
-    } else if (i == 0 && d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
-      dims[i] = 1; /* symbolic batch dim ("batch", "N"): compiled for batch 1 */
+      if (pin && pin->dims[i] != dims[i])
+        return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "--input-shape %s: axis %zu is %lld in the model, %lld given", name, i,
+                         (long long)dims[i], (long long)pin->dims[i]);
+    } else if (pin && !fixed) {
+      dims[i] = pin->dims[i]; /* a symbolic dim pinned by the user */
+    } else if (i == 0 && !fixed) {
+      dims[i] = 1; /* symbolic batch dim ("batch", "N"): compiled for batch 1, and said (docs/limits.md) */
+      if (im->pinned) {
+        size_t used = strlen(im->pinned);
+        snprintf(im->pinned + used, im->pinned_size - used, "%s'%s' axis 0%s%s%s", used ? ", " : "", name,
+                 what ? " ('" : "", what ? what : "", what ? "')" : "");
+      }
     } else {
-      const char *what = d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? d->dim_param : NULL;
       if (what)
         return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL,
-                         "graph input '%s' has a dynamic dimension '%s' at axis %zu; qllc needs fixed input shapes", name, what, i);
+                         "graph input '%s' has a dynamic dimension '%s' at axis %zu; qllc needs fixed input shapes "
+                         "(give one: --input-shape %s=DxDx...)", name, what, i, name);
       return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL,
-                       "graph input '%s' has a dynamic or empty dimension at axis %zu; qllc needs fixed input shapes", name, i);
+                       "graph input '%s' has a dynamic or empty dimension at axis %zu; qllc needs fixed input shapes "
+                       "(give one: --input-shape %s=DxDx...)", name, i, name);
     }
   }
   int64_t bytes;
-  if (qllc_shape_bytes(elem, (int)tt->shape->n_dim, dims, &bytes))
+  if (qllc_shape_bytes(elem, (int)rank, dims, &bytes))
     return qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL, "graph input '%s' is larger than %lld bytes (the largest tensor qllc takes)",
                      name, (long long)QLLC_MAX_TENSOR_BYTES);
-  qllc_value *v = qllc_value_new(im->g, name, elem, (int)tt->shape->n_dim, dims);
+  qllc_value *v = qllc_value_new(im->g, name, elem, (int)rank, dims);
   if (!v || strcmp(v->name, name))
     return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "graph input '%s' is declared twice", name);
   if (qllc_graph_add_input(im->g, v)) return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
@@ -652,6 +683,35 @@ static qllc_status import_model(importer *im, const Onnx__ModelProto *m) {
     for (int c = 0; c < b; c++)
       if (!strcmp(im->bound[c].name, bn)) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "graph input '%s' is bound twice", bn);
   }
+  for (int k = 0; k < im->n_shapes; k++) { /* every input shape names a graph input that stays an input */
+    const qllc_tensor *sh = &im->shapes[k];
+    const char *sn = sh->name;
+    if (!sn || !sn[0]) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "--input-shape %d has no input name", k + 1);
+    size_t i = 0;
+    while (i < gp->n_input && !(gp->input[i]->name && !strcmp(gp->input[i]->name, sn))) i++;
+    int is_init = 0;
+    for (size_t n = 0; n < gp->n_initializer && !is_init; n++)
+      is_init = gp->initializer[n]->name && !strcmp(gp->initializer[n]->name, sn);
+    if (i == gp->n_input || is_init) {
+      char names[512] = "";
+      size_t n = 0;
+      for (size_t q = 0; q < gp->n_input && n < sizeof names - 64; q++)
+        n += (size_t)snprintf(names + n, sizeof names - n, "%s'%s'", q ? ", " : "", gp->input[q]->name ? gp->input[q]->name : "");
+      return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "--input-shape %s: %s (inputs: %s)", sn,
+                       is_init ? "that input has an initializer: it is a constant, not an input" : "the model has no graph input of that name",
+                       n ? names : "none");
+    }
+    if (find_bound(im, sn))
+      return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "--input-shape %s: that input is bound to a constant (--const): its shape is the tensor's", sn);
+    for (int c = 0; c < k; c++)
+      if (!strcmp(im->shapes[c].name, sn)) return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "--input-shape %s: given twice", sn);
+    if (sh->rank < 1 || sh->rank > QLLC_MAX_RANK)
+      return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "--input-shape %s: %u dims (1 to %d)", sn, sh->rank, QLLC_MAX_RANK);
+    for (uint32_t d = 0; d < sh->rank; d++)
+      if (sh->dims[d] < 1)
+        return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "--input-shape %s: axis %u is %lld (sizes are >= 1)", sn, d,
+                         (long long)sh->dims[d]);
+  }
   for (size_t i = 0; i < gp->n_initializer; i++) {
     qllc_value *v;
     const char *name = gp->initializer[i]->name ? gp->initializer[i]->name : "";
@@ -788,7 +848,13 @@ qllc_status qllc_onnx_load(const char *path, qllc_graph **out, qllc_diag *diag) 
 
 qllc_status qllc_onnx_load_bound(const char *path, const qllc_tensor *bound, int n_bound, qllc_graph **out,
                                  qllc_diag *diag) {
+  return qllc_onnx_load_shaped(path, bound, n_bound, NULL, 0, NULL, 0, out, diag);
+}
+
+qllc_status qllc_onnx_load_shaped(const char *path, const qllc_tensor *bound, int n_bound, const qllc_tensor *shapes,
+                                  int n_shapes, char *pinned, size_t pinned_size, qllc_graph **out, qllc_diag *diag) {
   *out = NULL;
+  if (pinned && pinned_size) pinned[0] = 0;
   if (diag) diag->status = QLLC_OK, diag->message[0] = 0, diag->node[0] = 0, diag->file[0] = 0;
   qllc_status st;
   uint8_t *buf = NULL;
@@ -825,7 +891,8 @@ qllc_status qllc_onnx_load_bound(const char *path, const qllc_tensor *bound, int
     qllc_diag_set_file(diag, path);
     return st;
   }
-  importer im = {g, diag, path, m->graph, bound, n_bound > 0 ? n_bound : 0};
+  importer im = {g, diag, path, m->graph, bound, n_bound > 0 ? n_bound : 0, shapes, n_shapes > 0 ? n_shapes : 0,
+                 pinned_size ? pinned : NULL, pinned_size};
   st = import_model(&im, m);
   onnx__model_proto__free_unpacked(m, NULL);
   if (st) {

@@ -12,11 +12,19 @@
  *
  * Writing produces .npy version 1.0 with the header padded with spaces and a final newline so the
  * data starts at a multiple of 64 bytes, as numpy itself does.
+ *
+ * .npz (numpy's np.savez / np.savez_compressed) is a zip archive of .npy files, one per array, named
+ * "<array>.npy". It is recognised by the zip magic "PK\x03\x04"; the central directory is read (zip64
+ * sizes and offsets included, as numpy writes them), each entry is stored (method 0) or deflated
+ * (method 8, inflated with zlib) and checked against its CRC-32, then parsed as a .npy. Written .npz
+ * files are stored (no compression), with CRCs, readable by np.load.
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <zlib.h>
 
 #include "ir.h"
 #include "onnx/onnx.pb-c.h"
@@ -424,6 +432,155 @@ done:
   return st;
 }
 
+static const uint8_t npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+
+/* ---- .npz (zip of .npy) ------------------------------------------------------------------------ */
+
+static const uint8_t zip_magic[4] = {'P', 'K', 3, 4};
+
+static uint32_t rd16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
+static uint32_t rd32(const uint8_t *p) { return rd16(p) | rd16(p + 2) << 16; }
+static uint64_t rd64(const uint8_t *p) { return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32; }
+
+/* Reads every array of the .npz in b into a new array of tensors (*out, *n). */
+static qllc_status read_npz(const char *path, const blob *b, qllc_tensor **out, int *n, qllc_diag *diag) {
+  *out = NULL, *n = 0;
+  /* the end of central directory record: the last "PK\5\6" within the final 64 KiB + 22 bytes */
+  size_t eocd = SIZE_MAX;
+  for (size_t k = b->n >= 22 ? b->n - 22 + 1 : 0; k-- > 0 && b->n - k <= 65557;)
+    if (!memcmp(b->p + k, "PK\5\6", 4)) {
+      eocd = k;
+      break;
+    }
+  if (eocd == SIZE_MAX) return io_fail(diag, QLLC_ERR_PARSE, path, "malformed .npz: no zip central directory");
+  uint64_t count = rd16(b->p + eocd + 10), cd = rd32(b->p + eocd + 16);
+  if ((count == 0xffff || cd == 0xffffffffu) && eocd >= 20 && !memcmp(b->p + eocd - 20, "PK\6\7", 4)) {
+    uint64_t z64 = rd64(b->p + eocd - 20 + 8); /* the zip64 end of central directory record */
+    if (z64 > b->n || b->n - z64 < 56 || memcmp(b->p + z64, "PK\6\6", 4))
+      return io_fail(diag, QLLC_ERR_PARSE, path, "malformed .npz: bad zip64 end record");
+    count = rd64(b->p + z64 + 32), cd = rd64(b->p + z64 + 48);
+  }
+  if (count == 0) return io_fail(diag, QLLC_ERR_INVALID, path, ".npz holds no arrays");
+  if (count > 4096) return io_fail(diag, QLLC_ERR_UNSUPPORTED, path, ".npz holds %llu arrays (at most 4096)", (unsigned long long)count);
+  qllc_tensor *ts = calloc((size_t)count, sizeof *ts);
+  if (!ts) return io_fail(diag, QLLC_ERR_NOMEM, path, "out of memory");
+  qllc_status st = QLLC_OK;
+  uint64_t at = cd;
+  int got = 0;
+  for (uint64_t e = 0; e < count && st == QLLC_OK; e++) {
+    if (at > b->n || b->n - at < 46 || memcmp(b->p + at, "PK\1\2", 4)) {
+      st = io_fail(diag, QLLC_ERR_PARSE, path, "malformed .npz: bad central directory entry %llu", (unsigned long long)e);
+      break;
+    }
+    const uint8_t *c = b->p + at;
+    uint32_t method = rd16(c + 10), crc = rd32(c + 16), nlen = rd16(c + 28), xlen = rd16(c + 30), clen = rd16(c + 32);
+    uint64_t csize = rd32(c + 20), usize = rd32(c + 24), loc = rd32(c + 42);
+    if (b->n - at - 46 < (uint64_t)nlen + xlen + clen) {
+      st = io_fail(diag, QLLC_ERR_PARSE, path, "malformed .npz: truncated central directory");
+      break;
+    }
+    char name[256];
+    snprintf(name, sizeof name, "%.*s", (int)(nlen < 255 ? nlen : 255), (const char *)c + 46);
+    /* zip64 extra field: the 0xffffffff fields follow in the order usize, csize, offset */
+    for (const uint8_t *x = c + 46 + nlen, *xe = x + xlen; x + 4 <= xe;) {
+      uint32_t id = rd16(x), len = rd16(x + 2);
+      const uint8_t *v = x + 4, *ve = v + len > xe ? xe : v + len;
+      if (id == 1) {
+        if (usize == 0xffffffffu && v + 8 <= ve) usize = rd64(v), v += 8;
+        if (csize == 0xffffffffu && v + 8 <= ve) csize = rd64(v), v += 8;
+        if (loc == 0xffffffffu && v + 8 <= ve) loc = rd64(v), v += 8;
+      }
+      x += 4 + len;
+    }
+    at += 46 + (uint64_t)nlen + xlen + clen;
+    if (loc > b->n || b->n - loc < 30 || memcmp(b->p + loc, zip_magic, 4)) {
+      st = io_fail(diag, QLLC_ERR_PARSE, path, "malformed .npz: bad local header of '%s'", name);
+      break;
+    }
+    uint64_t data = loc + 30 + rd16(b->p + loc + 26) + rd16(b->p + loc + 28);
+    if (data > b->n || b->n - data < csize) {
+      st = io_fail(diag, QLLC_ERR_PARSE, path, "malformed .npz: '%s' is truncated", name);
+      break;
+    }
+    size_t len = strlen(name);
+    if (len < 5 || strcmp(name + len - 4, ".npy")) {
+      st = io_fail(diag, QLLC_ERR_UNSUPPORTED, path, ".npz entry '%s' is not a .npy array", name);
+      break;
+    }
+    name[len - 4] = 0;
+    if (usize > QLLC_MAX_TENSOR_BYTES + QLLC_NPY_SLACK_BYTES) {
+      st = io_fail(diag, QLLC_ERR_UNSUPPORTED, path, ".npz array '%s' is larger than %lld bytes", name,
+                   (long long)QLLC_MAX_TENSOR_BYTES);
+      break;
+    }
+    blob ent = {NULL, (size_t)usize};
+    uint8_t *own = NULL;
+    if (method == 0) {
+      if (csize != usize) st = io_fail(diag, QLLC_ERR_PARSE, path, "malformed .npz: stored '%s' has two sizes", name);
+      ent.p = b->p + data;
+    } else if (method == 8) {
+      own = malloc(usize ? (size_t)usize : 1);
+      z_stream z;
+      memset(&z, 0, sizeof z);
+      if (!own || inflateInit2(&z, -MAX_WBITS) != Z_OK) {
+        st = io_fail(diag, QLLC_ERR_NOMEM, path, "out of memory inflating '%s'", name);
+      } else {
+        int zr = Z_OK;
+        uint64_t in_left = csize, out_left = usize;
+        z.next_in = b->p + data, z.next_out = own;
+        while (zr == Z_OK) { /* avail_* are 32-bit: feed large entries in pieces */
+          if (!z.avail_in) z.avail_in = in_left > 0x40000000u ? 0x40000000u : (uInt)in_left, in_left -= z.avail_in;
+          if (!z.avail_out) z.avail_out = out_left > 0x40000000u ? 0x40000000u : (uInt)out_left, out_left -= z.avail_out;
+          zr = inflate(&z, Z_NO_FLUSH);
+          if (zr == Z_BUF_ERROR && ((!z.avail_in && in_left) || (!z.avail_out && out_left))) zr = Z_OK; /* refill */
+        }
+        uint64_t made = (uint64_t)(z.next_out - own);
+        inflateEnd(&z);
+        if (zr != Z_STREAM_END || made != usize)
+          st = io_fail(diag, QLLC_ERR_PARSE, path, "malformed .npz: '%s' does not inflate to its %llu bytes", name,
+                       (unsigned long long)usize);
+      }
+      ent.p = own;
+    } else {
+      st = io_fail(diag, QLLC_ERR_UNSUPPORTED, path,
+                   ".npz entry '%s' is compressed with zip method %u (read: 0 stored, 8 deflate, as np.savez and "
+                   "np.savez_compressed write)", name, method);
+    }
+    if (st == QLLC_OK) {
+      uLong crc_got = crc32(0L, Z_NULL, 0);
+      for (uint64_t off = 0; off < usize;) {
+        uInt piece = usize - off > 0x40000000u ? 0x40000000u : (uInt)(usize - off);
+        crc_got = crc32(crc_got, ent.p + off, piece);
+        off += piece;
+      }
+      if ((uint32_t)crc_got != crc)
+        st = io_fail(diag, QLLC_ERR_PARSE, path, "malformed .npz: '%s' fails its CRC-32 check", name);
+    }
+    if (st == QLLC_OK) {
+      if (ent.n < 6 || memcmp(ent.p, npy_magic, 6))
+        st = io_fail(diag, QLLC_ERR_PARSE, path, ".npz entry '%s.npy' is not a .npy file", name);
+      else {
+        char where[1024];
+        snprintf(where, sizeof where, "%s (array '%s')", path, name);
+        st = read_npy(where, &ent, &ts[got], NULL, diag);
+        if (st == QLLC_OK) {
+          if (!(ts[got].name = strdup(name))) st = io_fail(diag, QLLC_ERR_NOMEM, path, "out of memory");
+          got++;
+        }
+      }
+    }
+    free(own);
+  }
+  if (st != QLLC_OK) {
+    for (int i = 0; i < got; i++) qllc_tensor_free(&ts[i]);
+    free(ts);
+    qllc_diag_set_file(diag, path);
+    return st;
+  }
+  *out = ts, *n = got;
+  return QLLC_OK;
+}
+
 /* ---- public ------------------------------------------------------------------------------------ */
 
 void qllc_tensor_free(qllc_tensor *t) {
@@ -437,8 +594,6 @@ void qllc_tensor_free(qllc_tensor *t) {
 
 /* ---- the read limit of a tensor file (docs/limits.md) ------------------------------------------ */
 
-static const uint8_t npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
-
 typedef struct tensor_limit {
   const char *path;
   int not_pb; /* the first bytes are neither .npy nor protobuf */
@@ -449,6 +604,7 @@ typedef struct tensor_limit {
  * QLLC_MAX_PB_TENSOR_FILE_BYTES, unless its first bytes are not protobuf fields at all (/dev/zero). */
 static uint64_t tensor_file_limit(const uint8_t *head, size_t n, void *ctx, uint64_t limit) {
   tensor_limit *tl = ctx;
+  if (n >= 4 && !memcmp(head, zip_magic, 4)) return QLLC_MAX_TENSOR_BYTES; /* .npz: its arrays, each checked */
   if (n >= 6 && !memcmp(head, npy_magic, 6)) {
     blob h = {(uint8_t *)head, n};
     size_t total = 0;
@@ -462,24 +618,90 @@ static uint64_t tensor_file_limit(const uint8_t *head, size_t n, void *ctx, uint
   return limit;
 }
 
-qllc_status qllc_tensor_read(const char *path, qllc_tensor *out, qllc_diag *diag) {
-  if (!path || !out)
-    return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "qllc_tensor_read: NULL %s", path ? "output" : "path");
-  tensor_init(out);
+qllc_status qllc_tensor_read_all(const char *path, qllc_tensor **out, int *n, qllc_diag *diag) {
+  if (!path || !out || !n)
+    return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "qllc_tensor_read_all: NULL %s", path ? "output" : "path");
+  *out = NULL, *n = 0;
   blob b;
   tensor_limit tl = {path, 0};
   qllc_status st = qllc_read_file_ex(path, "tensor file", QLLC_MAX_PB_TENSOR_FILE_BYTES, tensor_file_limit, &tl, &b.p,
                                      &b.n, diag);
   if (st != QLLC_OK)
     return st;
-  if (tl.not_pb)
+  if (b.n >= 4 && !memcmp(b.p, zip_magic, 4)) {
+    st = read_npz(path, &b, out, n, diag);
+    free(b.p);
+    return st;
+  }
+  qllc_tensor *t = calloc(1, sizeof *t);
+  if (!t)
+    st = io_fail(diag, QLLC_ERR_NOMEM, path, "out of memory");
+  else if (tl.not_pb)
     st = io_fail(diag, QLLC_ERR_PARSE, path, "neither a .npy file nor an ONNX TensorProto");
   else if (b.n >= 6 && !memcmp(b.p, npy_magic, 6))
-    st = read_npy(path, &b, out, NULL, diag);
+    st = read_npy(path, &b, t, NULL, diag);
   else
-    st = read_pb(path, &b, out, diag);
+    st = read_pb(path, &b, t, diag);
   free(b.p);
+  if (st != QLLC_OK) {
+    free(t);
+    return st;
+  }
+  *out = t, *n = 1;
+  return QLLC_OK;
+}
+
+qllc_status qllc_tensor_read_named(const char *path, const char *name, qllc_tensor *out, qllc_diag *diag) {
+  if (!path || !out)
+    return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "qllc_tensor_read_named: NULL %s", path ? "output" : "path");
+  tensor_init(out);
+  qllc_tensor *all = NULL;
+  int n = 0, pick = -1;
+  qllc_status st = qllc_tensor_read_all(path, &all, &n, diag);
+  if (st != QLLC_OK)
+    return st;
+  for (int i = 0; i < n; i++)
+    if (n == 1 || (all[i].name && name && !strcmp(all[i].name, name)))
+      pick = i;
+  if (pick < 0) {
+    char names[600] = "";
+    size_t used = 0;
+    for (int i = 0; i < n && used < sizeof names - 80; i++)
+      used += (size_t)snprintf(names + used, sizeof names - used, "%s'%s'", i ? ", " : "", all[i].name);
+    st = io_fail(diag, QLLC_ERR_INVALID, path, "no array named '%s' for input '%s' (arrays: %s)", name ? name : "",
+                 name ? name : "", names);
+  } else {
+    *out = all[pick];
+    memset(&all[pick], 0, sizeof all[pick]);
+  }
+  for (int i = 0; i < n; i++)
+    qllc_tensor_free(&all[i]);
+  free(all);
   return st;
+}
+
+qllc_status qllc_tensor_read(const char *path, qllc_tensor *out, qllc_diag *diag) {
+  if (!path || !out)
+    return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "qllc_tensor_read: NULL %s", path ? "output" : "path");
+  tensor_init(out);
+  qllc_tensor *all = NULL;
+  int n = 0;
+  qllc_status st = qllc_tensor_read_all(path, &all, &n, diag);
+  if (st != QLLC_OK)
+    return st;
+  if (n == 1) {
+    *out = all[0];
+    free(all);
+    return QLLC_OK;
+  }
+  char names[600] = "";
+  size_t used = 0;
+  for (int i = 0; i < n && used < sizeof names - 80; i++)
+    used += (size_t)snprintf(names + used, sizeof names - used, "%s'%s'", i ? ", " : "", all[i].name);
+  for (int i = 0; i < n; i++) qllc_tensor_free(&all[i]);
+  free(all);
+  return io_fail(diag, QLLC_ERR_INVALID, path, ".npz holds %d arrays (%s) where one tensor is read: give each input "
+                 "its array (NAME=FILE.npz takes the array called NAME)", n, names);
 }
 
 static const char *npy_descr_of(qllc_elem_kind k) {
@@ -494,23 +716,21 @@ static const char *npy_descr_of(qllc_elem_kind k) {
   return NULL;
 }
 
-qllc_status qllc_tensor_write_npy(const char *path, const qllc_tensor *t, qllc_diag *diag) {
-  if (!path || !t)
-    return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "qllc_tensor_write_npy: NULL %s", path ? "tensor" : "path");
+/* The .npy header of t (magic, version 1.0, little-endian uint16 length, dict text padded with spaces and
+ * ended by '\n' so that 10 + length is a multiple of 64) into head; its length, or 0 when t cannot be
+ * written (the error in diag, naming path). *bytes gets the data's size. */
+static size_t npy_header(const char *path, const qllc_tensor *t, uint8_t head[640], size_t *bytes, qllc_diag *diag) {
   const char *descr = npy_descr_of(t->elem);
   if (!descr)
-    return io_fail(diag, QLLC_ERR_INVALID, path, "cannot write element kind %d", (int)t->elem);
+    return io_fail(diag, QLLC_ERR_INVALID, path, "cannot write element kind %d", (int)t->elem), 0;
   if (t->rank > QLLC_MAX_RANK)
-    return io_fail(diag, QLLC_ERR_INVALID, path, "rank %u (at most %d)", t->rank, QLLC_MAX_RANK);
+    return io_fail(diag, QLLC_ERR_INVALID, path, "rank %u (at most %d)", t->rank, QLLC_MAX_RANK), 0;
   size_t esize = qllc_elem_size(t->elem);
   int64_t numel = count_elems(t->rank, t->dims, esize);
   if (numel < 0)
-    return io_fail(diag, QLLC_ERR_INVALID, path, "negative or too large shape");
+    return io_fail(diag, QLLC_ERR_INVALID, path, "negative or too large shape"), 0;
   if (numel > 0 && !t->data)
-    return io_fail(diag, QLLC_ERR_INVALID, path, "tensor without data");
-
-  /* Header: magic, version 1.0, little-endian uint16 length, dict text padded with spaces and ended by
-   * '\n' so that 10 + length is a multiple of 64. */
+    return io_fail(diag, QLLC_ERR_INVALID, path, "tensor without data"), 0;
   char dict[512];
   int len = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
   for (uint32_t i = 0; i < t->rank; i++)
@@ -519,23 +739,107 @@ qllc_status qllc_tensor_write_npy(const char *path, const qllc_tensor *t, qllc_d
   size_t total = 10 + (size_t)len + 1;
   size_t padded = (total + 63) / 64 * 64;
   size_t hlen = padded - 10;
-  uint8_t head[640];
   memcpy(head, "\x93NUMPY\x01\x00", 8);
   head[8] = (uint8_t)(hlen & 0xff);
   head[9] = (uint8_t)(hlen >> 8);
   memcpy(head + 10, dict, (size_t)len);
   memset(head + 10 + len, ' ', hlen - (size_t)len - 1);
   head[padded - 1] = '\n';
+  *bytes = (size_t)numel * esize;
+  return padded;
+}
+
+qllc_status qllc_tensor_write_npy(const char *path, const qllc_tensor *t, qllc_diag *diag) {
+  if (!path || !t)
+    return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "qllc_tensor_write_npy: NULL %s", path ? "tensor" : "path");
+  uint8_t head[640];
+  size_t bytes = 0, padded = npy_header(path, t, head, &bytes, diag);
+  if (!padded)
+    return diag ? diag->status : QLLC_ERR_INVALID;
 
   qllc_outfile of; /* all or nothing: a temporary renamed over a regular file; a device in place */
   qllc_status st = qllc_outfile_open(&of, path, diag);
   if (st != QLLC_OK) return st;
-  size_t bytes = (size_t)numel * esize;
   int ok = fwrite(head, 1, padded, of.f) == padded && (bytes == 0 || fwrite(t->data, 1, bytes, of.f) == bytes);
   if (!ok) {
     int e = errno;
     qllc_outfile_abort(&of);
     return io_fail(diag, QLLC_ERR_IO, path, "cannot write: %s", strerror(e ? e : EIO));
+  }
+  return qllc_outfile_commit(&of, diag);
+}
+
+static void wr16(uint8_t *p, uint32_t v) { p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8); }
+static void wr32(uint8_t *p, uint32_t v) { wr16(p, v & 0xffff), wr16(p + 2, v >> 16); }
+
+/* An uncompressed zip of "<name>.npy" entries (no zip64: each entry and the whole file under 4 GiB). */
+qllc_status qllc_tensor_write_npz(const char *path, const qllc_tensor *ts, int n, qllc_diag *diag) {
+  if (!path || (!ts && n > 0) || n < 1 || n > 4096)
+    return qllc_fail(diag, QLLC_ERR_INVALID, NULL, "qllc_tensor_write_npz: %s", !path ? "NULL path" : "1 to 4096 tensors");
+  for (int i = 0; i < n; i++) {
+    if (!ts[i].name || !ts[i].name[0] || strlen(ts[i].name) > 250)
+      return io_fail(diag, QLLC_ERR_INVALID, path, "tensor %d has no name (or one longer than 250 bytes): .npz arrays are named", i);
+    for (int k = 0; k < i; k++)
+      if (!strcmp(ts[k].name, ts[i].name)) return io_fail(diag, QLLC_ERR_INVALID, path, "two arrays named '%s'", ts[i].name);
+  }
+  uint8_t *cd = calloc((size_t)n, 46 + 256);
+  if (!cd) return io_fail(diag, QLLC_ERR_NOMEM, path, "out of memory");
+  qllc_outfile of;
+  qllc_status st = qllc_outfile_open(&of, path, diag);
+  if (st != QLLC_OK) {
+    free(cd);
+    return st;
+  }
+  uint64_t off = 0;
+  size_t cdlen = 0;
+  int ok = 1;
+  for (int i = 0; i < n && ok && st == QLLC_OK; i++) {
+    uint8_t head[640], loc[30];
+    size_t bytes = 0, padded = npy_header(path, &ts[i], head, &bytes, diag);
+    if (!padded) {
+      st = diag ? diag->status : QLLC_ERR_INVALID;
+      break;
+    }
+    uint64_t size = (uint64_t)padded + bytes;
+    char name[260];
+    size_t nlen = (size_t)snprintf(name, sizeof name, "%s.npy", ts[i].name);
+    if (size >= 0xffffffffu || off + 30 + nlen + size >= 0xffffffffu) {
+      st = io_fail(diag, QLLC_ERR_UNSUPPORTED, path, "array '%s': .npz files of 4 GiB or more are not written (write .npy)",
+                   ts[i].name);
+      break;
+    }
+    uLong crc = crc32(crc32(0L, Z_NULL, 0), head, (uInt)padded);
+    for (size_t k = 0; k < bytes;) {
+      uInt piece = bytes - k > 0x40000000u ? 0x40000000u : (uInt)(bytes - k);
+      crc = crc32(crc, (const uint8_t *)ts[i].data + k, piece);
+      k += piece;
+    }
+    memset(loc, 0, sizeof loc);
+    wr32(loc, 0x04034b50), wr16(loc + 4, 20), wr16(loc + 8, 0), wr16(loc + 12, 0x21); /* 1980-01-01 */
+    wr32(loc + 14, (uint32_t)crc), wr32(loc + 18, (uint32_t)size), wr32(loc + 22, (uint32_t)size);
+    wr16(loc + 26, (uint32_t)nlen);
+    uint8_t *c = cd + cdlen;
+    wr32(c, 0x02014b50), wr16(c + 4, 20), wr16(c + 6, 20), wr16(c + 14, 0x21);
+    wr32(c + 16, (uint32_t)crc), wr32(c + 20, (uint32_t)size), wr32(c + 24, (uint32_t)size);
+    wr16(c + 28, (uint32_t)nlen), wr32(c + 42, (uint32_t)off);
+    memcpy(c + 46, name, nlen);
+    cdlen += 46 + nlen;
+    ok = fwrite(loc, 1, 30, of.f) == 30 && fwrite(name, 1, nlen, of.f) == nlen && fwrite(head, 1, padded, of.f) == padded &&
+         (bytes == 0 || fwrite(ts[i].data, 1, bytes, of.f) == bytes);
+    off += 30 + nlen + size;
+  }
+  if (ok && st == QLLC_OK) {
+    uint8_t end[22];
+    memset(end, 0, sizeof end);
+    wr32(end, 0x06054b50), wr16(end + 8, (uint32_t)n), wr16(end + 10, (uint32_t)n);
+    wr32(end + 12, (uint32_t)cdlen), wr32(end + 16, (uint32_t)off);
+    ok = fwrite(cd, 1, cdlen, of.f) == cdlen && fwrite(end, 1, 22, of.f) == 22;
+  }
+  free(cd);
+  if (st != QLLC_OK || !ok) {
+    int e = errno;
+    qllc_outfile_abort(&of);
+    return st != QLLC_OK ? st : io_fail(diag, QLLC_ERR_IO, path, "cannot write: %s", strerror(e ? e : EIO));
   }
   return qllc_outfile_commit(&of, diag);
 }

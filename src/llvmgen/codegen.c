@@ -510,6 +510,43 @@ static qllc_status emit_call(cg *c, LLVMBuilderRef b, const qllc_instr *in) {
 
 #define QLLC_PART_INSTRS 128 /* kernel calls per function of a long program (build_entry) */
 
+/* opts->layer_stamps (`qllc bench`'s per-layer times): the CPU's time counter, read as an int64 into
+ * mutable + stamp_offset + 8 * slot: on x86_64 the time-stamp counter (llvm.readcyclecounter: rdtsc, a
+ * constant rate on the CPUs qllc targets), on aarch64 the generic timer's virtual count (cntvct_el0,
+ * readable from user space; llvm.readcyclecounter would read the PMU's cycle counter, which Linux keeps
+ * from user space). The caller converts counts to time. An empty volatile asm that takes the three region
+ * pointers and clobbers memory stands on each side of the read: the regions are noalias, so without it
+ * O3 could move a kernel's loads and stores across the read; with it, no memory access crosses a stamp. */
+static void emit_stamp(cg *c, LLVMBuilderRef b, int slot) {
+  LLVMTypeRef bar_params[3] = {c->ptr, c->ptr, c->ptr};
+  LLVMTypeRef bar_ty = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), bar_params, 3, 0);
+  static const char cons[] = "r,r,r,~{memory}";
+  LLVMValueRef bar = LLVMGetInlineAsm(bar_ty, "", 0, cons, sizeof cons - 1, 1, 0, LLVMInlineAsmDialectATT, 0);
+  LLVMValueRef regions[3] = {c->region[0], c->region[1], c->region[2]};
+  LLVMTypeRef rd_ty = LLVMFunctionType(c->i64, NULL, 0, 0);
+  LLVMValueRef rd;
+  if (!strcmp(c->o->target->name, "aarch64")) {
+    static const char mrs[] = "mrs $0, cntvct_el0", out[] = "=r";
+    rd = LLVMGetInlineAsm(rd_ty, mrs, sizeof mrs - 1, out, sizeof out - 1, 1, 0, LLVMInlineAsmDialectATT, 0);
+  } else {
+    static const char rcc[] = "llvm.readcyclecounter";
+    rd = LLVMGetIntrinsicDeclaration(c->m, LLVMLookupIntrinsicID(rcc, sizeof rcc - 1), NULL, 0);
+  }
+  LLVMValueRef off = LLVMConstInt(c->i64, c->o->stamp_offset + 8 * (uint64_t)slot, 0);
+  LLVMValueRef at = LLVMBuildGEP2(b, c->i8, c->region[QLLC_REGION_MUTABLE], &off, 1, "stamp");
+  LLVMBuildCall2(b, bar_ty, bar, regions, 3, "");
+  LLVMValueRef t = LLVMBuildCall2(b, rd_ty, rd, NULL, 0, "ticks");
+  LLVMBuildStore(b, t, at);
+  LLVMBuildCall2(b, bar_ty, bar, regions, 3, "");
+}
+
+/* One instruction's call, and with stamps the time after it (slot i + 1). */
+static qllc_status emit_instr(cg *c, LLVMBuilderRef b, int i) {
+  qllc_status st = emit_call(c, b, &c->p->instrs[i]);
+  if (st == QLLC_OK && c->o->layer_stamps) emit_stamp(c, b, i + 1);
+  return st;
+}
+
 static qllc_status build_entry(cg *c) {
   const char *name = c->o->entry_name;
   if (!is_c_identifier(name))
@@ -550,8 +587,9 @@ static qllc_status build_entry(cg *c) {
   }
   qllc_status st = QLLC_OK;
   int n = c->p->n_instrs;
+  if (c->o->layer_stamps) emit_stamp(c, b, 0);
   if (n <= QLLC_PART_INSTRS) {
-    for (int i = 0; st == QLLC_OK && i < n; i++) st = emit_call(c, b, &c->p->instrs[i]);
+    for (int i = 0; st == QLLC_OK && i < n; i++) st = emit_instr(c, b, i);
   } else {
     /* A long program in parts of QLLC_PART_INSTRS calls, each its own internal never-inlined function
        NAME.partK(the three regions) that the entry calls in order: LLVM's O3 on one function grows
@@ -571,10 +609,11 @@ static qllc_status build_entry(cg *c) {
       for (int i = 0; i < 3; i++) c->region[i] = LLVMGetParam(part, (unsigned)i);
       LLVMBuilderRef pb = LLVMCreateBuilderInContext(c->ctx);
       LLVMPositionBuilderAtEnd(pb, LLVMAppendBasicBlockInContext(c->ctx, part, "entry"));
-      for (int i = k; st == QLLC_OK && i < n && i < k + QLLC_PART_INSTRS; i++) st = emit_call(c, pb, &c->p->instrs[i]);
+      for (int i = k; st == QLLC_OK && i < n && i < k + QLLC_PART_INSTRS; i++) st = emit_instr(c, pb, i);
       LLVMBuildRetVoid(pb);
       LLVMDisposeBuilder(pb);
       LLVMBuildCall2(b, vty, part, eargs, 3, "");
+      for (int i = 0; i < 3; i++) c->region[i] = eargs[i];
     }
   }
   if (st == QLLC_OK) LLVMBuildRet(b, LLVMConstInt(c->i32, 0, 0));

@@ -36,6 +36,12 @@ typedef struct qllc_codegen_opts {
                                  kernels are called, not inlined, and the module gets LLVM's O1 pipeline
                                  and its "less" code generation; the kernels' arithmetic is the same (no
                                  fast-math, no FP contraction), so are the results, only slower */
+  int layer_stamps;           /* the instrumented build of `qllc bench`: before the first call and after each
+                                 instruction i, the CPU's time counter (x86_64: rdtsc; aarch64: cntvct_el0)
+                                 is stored as an int64 at mutable + stamp_offset + 8 * slot, slot 0 the
+                                 start and slot i + 1 after instruction i; the caller's mutable region must
+                                 hold them. The kernels and their results are the same */
+  uint64_t stamp_offset;      /* a multiple of 8 at or past the program's mutable_size */
 } qllc_codegen_opts;
 
 /* Fills a codegen options struct for a target name ("x86_64", "aarch64"; NULL: the host's for the JIT,

@@ -206,11 +206,98 @@ static void test_describe_and_bundle(void **state) {
   qllc_model_free(m);
 }
 
+/* .npz: the deflated file numpy wrote holds the same floats as the per-sample .npy files; a written
+ * .npz reads back; qllc_tensor_read refuses an .npz of several arrays. */
+static void test_npz(void **state) {
+  qllc_diag d;
+  memset(&d, 0, sizeof d);
+  qllc_tensor *all = NULL;
+  int n = 0;
+  assert_int_equal(qllc_tensor_read_all(DATA "shapes/digits20.npz", &all, &n, &d), QLLC_OK);
+  assert_int_equal(n, 1);
+  assert_string_equal(all[0].name, "input");
+  assert_int_equal(all[0].rank, 4);
+  assert_int_equal(all[0].dims[0], 20);
+  qllc_tensor s7 = read_npy(DATA "shapes/digits20/s07.npy");
+  assert_memory_equal((float *)all[0].data + 7 * 64, s7.data, 64 * sizeof(float));
+  qllc_tensor two[2] = {all[0], s7};
+  two[1].name = "s7";
+  char path[] = "/tmp/qllc_api_npz_XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  assert_int_equal(qllc_tensor_write_npz(path, two, 2, &d), QLLC_OK);
+  qllc_tensor *back = NULL;
+  int nb = 0;
+  assert_int_equal(qllc_tensor_read_all(path, &back, &nb, &d), QLLC_OK);
+  assert_int_equal(nb, 2);
+  assert_string_equal(back[1].name, "s7");
+  assert_memory_equal(back[0].data, all[0].data, 20 * 64 * sizeof(float));
+  assert_memory_equal(back[1].data, s7.data, 64 * sizeof(float));
+  qllc_tensor one;
+  assert_int_equal(qllc_tensor_read(path, &one, &d), QLLC_ERR_INVALID);
+  assert_non_null(strstr(d.message, "2 arrays ('input', 's7')"));
+  two[1].name = "input";
+  assert_int_equal(qllc_tensor_write_npz(path, two, 2, &d), QLLC_ERR_INVALID); /* two arrays of one name */
+  remove(path);
+  for (int i = 0; i < nb; i++) qllc_tensor_free(&back[i]);
+  free(back);
+  qllc_tensor_free(&all[0]);
+  free(all);
+  qllc_tensor_free(&s7);
+}
+
+static void note(void *ctx, const char *text) {
+  (*(int *)ctx)++;
+  assert_non_null(strstr(text, "'x' axis 0 ('batch')"));
+}
+
+/* qllc_model_load_opts: shapes pin symbolic dims, the default is one note; qllc_bench's result. */
+static void test_shapes_and_bench(void **state) {
+  qllc_diag d;
+  memset(&d, 0, sizeof d);
+  qllc_model *m = NULL;
+  int notes = 0;
+  qllc_load_options lo;
+  memset(&lo, 0, sizeof lo);
+  lo.note = note, lo.note_ctx = &notes;
+  assert_int_equal(qllc_model_load_opts(DATA "shapes/dynbatch.onnx", &lo, &m, &d), QLLC_OK);
+  assert_int_equal(notes, 1);
+  qllc_model_free(m);
+  qllc_tensor shape;
+  memset(&shape, 0, sizeof shape);
+  shape.name = "x", shape.rank = 4, shape.dims[0] = 4, shape.dims[1] = 3, shape.dims[2] = 8, shape.dims[3] = 8;
+  lo.shapes = &shape, lo.n_shapes = 1;
+  assert_int_equal(qllc_model_load_opts(DATA "shapes/dynbatch.onnx", &lo, &m, &d), QLLC_OK);
+  assert_int_equal(notes, 1);
+  qllc_jit *j = NULL;
+  assert_int_equal(qllc_jit_compile(m, NULL, &j, &d), QLLC_OK);
+  assert_int_equal(qllc_jit_input(j, 0)->dims[0], 4);
+  assert_int_equal(qllc_jit_output(j, 0)->dims[0], 4);
+  qllc_jit_free(j);
+
+  qllc_bench_result *r = NULL;
+  assert_int_equal(qllc_bench(m, NULL, NULL, 0, 0, 0, &r, &d), QLLC_ERR_INVALID); /* runs 0 */
+  assert_int_equal(qllc_bench(m, NULL, NULL, 0, 5, 1, &r, &d), QLLC_OK);
+  assert_int_equal(r->runs, 5);
+  assert_true(r->n_layers >= 3);
+  assert_true(r->min_ns > 0 && r->min_ns <= r->median_ns && r->median_ns <= r->p90_ns);
+  assert_string_equal(r->layers[0].op, "Conv");
+  assert_true(r->layers[0].ops == 2.0 * 4 * 8 * 8 * 8 * 27); /* 2 x outputs x (3 x 3 x 3) */
+  qllc_bench_result_free(r);
+  qllc_model_free(m);
+
+  shape.dims[1] = 5; /* a fixed dim changed */
+  assert_int_equal(qllc_model_load_opts(DATA "shapes/dynbatch.onnx", &lo, &m, &d), QLLC_ERR_INVALID);
+  assert_non_null(strstr(d.message, "--input-shape x: axis 1 is 3 in the model, 5 given"));
+  assert_non_null(strstr(d.file, "dynbatch.onnx"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_options_defaults),   cmocka_unit_test(test_load_errors_name_file),
       cmocka_unit_test(test_jit_run_small),      cmocka_unit_test(test_jit_run_input_checks),
-      cmocka_unit_test(test_describe_and_bundle),
+      cmocka_unit_test(test_describe_and_bundle), cmocka_unit_test(test_npz), cmocka_unit_test(test_shapes_and_bench),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

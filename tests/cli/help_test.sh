@@ -12,20 +12,21 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 "$QLLC" --help >"$tmp/top" 2>&1 || fail "qllc --help exit $?"
-for c in run compile info profile; do grep -q "$c" "$tmp/top" || fail "qllc --help does not list '$c'"; done
+for c in run compile info profile compare bench; do grep -q "$c" "$tmp/top" || fail "qllc --help does not list '$c'"; done
 "$QLLC" --version >"$tmp/ver" 2>&1 || fail "qllc --version exit $?"
 grep -q '^qllc [0-9]' "$tmp/ver" || fail "qllc --version prints: $(cat "$tmp/ver")"
 
 quant="--profile --precision --weight-precision --schema --calibration --per-tensor --keep-float --strict --quantized-io"
 target="--target --cpu --features --kernels"
 declare -A want=(
-  [run]="--input --output-dir --dump-after --help $quant $target"
+  [run]="--input --dataset --output --output-dir --input-shape --const --dump-after --help $quant $target"
+  [bench]="--input --runs --warmup --csv --input-shape --const --help $quant $target"
   [compile]="--output -o --name --reloc --weights --verbose --dump-after --help $quant $target"
   [info]="--dump-after --help $quant"
   [profile]="--dataset -d --output -o --bins --help"
   [compare]="--dataset -d --samples --top --csv --help $quant"
 )
-for c in run compile info profile compare; do
+for c in run compile info profile compare bench; do
   "$QLLC" "$c" --help >"$tmp/$c" 2>&1 || fail "qllc $c --help exit $?"
   "$QLLC" "$c" -h >"$tmp/$c.h" 2>&1 || fail "qllc $c -h exit $?"
   "$QLLC" help "$c" >"$tmp/$c.help" 2>&1 || fail "qllc help $c exit $?"
@@ -40,7 +41,7 @@ for c in run compile info profile compare; do
     if echo "$out" | grep -q "unknown option"; then fail "qllc $c lists $o but rejects it: $out"; fi
   done
 done
-cat "$tmp/run" "$tmp/compile" "$tmp/info" "$tmp/profile" "$tmp/compare" "$tmp/top" >"$tmp/all"
+cat "$tmp/run" "$tmp/compile" "$tmp/info" "$tmp/profile" "$tmp/compare" "$tmp/bench" "$tmp/top" >"$tmp/all"
 
 # every option string in the tool's sources is documented somewhere
 for o in $(grep -ohE '"--[a-z][a-z0-9-]*' "$QLLC_SOURCE_DIR"/tools/qllc/*.c | tr -d '"' | sort -u); do

@@ -71,12 +71,45 @@ int cli_diag_error(const qllc_diag *d, const char *file) {
 
 /* ---- loading the model ------------------------------------------------------------------------ */
 
+int cli_read_tensor(const char *file, const char *name, qllc_tensor *t) {
+  qllc_diag d;
+  if (qllc_tensor_read_named(file, name, t, &d) != QLLC_OK) return cli_diag_error(&d, file);
+  return 0;
+}
+
+/* --input-shape NAME=1x3x224x224 (checked by set_input_shape) into t (name borrowed from buf). */
+static int parse_shape(const char *spec, char *buf, size_t size, qllc_tensor *t) {
+  const char *eq = strrchr(spec, '=');
+  size_t len = (size_t)(eq - spec);
+  if (len >= size) return cli_usage_error("--input-shape: input name too long in '%s'", spec);
+  memcpy(buf, spec, len);
+  buf[len] = 0;
+  memset(t, 0, sizeof *t);
+  t->name = buf;
+  for (const char *p = eq + 1;;) {
+    char *end = NULL;
+    long long v = strtoll(p, &end, 10);
+    if (end == p || v < 1 || v > (1ll << 40) || t->rank >= QLLC_MAX_RANK || (*end && *end != 'x' && *end != ','))
+      return cli_usage_error("--input-shape: invalid value '%s' (NAME=DxDx... with 1 to %d sizes >= 1, e.g. "
+                             "input=1x3x224x224)", spec, QLLC_MAX_RANK);
+    t->dims[t->rank++] = v;
+    if (!*end) break;
+    p = end + 1;
+  }
+  return 0;
+}
+
+static void print_load_note(void *ctx, const char *text) { fprintf(stderr, "qllc: note: %s\n", text); }
+
 int cli_load_model(const cli_args *a, qllc_model **m) {
   qllc_diag d;
   qllc_tensor bound[CLI_MAX_LIST] = {0};
   char names[CLI_MAX_LIST][256];
+  qllc_tensor shapes[CLI_MAX_LIST];
+  char shape_names[CLI_MAX_LIST][256];
   int n = 0, rc = 0;
   *m = NULL;
+  for (int i = 0; i < a->n_shapes && !rc; i++) rc = parse_shape(a->shapes[i], shape_names[i], sizeof shape_names[i], &shapes[i]);
   for (int i = 0; i < a->n_consts && !rc; i++) {
     const char *eq = strchr(a->consts[i], '='); /* checked by set_const */
     size_t len = (size_t)(eq - a->consts[i]);
@@ -86,15 +119,17 @@ int cli_load_model(const cli_args *a, qllc_model **m) {
     }
     memcpy(names[i], a->consts[i], len);
     names[i][len] = 0;
-    if (qllc_tensor_read(eq + 1, &bound[n], &d) != QLLC_OK) {
-      rc = cli_diag_error(&d, eq + 1);
-      break;
-    }
+    if ((rc = cli_read_tensor(eq + 1, names[i], &bound[n]))) break;
     free(bound[n].name); /* the file's own tensor name; the binding is by NAME */
     bound[n].name = names[i];
     n++;
   }
-  if (!rc && qllc_model_load_bound(a->model, bound, n, m, &d) != QLLC_OK) rc = cli_diag_error(&d, a->model);
+  qllc_load_options lo;
+  memset(&lo, 0, sizeof lo);
+  lo.bound = bound, lo.n_bound = n;
+  lo.shapes = shapes, lo.n_shapes = a->n_shapes;
+  lo.note = print_load_note;
+  if (!rc && qllc_model_load_opts(a->model, &lo, m, &d) != QLLC_OK) rc = cli_diag_error(&d, a->model);
   for (int i = 0; i < n; i++) {
     bound[i].name = NULL;
     qllc_tensor_free(&bound[i]);
@@ -212,6 +247,31 @@ static int set_const(cli_args *a, const char *f, const char *v) {
   return push(f, a->consts, &a->n_consts, v);
 }
 static int set_csv(cli_args *a, const char *f, const char *v) { a->csv = v; return 0; }
+static int set_csv_out(cli_args *a, const char *f, const char *v) { a->csv_out = 1; return 0; }
+static int set_input_shape(cli_args *a, const char *f, const char *v) {
+  const char *eq = strrchr(v, '=');
+  if (!eq || eq == v || !eq[1]) return cli_usage_error("%s: invalid value '%s' (NAME=DxDx..., e.g. input=1x3x224x224)", f, v);
+  return push(f, a->shapes, &a->n_shapes, v);
+}
+static int set_output(cli_args *a, const char *f, const char *v) {
+  size_t n = strlen(v);
+  if (n < 5 || strcmp(v + n - 4, ".npz")) return cli_usage_error("%s: invalid value '%s' (a FILE.npz)", f, v);
+  a->output = v;
+  return 0;
+}
+static int set_small_count(const char *f, const char *v, int min, int *out) {
+  char *end = NULL;
+  long n = strtol(v, &end, 10);
+  if (!end || *end || n < min || n > 1000000) return cli_usage_error("%s: invalid value '%s' (%d to 1000000)", f, v, min);
+  *out = (int)n;
+  return 0;
+}
+static int set_runs(cli_args *a, const char *f, const char *v) { return set_small_count(f, v, 1, &a->runs); }
+static int set_warmup(cli_args *a, const char *f, const char *v) {
+  if (set_small_count(f, v, 0, &a->warmup)) return EXIT_USAGE;
+  if (a->warmup == 0) a->warmup = -1; /* 0 given: none (0 means unset) */
+  return 0;
+}
 static int set_count(const char *f, const char *v, long long *out) {
   char *end = NULL;
   long long n = strtoll(v, &end, 10);
@@ -325,9 +385,22 @@ static const cli_opt kernel_opts[] = {
     {NULL, NULL, NULL, NULL, NULL}};
 
 static const cli_opt run_opts[] = {
-    {"--input", "-i", "NAME=FILE|FILE", "input tensor as .npy or ONNX TensorProto .pb; a bare FILE fills the "
-     "next unnamed input in model order (repeatable)", set_input},
+    {"--input", "-i", "NAME=FILE|FILE", "input tensor as .npy, .npz or ONNX TensorProto .pb; a bare FILE fills the "
+     "next unnamed input in model order, a bare FILE.npz the inputs named by its arrays (repeatable)", set_input},
+    {"--dataset", "-d", "SPEC", "run every sample of a data set through one compiled model instead of --input "
+     "(repeatable; forms as for 'qllc profile', .npz too); each output is written stacked, [S, output dims...]",
+     set_dataset},
     {"--output-dir", NULL, "DIR", "where each output is written as <output name>.npy (default .; created with its parents if missing)", set_output_dir},
+    {"--output", "-o", "FILE.npz", "write every output into one .npz instead, each array named by its output",
+     set_output},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static const cli_opt bench_opts[] = {
+    {"--input", "-i", "NAME=FILE|FILE", "input tensor (forms as for 'qllc run'; default: fixed pseudo-random "
+     "values in [0, 1))", set_input},
+    {"--runs", NULL, "N", "timed runs (default 50)", set_runs},
+    {"--warmup", NULL, "N", "untimed runs first (default 5)", set_warmup},
+    {"--csv", NULL, NULL, "print the per-layer table as CSV on stdout (node,op,kernel,ns,share,gops)", set_csv_out},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static const cli_opt compile_opts[] = {
@@ -343,8 +416,8 @@ static const cli_opt compile_opts[] = {
 
 static const cli_opt profile_opts[] = {
     {"--dataset", "-d", "SPEC", "calibration data (repeatable): FILE.npy|FILE.pb with the samples along the "
-     "leading axis ([S, ...] or [S, 1, ...] for an input [1, ...]), a DIR of per-sample .npy/.pb files, or "
-     "NAME=FILE|DIR for the input NAME", set_dataset},
+     "leading axis ([S, ...] or [S, 1, ...] for an input [1, ...]), FILE.npz (each input its array by name), "
+     "a DIR of per-sample .npy/.npz/.pb files, or NAME=FILE|DIR for the input NAME", set_dataset},
     {"--output", "-o", "FILE", "where to write the profile YAML (required)", set_out},
     {"--bins", NULL, "N", "histogram bins per value (even, >= 16; default 2048)", set_bins},
     {NULL, NULL, NULL, NULL, NULL}};
@@ -365,8 +438,11 @@ static const cli_opt info_opts[] = {
 
 /* every command that loads a model */
 static const cli_opt model_opts[] = {
-    {"--const", NULL, "NAME=FILE", "bind the graph input NAME to the tensor in FILE (.npy or .pb) as a compile-time "
+    {"--const", NULL, "NAME=FILE", "bind the graph input NAME to the tensor in FILE (.npy, .npz or .pb) as a compile-time "
      "constant: it is no longer an input; its type and shape must match the declaration (repeatable)", set_const},
+    {"--input-shape", NULL, "NAME=DxDx...", "compile for this shape of the graph input NAME (e.g. input=4x3x224x224): "
+     "its symbolic dims take these sizes, its fixed dims must be given as declared (repeatable; a symbolic "
+     "batch dim not given is taken as 1, with a note)", set_input_shape},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static const cli_opt common_opts[] = {
@@ -388,9 +464,9 @@ typedef struct cli_command {
 } cli_command;
 
 static const cli_command commands[] = {
-    {"run", "qllc run MODEL [--input NAME=FILE | --input FILE ...] [--output-dir DIR] [options]",
-     "JIT-compile the model for this machine, run it once on the given inputs, write each output as .npy "
-     "and print a summary line per output",
+    {"run", "qllc run MODEL [--input NAME=FILE | --input FILE ... | --dataset SPEC ...] [--output-dir DIR | -o FILE.npz] [options]",
+     "JIT-compile the model for this machine, run it once on the given inputs (or on every sample of a data "
+     "set, the outputs stacked), write each output as .npy (or all in one .npz) and print a summary line per output",
      {run_opts, model_opts, quant_opts, target_opts, common_opts, NULL},
      {"run options", "model options", "quantization options", "target options", "other options", NULL}},
     {"compile", "qllc compile MODEL -o DIR [--name NAME] [options]",
@@ -408,6 +484,12 @@ static const cli_command commands[] = {
      "types: the model outputs first, then the worst values",
      {compare_opts, model_opts, quant_opts, kernel_opts, help_opts, NULL},
      {"compare options", "model options", "quantization options", "kernel options", "other options", NULL}},
+    {"bench", "qllc bench MODEL [--runs N] [--warmup N] [--csv] [--input NAME=FILE ...] [options]",
+     "JIT-compile the model for this machine once, time it per inference (median, min, p90) and print the time "
+     "of each kernel call (node, op, kernel variant, time, share, GOPS) from a build with a time stamp "
+     "around each call",
+     {bench_opts, model_opts, quant_opts, target_opts, common_opts, NULL},
+     {"bench options", "model options", "quantization options", "target options", "other options", NULL}},
     {"info", "qllc info MODEL [options]",
      "describe the model as it would be compiled: the graph with every value's type, the precision "
      "report, the kernel variant each fused layer runs on the target CPU, the activations held channel-last "
@@ -437,7 +519,7 @@ int cli_help(const char *command, FILE *f) {
     return 0;
   }
   const cli_command *c = find_command(command);
-  if (!c) return cli_usage_error("unknown command '%s' (commands: run, compile, info, profile)", command);
+  if (!c) return cli_usage_error("unknown command '%s' (commands: run, compile, info, profile, compare, bench)", command);
   fprintf(f, "usage: %s\n\n%s.\n", c->usage, c->summary);
   for (int g = 0; c->groups[g]; g++) {
     fprintf(f, "\n%s:\n", c->group_titles[g]);
@@ -472,7 +554,7 @@ int cli_parse(const char *command, int argc, char **argv, int first, cli_args *a
   a->opts.kernel_files = a->kernels;
   a->opts.search_dataset = a->search_datasets;
   a->output_dir = ".";
-  if (!c) return cli_usage_error("unknown command '%s' (commands: run, compile, info, profile)", command);
+  if (!c) return cli_usage_error("unknown command '%s' (commands: run, compile, info, profile, compare, bench)", command);
 
   int only_positional = 0;
   for (int i = first; i < argc; i++) {
@@ -515,6 +597,8 @@ int cli_parse(const char *command, int argc, char **argv, int first, cli_args *a
   if (a->opts.min_sqnr_db > 0 && strcmp(command, "compare") != 0) print_search_at_exit(a);
   if (strcmp(command, "compile") == 0 && !a->out)
     return cli_usage_error("compile: no output directory given (-o DIR)");
+  if (a->n_datasets && a->n_inputs && strcmp(command, "run") == 0)
+    return cli_usage_error("run: --input and --dataset: give one");
   if (strcmp(command, "profile") == 0 && !a->out)
     return cli_usage_error("profile: no output file given (-o profile.yaml)");
   if (strcmp(command, "profile") == 0 && a->n_datasets == 0)

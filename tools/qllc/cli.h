@@ -35,6 +35,11 @@ typedef struct cli_args {
   int bins;                                 /* profile: --bins (0: default) */
   const char *consts[CLI_MAX_LIST];         /* --const NAME=FILE: graph inputs bound to constants */
   int n_consts;
+  const char *shapes[CLI_MAX_LIST];         /* --input-shape NAME=DxDx...: symbolic input dims pinned */
+  int n_shapes;
+  const char *output;                       /* run: --output FILE.npz (every output in one file) */
+  int runs, warmup;                         /* bench: --runs, --warmup (0: unset) */
+  int csv_out;                              /* bench: --csv (the table as CSV on stdout) */
   const char *name;                         /* compile: --name */
   const char *dot;                          /* info: --dot FILE (Graphviz) */
   const char *csv;                          /* compare: --csv FILE */
@@ -59,14 +64,18 @@ int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_diag_error(const qllc_diag *d, const char *file);
 int cli_error(const char *file, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Loads a->model with the --const bindings (files read here). Returns 0, or the exit code after
- * printing the error. */
+/* Loads a->model with the --const bindings (files read here) and the --input-shape shapes; a symbolic
+ * dim taken as 1 is one note on stderr. Returns 0, or the exit code after printing the error. */
 int cli_load_model(const cli_args *a, qllc_model **m);
+/* Reads the tensor for the input `name` from file: a .npy or .pb, or from a .npz the array called
+ * `name` (or its only array). Returns 0, or the exit code after printing the error. */
+int cli_read_tensor(const char *file, const char *name, qllc_tensor *t);
 
 int cmd_run(cli_args *a);
 int cmd_compile(cli_args *a);
 int cmd_info(cli_args *a);
 int cmd_profile(cli_args *a);
 int cmd_compare(cli_args *a);
+int cmd_bench(cli_args *a);
 
 #endif

@@ -5,6 +5,7 @@
  * library checks the same things again in qllc_jit_run.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -15,8 +16,22 @@
 typedef struct run_input {
   const char *file;
   int model_index; /* -1 until assigned */
-  qllc_tensor t;
+  qllc_tensor t;   /* read in step 2, or already from a bare FILE.npz (one entry per array) */
+  char array[256]; /* NAME=FILE: the .npz array to take ("" for a bare FILE) */
 } run_input;
+
+static int is_npz(const char *path) {
+  size_t n = strlen(path);
+  return n > 4 && strcmp(path + n - 4, ".npz") == 0;
+}
+
+/* Progress of --dataset on a terminal: "sample 12/20", redrawn in place. */
+static void progress(void *ctx, int64_t done, int64_t total) {
+  if (!*(int *)ctx) return;
+  fprintf(stderr, "\rsample %lld/%lld", (long long)done, (long long)total);
+  if (done == total) fputc('\n', stderr);
+  fflush(stderr);
+}
 
 static void type_str(const qllc_tensor *t, char *buf, size_t size) {
   size_t n = (size_t)snprintf(buf, size, "%s<", qllc_elem_name(t->elem));
@@ -105,12 +120,72 @@ int cmd_run(cli_args *a) {
     goto out;
   }
 
-  /* 1. Assign files to inputs: NAME=FILE when NAME is an input of the model, bare files in order. */
+  if (a->n_datasets) {
+    outs = calloc((size_t)n_out + 1, sizeof *outs);
+    int64_t samples = 0;
+    int tty = isatty(fileno(stderr));
+    if (!outs) {
+      rc = cli_error(NULL, "out of memory");
+      goto out;
+    }
+    if (qllc_jit_run_dataset(j, a->datasets, a->n_datasets, progress, &tty, outs, &samples, &d) != QLLC_OK) {
+      rc = cli_diag_error(&d, a->model);
+      goto out;
+    }
+    goto write;
+  }
+
+  /* 1. Assign files to inputs: NAME=FILE when NAME is an input of the model, bare files in order; a bare
+     FILE.npz gives one named input per array. */
   int taken[CLI_MAX_LIST] = {0};
+  int n_given = 0;
   for (int k = 0; k < a->n_inputs; k++) {
     const char *spec = a->inputs[k];
+    if (strchr(spec, '=') || !is_npz(spec)) {
+      if (n_given >= CLI_MAX_LIST) {
+        rc = cli_usage_error("--input: more than %d tensors", CLI_MAX_LIST);
+        goto out;
+      }
+      in[n_given++].file = spec;
+      continue;
+    }
+    qllc_tensor *all = NULL;
+    int n = 0;
+    if (qllc_tensor_read_all(spec, &all, &n, &d) != QLLC_OK) {
+      rc = cli_diag_error(&d, spec);
+      goto out;
+    }
+    for (int i = 0; i < n; i++) {
+      if (n_given >= CLI_MAX_LIST) {
+        qllc_tensor_free(&all[i]);
+        continue;
+      }
+      run_input *r = &in[n_given++];
+      r->file = spec;
+      r->t = all[i];
+      r->model_index = -1;
+      for (int m_i = 0; m_i < n_model; m_i++)
+        if (!strcmp(qllc_jit_input(j, m_i)->name, all[i].name)) r->model_index = m_i;
+      if (r->model_index < 0) {
+        rc = cli_error(spec, "array '%s': the model has no input of that name", all[i].name);
+        for (int q = i + 1; q < n; q++) qllc_tensor_free(&all[q]);
+        free(all);
+        goto out;
+      }
+      if (taken[r->model_index]) {
+        rc = cli_error(spec, "input '%s' given twice", all[i].name);
+        for (int q = i + 1; q < n; q++) qllc_tensor_free(&all[q]);
+        free(all);
+        goto out;
+      }
+      taken[r->model_index] = 1;
+    }
+    free(all);
+  }
+  for (int k = 0; k < n_given; k++) {
+    const char *spec = in[k].file;
     const char *eq = strchr(spec, '=');
-    in[k].file = spec;
+    if (in[k].t.data) continue; /* an array of a bare FILE.npz, assigned above */
     in[k].model_index = -1;
     if (!eq) continue;
     size_t len = (size_t)(eq - spec);
@@ -130,12 +205,13 @@ int cmd_run(cli_args *a) {
     }
     taken[in[k].model_index] = 1;
     in[k].file = eq + 1;
+    snprintf(in[k].array, sizeof in[k].array, "%.*s", (int)len, spec);
   }
-  for (int k = 0, next = 0; k < a->n_inputs; k++) {
+  for (int k = 0, next = 0; k < n_given; k++) {
     if (in[k].model_index >= 0) continue;
     while (next < n_model && taken[next]) next++;
     if (next >= n_model) {
-      rc = cli_error(a->model, "%d input files given, the model has %d input%s", a->n_inputs, n_model,
+      rc = cli_error(a->model, "%d input files given, the model has %d input%s", n_given, n_model,
                      n_model == 1 ? "" : "s");
       goto out;
     }
@@ -151,12 +227,10 @@ int cmd_run(cli_args *a) {
 
   /* 2. Read them and check each against the model before running. */
   qllc_tensor args[CLI_MAX_LIST];
-  for (int k = 0; k < a->n_inputs; k++) {
+  for (int k = 0; k < n_given; k++) {
     const qllc_tensor *want = qllc_jit_input(j, in[k].model_index);
-    if (qllc_tensor_read(in[k].file, &in[k].t, &d) != QLLC_OK) {
-      rc = cli_diag_error(&d, in[k].file);
+    if (!in[k].t.data && (rc = cli_read_tensor(in[k].file, in[k].array[0] ? in[k].array : want->name, &in[k].t)))
       goto out;
-    }
     if (!same_type(want, &in[k].t)) {
       char w[160], g[160];
       type_str(want, w, sizeof w);
@@ -174,12 +248,27 @@ int cmd_run(cli_args *a) {
     rc = cli_error(NULL, "out of memory");
     goto out;
   }
-  if (qllc_jit_run(j, args, a->n_inputs, outs, &d) != QLLC_OK) {
+  if (qllc_jit_run(j, args, n_given, outs, &d) != QLLC_OK) {
     rc = cli_diag_error(&d, a->model);
     goto out;
   }
 
-  /* 4. Write and summarise the outputs. */
+  /* 4. Write and summarise the outputs: every one into --output FILE.npz, or each as DIR/<name>.npy. */
+write:
+  if (a->output) {
+    if (qllc_tensor_write_npz(a->output, outs, n_out, &d) != QLLC_OK) {
+      rc = cli_diag_error(&d, a->output);
+      goto out;
+    }
+    for (int i = 0; i < n_out; i++) {
+      char t[160];
+      type_str(&outs[i], t, sizeof t);
+      printf("%s %s", outs[i].name, t);
+      print_values(&outs[i]);
+      printf(" -> %s\n", a->output);
+    }
+    goto out;
+  }
   if (mkdir_p(a->output_dir) != 0) {
     rc = cli_error(a->output_dir, "cannot create output directory: %s", strerror(errno));
     goto out;
@@ -238,7 +327,7 @@ out:
   free(shown);
   for (int i = 0; outs && i < n_out; i++) qllc_tensor_free(&outs[i]);
   free(outs);
-  for (int k = 0; k < a->n_inputs; k++) qllc_tensor_free(&in[k].t);
+  for (int k = 0; k < CLI_MAX_LIST; k++) qllc_tensor_free(&in[k].t);
   qllc_jit_free(j);
   qllc_model_free(m);
   return rc;

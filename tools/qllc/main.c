@@ -20,7 +20,7 @@ int main(int argc, char **argv) {
   }
   if (!cli_is_command(cmd)) {
     if (cmd[0] == '-') return cli_usage_error("unknown option '%s' (see 'qllc --help')", cmd);
-    return cli_usage_error("unknown command '%s' (commands: run, compile, info, profile; see 'qllc --help')", cmd);
+    return cli_usage_error("unknown command '%s' (commands: run, compile, info, profile, compare, bench; see 'qllc --help')", cmd);
   }
 
   cli_args a;
@@ -31,5 +31,6 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "compile") == 0) return cmd_compile(&a);
   if (strcmp(cmd, "profile") == 0) return cmd_profile(&a);
   if (strcmp(cmd, "compare") == 0) return cmd_compare(&a);
+  if (strcmp(cmd, "bench") == 0) return cmd_bench(&a);
   return cmd_info(&a);
 }
