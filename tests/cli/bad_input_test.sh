@@ -59,6 +59,10 @@ expect_error 1 unsupported.onnx "logsoftmax_node" -- run "$D/unsupported.onnx"
 # ---- input files ----
 expect_error 1 small_x_bad_shape.npy "'x'" "1 x 2 x 5 x 5" "1 x 2 x 5 x 4" -- \
   run "$D/small.onnx" --input "$D/small_x_bad_shape.npy" --output-dir "$tmp/o2"
+# the inputs are checked before the model is compiled (a batch of 1048576 once cost a 50 s compile
+# first): with an option the compile would refuse, the input's error is the one reported
+expect_error 1 small_x_bad_shape.npy "1 x 2 x 5 x 4" -- \
+  run "$D/small.onnx" --precision int8 --input "$D/small_x_bad_shape.npy" --output-dir "$tmp/o2"
 expect_error 1 small_x_int32.npy "'x'" "f32" "i32" -- run "$D/small.onnx" --input "x=$D/small_x_int32.npy" --output-dir "$tmp/o3"
 expect_error 1 two_io.onnx "missing input 'b'" -- run "$D/two_io.onnx" --input "a=$D/two_io_a.npy" --output-dir "$tmp/o4"
 expect_error 1 small.onnx "missing input 'x'" -- run "$D/small.onnx" --output-dir "$tmp/o5"

@@ -1,4 +1,5 @@
-/* tools/qllc/cmd_run.c: `qllc run`: JIT-compile, read the inputs, run once, write and summarise outputs.
+/* tools/qllc/cmd_run.c: `qllc run`: read the inputs and check their shapes against the model,
+ * JIT-compile, run once (or over a data set), write and summarise the outputs.
  *
  * Input files are assigned to model inputs here (NAME=FILE by name, bare FILEs to the remaining inputs
  * in model order) so that a file whose shape or type does not fit is reported with ITS name; the
@@ -109,18 +110,24 @@ int cmd_run(cli_args *a) {
     int lrc = cli_load_model(a, &m);
     if (lrc) return lrc;
   }
-  if (qllc_jit_compile(m, &a->opts, &j, &d) != QLLC_OK) {
-    rc = cli_diag_error(&d, a->model);
-    goto out;
-  }
-  int n_model = qllc_jit_num_inputs(j);
-  n_out = qllc_jit_num_outputs(j);
+  /* The inputs are assigned, read and their shapes checked against the model before it is compiled: a
+   * wrong input is reported at once, not after a compile sized for the model's shapes (seconds and
+   * gigabytes for a batch of 1048576). Their element types are checked against the JIT's (which differ
+   * from the model's with --quantized-io). */
+  int n_model = qllc_model_num_inputs(m);
+  const qllc_tensor *want_in[CLI_MAX_LIST];
   if (n_model > CLI_MAX_LIST) {
     rc = cli_error(a->model, "more than %d model inputs", CLI_MAX_LIST);
     goto out;
   }
+  for (int i = 0; i < n_model; i++) want_in[i] = qllc_model_input(m, i);
 
   if (a->n_datasets) {
+    if (qllc_jit_compile(m, &a->opts, &j, &d) != QLLC_OK) {
+      rc = cli_diag_error(&d, a->model);
+      goto out;
+    }
+    n_out = qllc_jit_num_outputs(j);
     outs = calloc((size_t)n_out + 1, sizeof *outs);
     int64_t samples = 0;
     int tty = isatty(fileno(stderr));
@@ -165,7 +172,7 @@ int cmd_run(cli_args *a) {
       r->t = all[i];
       r->model_index = -1;
       for (int m_i = 0; m_i < n_model; m_i++)
-        if (!strcmp(qllc_jit_input(j, m_i)->name, all[i].name)) r->model_index = m_i;
+        if (!strcmp(want_in[m_i]->name, all[i].name)) r->model_index = m_i;
       if (r->model_index < 0) {
         rc = cli_error(spec, "array '%s': the model has no input of that name", all[i].name);
         for (int q = i + 1; q < n; q++) qllc_tensor_free(&all[q]);
@@ -190,7 +197,7 @@ int cmd_run(cli_args *a) {
     if (!eq) continue;
     size_t len = (size_t)(eq - spec);
     for (int i = 0; i < n_model; i++) {
-      const char *name = qllc_jit_input(j, i)->name;
+      const char *name = want_in[i]->name;
       if (strlen(name) == len && strncmp(name, spec, len) == 0) in[k].model_index = i;
     }
     struct stat sb;
@@ -220,17 +227,42 @@ int cmd_run(cli_args *a) {
   }
   for (int i = 0; i < n_model; i++)
     if (!taken[i]) {
-      rc = cli_error(a->model, "missing input '%s' (give --input %s=FILE)", qllc_jit_input(j, i)->name,
-                     qllc_jit_input(j, i)->name);
+      rc = cli_error(a->model, "missing input '%s' (give --input %s=FILE)", want_in[i]->name, want_in[i]->name);
       goto out;
     }
 
-  /* 2. Read them and check each against the model before running. */
+  /* 2. Read them and check each one's shape against the model; compile; check each against the JIT. */
+  for (int k = 0; k < n_given; k++) {
+    const qllc_tensor *want = want_in[in[k].model_index];
+    if (!in[k].t.data && (rc = cli_read_tensor(in[k].file, in[k].array[0] ? in[k].array : want->name, &in[k].t)))
+      goto out;
+    qllc_tensor shape = *want;
+    shape.elem = in[k].t.elem; /* the shape alone */
+    if (!same_type(&shape, &in[k].t)) {
+      char w[160], g[160];
+      type_str(want, w, sizeof w);
+      type_str(&in[k].t, g, sizeof g);
+      rc = cli_error(in[k].file, "input '%s': expected %s, got %s", want->name, w, g);
+      goto out;
+    }
+  }
+  if (qllc_jit_compile(m, &a->opts, &j, &d) != QLLC_OK) {
+    rc = cli_diag_error(&d, a->model);
+    goto out;
+  }
+  n_out = qllc_jit_num_outputs(j);
+  if (qllc_jit_num_inputs(j) != n_model) {
+    rc = cli_error(a->model, "internal error: the JIT has %d inputs, the model %d", qllc_jit_num_inputs(j), n_model);
+    goto out;
+  }
   qllc_tensor args[CLI_MAX_LIST];
   for (int k = 0; k < n_given; k++) {
     const qllc_tensor *want = qllc_jit_input(j, in[k].model_index);
-    if (!in[k].t.data && (rc = cli_read_tensor(in[k].file, in[k].array[0] ? in[k].array : want->name, &in[k].t)))
+    if (strcmp(want->name, want_in[in[k].model_index]->name) != 0) {
+      rc = cli_error(a->model, "internal error: JIT input %d is '%s', the model's '%s'", in[k].model_index,
+                     want->name, want_in[in[k].model_index]->name);
       goto out;
+    }
     if (!same_type(want, &in[k].t)) {
       char w[160], g[160];
       type_str(want, w, sizeof w);
