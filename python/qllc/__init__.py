@@ -415,31 +415,28 @@ class Model(_Handle):
             a = np.ascontiguousarray(a)
             keep.append(a)
             bound.append(_tensor(name.encode(), a))
-        arr = (_c.Tensor * max(1, len(bound)))(*bound)
+        pins = []  # qllc_load_options.shapes: name, rank and dims (no data)
+        for name, shape in (shapes or {}).items():
+            dims = [int(n) for n in shape]
+            if len(dims) > _c.MAX_RANK:
+                raise Error(f"shapes: input '{name}' has {len(dims)} dimensions; qllc tensors have at most "
+                            f"{_c.MAX_RANK}", "QLLC_ERR_INVALID", file=self.path)
+            t = _c.Tensor()
+            t.name, t.rank = name.encode(), len(dims)
+            for k, n in enumerate(dims):
+                t.dims[k] = n
+            pins.append(t)
+        lo = _c.LoadOptions()
+        lo.bound, lo.n_bound = (_c.Tensor * max(1, len(bound)))(*bound), len(bound)
+        lo.shapes, lo.n_shapes = (_c.Tensor * max(1, len(pins)))(*pins), len(pins)
+        lo.note = _NOTE  # e.g. a symbolic leading dim taken as 1: a qllc.Note warning
         h, d = ctypes.c_void_p(), _c.Diag()
-        _check(_c.lib.qllc_model_load_bound(_b(self.path), arr, len(bound), ctypes.byref(h), ctypes.byref(d)), d)
+        _check(_c.lib.qllc_model_load_opts(_b(self.path), ctypes.byref(lo), ctypes.byref(h), ctypes.byref(d)), d)
         self._own(h, _c.lib.qllc_model_free)
         ins = [_c.lib.qllc_model_input(h, i).contents for i in range(_c.lib.qllc_model_num_inputs(h))]
         outs = [_c.lib.qllc_model_output(h, i).contents for i in range(_c.lib.qllc_model_num_outputs(h))]
         self.inputs: list = [_info(t) for t in ins]
         self.outputs: list = [_info(t) for t in outs]
-        for name, shape in (shapes or {}).items():
-            self._check_shape(name, tuple(int(n) for n in shape))
-
-    def _check_shape(self, name: str, shape: tuple) -> None:
-        # Pinning a symbolic dim to another size needs the library to re-infer the graph's shapes for it,
-        # which its C API cannot do yet: a shape is accepted when it is the one qllc compiles (a symbolic
-        # leading dim is compiled as 1), and refused, saying so, otherwise.
-        for i in self.inputs:
-            if i.name == name:
-                if i.shape != shape:
-                    raise Error(f"shapes: input '{name}' is compiled as {list(i.shape)}; pinning it to "
-                                f"{list(shape)} is not supported by this qllc library (only a model's own "
-                                "shapes, with a symbolic leading dim taken as 1)", "QLLC_ERR_UNSUPPORTED",
-                                file=self.path)
-                return
-        raise Error(f"shapes: the model has no input named '{name}' (inputs: "
-                    f"{', '.join(i.name for i in self.inputs)})", file=self.path)
 
     def __repr__(self) -> str:
         sig = lambda ts: ", ".join(f"{t.name}: {t.dtype}{list(t.shape)}" for t in ts)
@@ -601,6 +598,7 @@ class Jit(_Handle):
 def load(path: PathLike, shapes: Optional[Mapping[str, Sequence[int]]] = None,
          consts: Optional[Mapping[str, Any]] = None) -> Model:
     """Loads an ONNX model. consts: graph inputs bound to compile-time constants (`qllc --const`): name ->
-    array. shapes: input name -> the shape expected; qllc compiles for fixed shapes, and this library can
-    only confirm a model's own shapes (a symbolic leading dim is taken as 1): another shape raises Error."""
+    array. shapes: input name -> the shape to compile for (like the CLI's --input-shape): symbolic
+    dimensions take these sizes, fixed ones must be given as the model declares them. Without it a
+    symbolic leading dim is taken as 1 (with a qllc.Note warning) and another symbolic dim raises Error."""
     return Model(path, shapes, consts)

@@ -41,6 +41,11 @@ NoteFn = CFUNCTYPE(None, c_void_p, c_char_p)
 ProgressFn = CFUNCTYPE(None, c_void_p, c_int64, c_int64)
 
 
+class LoadOptions(Structure):  # qllc_load_options
+    _fields_ = [("bound", POINTER(Tensor)), ("n_bound", c_int), ("shapes", POINTER(Tensor)), ("n_shapes", c_int),
+                ("note", NoteFn), ("note_ctx", c_void_p)]
+
+
 class Options(Structure):
     _fields_ = [
         ("precision", c_int), ("weight_precision", c_int), ("schema", c_int), ("calibration", c_int),
@@ -100,6 +105,7 @@ _decls = {
     "qllc_tensor_free": (None, [_P(Tensor)]),
     "qllc_options_init": (None, [_P(Options)]),
     "qllc_model_load_bound": (c_int, [c_char_p, _P(Tensor), c_int, _P(c_void_p), _P(Diag)]),
+    "qllc_model_load_opts": (c_int, [c_char_p, _P(LoadOptions), _P(c_void_p), _P(Diag)]),
     "qllc_model_free": (None, [c_void_p]),
     "qllc_model_num_inputs": (c_int, [c_void_p]),
     "qllc_model_num_outputs": (c_int, [c_void_p]),
