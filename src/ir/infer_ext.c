@@ -178,7 +178,7 @@ qllc_status qllc_norm_ext(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
     float e;
     if (!n->in[1] || value_float(n->in[1], &e))
       return FAIL(QLLC_ERR_UNSUPPORTED, "only a constant scalar exponent is supported");
-    if (!x->data && !(e == 0.5f || e == -0.5f || (e == (float)(int)e && e >= -16 && e <= 16)))
+    if (!x->data && !(e == 0.5f || e == -0.5f || (e >= -16 && e <= 16 && e == (float)(int)e)))
       return FAIL(QLLC_ERR_UNSUPPORTED, "exponent %g (integers in [-16, 16] and +-0.5 are supported)", (double)e);
     drop_inputs_from(n, 1);
     qllc_node_set_attr_float(g, n, "exponent", e);
