@@ -218,24 +218,28 @@ QLLC_INLINE float qm_gelu(float x) {
 }
 
 /* GELU's tanh form (onnxruntime's FastGelu): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) = x
- * sigmoid(w), w = A x + B x^3 with A = 2 sqrt(2/pi), B = 0.044715 A. For x < 0 the result tends to
- * x e^w, so its relative error is w's absolute error: w is evaluated in double-float (A, B and x^2 as float pairs, Dekker products),
+ * sigmoid(w), w = A x + B x^3 with A = 2 sqrt(2/pi), B = 0.044715 A. For x < 0 the result is
+ * x e^w / (1 + e^w), so its relative error is at least w's absolute error: w is evaluated in double-float (A, B and x^2 as float pairs, Dekker products),
  * about 2^-40 relative, instead of float's 2^-24 (which would cost |w| 2^-24, 100 ulps at x = -10). */
 QLLC_INLINE float qm_gelu_tanh(float x) {
   const float a_hi = 1.595769167e+00f, a_lo = -4.534068054e-08f;
   const float b_hi = 7.135481387e-02f, b_lo = 2.398832466e-09f;
-  float xc = qm_max(qm_min(x, 20.0f), -20.0f); /* beyond +-20, e is exactly 0 */
+  float xc = qm_max(qm_min(x, 20.0f), -20.0f); /* beyond +-20 the result is x, or -0 */
   float sh = xc * xc, sl = qm_mul_err(xc, xc, sh);
   float ph = b_hi * sh, pl = (qm_mul_err(b_hi, sh, ph) + b_hi * sl) + b_lo * sh; /* B x^2 */
   float uh = a_hi + ph, bv = uh - a_hi;                                          /* A + B x^2, two-sum */
   float ul = ((a_hi - (uh - bv)) + (ph - bv)) + (a_lo + pl);
   float wh = xc * uh, wl = qm_mul_err(xc, uh, wh) + xc * ul; /* w = x (A + B x^2) */
-  /* x / (1 + exp(-w)); below w = -20, where 1 + e^w is 1 to within 2^-28, x e^w with x the factor of
-   * the exp, so that the scaling into the subnormals is the last rounding (and exp(-w) cannot
-   * overflow) */
-  float main = x / (1.0f + qm_exp_core(-wh, -wl, 1.0f, 0.0f, 1));
-  float tail = qm_exp_core(wh, wl, xc, 0.0f, 1);
-  return wh < -20.0f ? tail : main;
+  /* e = exp(-|w|) in (0, 1], 1 + e = d + dl exactly; x / (1 + e) = q + ql as a float pair (from the
+   * exact residual of q d); for w >= 0 that is the result, below it is e^w (x / (1 + e^w)), so
+   * the exp of w once more, with the pair as its factor: no rounding of e reaches the result */
+  int neg = wh < 0.0f;
+  float e = qm_exp_core(neg ? wh : -wh, neg ? wl : -wl, 1.0f, 0.0f, 1);
+  float d = 1.0f + e, dl = (1.0f - d) + e, t = 1.0f / d;
+  float q = xc * t, qd = q * d, qde = qm_mul_err(q, d, qd);
+  float ql = (((xc - qd) - qde) - q * dl) * t;
+  float y = qm_copysign(neg ? qm_exp_core(wh, wl, q, ql, 1) : q + ql, xc); /* the sign of x: -0 stays -0 */
+  return x > 20.0f ? x : y; /* NaN: wh is NaN, so are e and y */
 }
 
 #endif

@@ -4,11 +4,11 @@
  * Each is compared with glibc in double (erf, erfc, exp, tanh; GELU as x erfc(-x / sqrt 2) / 2, its
  * tanh form as x / (1 + exp(-w)), which has no cancellation for x < 0) over a dense sweep of float
  * bit patterns (every 97th pattern, both signs: normals, subnormals, +-0, +-inf, NaNs) plus
- * hand-picked extremes. QLLC_SWEEP_STEP=1 in the environment sweeps every float instead (about 5
- * minutes here; docs/ops_notes.md gives those figures). The error is measured in ulps of the exact
- * (double) result, with the subnormal ulp 2^-149 below FLT_MIN. Measured over every float: exp 1.00
- * ulp, sigmoid 2.28, tanh 1.87, erf 1.14, gelu 1.90, gelu_tanh 1.99 (every 97th: see the printed
- * lines); the asserted bounds leave a little room above that. Infinities and NaNs must come out
+ * hand-picked extremes. QLLC_SWEEP_STEP=N in the environment sweeps every Nth pattern instead (1: every
+ * float, tens of minutes here). The error is measured in ulps of the exact (double) result, with the
+ * subnormal ulp 2^-149 below FLT_MIN. Largest errors measured (docs/numerics.md): exp 1.05, sigmoid
+ * 1.97 over every float; tanh 1.90, erf 1.24, gelu 1.59, gelu_tanh 1.11 over every 13th pattern. The
+ * asserted bounds: 1.5 for exp, erf and gelu_tanh, 2 for the others. Infinities and NaNs must come out
  * exactly as libm's (GELU(-inf) = -0, its limit). */
 #include <float.h>
 #include <math.h>
@@ -106,7 +106,7 @@ static void test_sigmoid(void **state) {
   float wx = 0;
   const double e = sweep(qllc_k_sigmoid_f32_f32, ref_sigmoid, &wx);
   print_message("sigmoid: max %.3f ulp at %a\n", e, wx);
-  assert_true(e <= 3.0);
+  assert_true(e <= 2.0);
   float x[4] = {INFINITY, -INFINITY, 0.0f, -100.0f}, y[4];
   qllc_k_sigmoid_f32_f32(y, x, 4);
   assert_true(y[0] == 1.0f && y[1] == 0.0f && y[2] == 0.5f && y[3] > 0.0f);
@@ -117,7 +117,7 @@ static void test_tanh(void **state) {
   float wx = 0;
   const double e = sweep(qllc_k_tanh_f32_f32, ref_tanh, &wx);
   print_message("tanh: max %.3f ulp at %a\n", e, wx);
-  assert_true(e <= 3.0);
+  assert_true(e <= 2.0);
   float x[5] = {INFINITY, -INFINITY, -0.0f, 1e-30f, 50.0f}, y[5];
   qllc_k_tanh_f32_f32(y, x, 5);
   assert_true(y[0] == 1.0f && y[1] == -1.0f && y[2] == 0.0f && signbit(y[2]) && y[3] == 1e-30f && y[4] == 1.0f);
@@ -140,7 +140,7 @@ static void test_gelu(void **state) {
   float wx = 0;
   const double e = sweep(qllc_k_gelu_f32_f32, ref_gelu, &wx);
   print_message("gelu: max %.3f ulp at %a\n", e, wx);
-  assert_true(e <= 2.25);
+  assert_true(e <= 2.0);
   float x[6] = {INFINITY, -INFINITY, -0.0f, -14.0f, -20.0f, NAN}, y[6];
   qllc_k_gelu_f32_f32(y, x, 6);
   assert_true(y[0] == INFINITY && y[1] == 0.0f && signbit(y[1]) && y[2] == 0.0f && signbit(y[2]));
@@ -152,7 +152,7 @@ static void test_gelu_tanh(void **state) {
   float wx = 0;
   const double e = sweep(qllc_k_gelu_tanh_f32_f32, ref_gelu_tanh, &wx);
   print_message("gelu_tanh: max %.3f ulp at %a\n", e, wx);
-  assert_true(e <= 2.25);
+  assert_true(e <= 1.5);
   float x[5] = {INFINITY, -INFINITY, -0.0f, 1e30f, NAN}, y[5];
   qllc_k_gelu_tanh_f32_f32(y, x, 5);
   assert_true(y[0] == INFINITY && y[1] == 0.0f && signbit(y[1]) && y[2] == 0.0f && signbit(y[2]));
