@@ -3,10 +3,13 @@
  * Named qllc_math.h, not math.h: libjit/bitcode is on the include path of every test that links
  * qllc_libjit_native, and a file called math.h there would shadow the C library's <math.h>.
  *
- * Every function is branch-free (selects only) so that it vectorizes inside a kernel loop, and uses
- * only +, -, *, / and bit casts, so the result is the same on every target (kernels are built with
- * -ffp-contract=off, so no FMA changes the rounding). Errors measured against glibc in double over
- * every 97th float bit pattern (tests/libjit/activation_test.c): exp 1.00 ulp, sigmoid 2.28, tanh 1.86. */
+ * Every function is branch-free (selects only; qm_exp_core's `fine` is a constant at each call) so
+ * that it vectorizes inside a kernel loop, and uses only +, -, *, / and bit casts, so the result is
+ * the same on every target (kernels are built with -ffp-contract=off, so no FMA changes the rounding;
+ * the Dekker products below rely on it too). The largest errors against glibc in double, all within
+ * 2 ulp, and how they were measured are in docs/numerics.md ("The float transcendental functions";
+ * tests/libjit/activation_test.c asserts them). src/quant/tables.c builds the integer tables of these
+ * functions from them. */
 #ifndef QLLC_MATH_H
 #define QLLC_MATH_H
 #include "qllc_kernel.h"
@@ -142,9 +145,10 @@ QLLC_INLINE float qm_tanh(float x) {
  * H(t) = erfcx(a) (1 + a / sqrt 2) smooth on t in [0.118, 0.755] (a in [0.46, 10.6]; above 10.6 the exp
  * underflows and H only needs to stay finite: H(0) = 1 / sqrt(2 pi)). H is a degree-10 polynomial
  * fitted (weighted least squares iterated to minimax, coefficients rounded to float one at a time and
- * the rest refitted) to relative error 1.1e-9 against erfcx in double. The last two Horner steps are
- * compensated, and m H / d goes to the exp as a float pair (its roundings and dl corrected), so that
- * the exp's last add and the scaling to a subnormal result are the only late roundings. */
+ * the rest refitted: scripts/fit_qllc_math.py, which also made P and Q below) to relative error 1.1e-9
+ * against erfcx in double. The last two Horner steps are compensated, and m H / d goes to the exp as
+ * a float pair (its roundings and dl corrected), so that the exp's last add and the scaling to a
+ * subnormal result are the only late roundings. */
 QLLC_INLINE float qm_erfc_tail(float hi, float lo, float d, float dl, float m) {
   float t = 1.0f / d;
   float h = -2.943489850e-01f;
