@@ -7,7 +7,7 @@
  * hand-picked extremes. QLLC_SWEEP_STEP=N in the environment sweeps every Nth pattern instead (1: every
  * float, tens of minutes here). The error is measured in ulps of the exact (double) result, with the
  * subnormal ulp 2^-149 below FLT_MIN. Largest errors measured (docs/numerics.md): exp 1.05, sigmoid
- * 1.97, tanh 1.94, erf 1.28, gelu 1.73 over every float; gelu_tanh 1.11 over every 13th pattern. The
+ * 1.97, tanh 1.94, erf 1.28, gelu 1.73, gelu_tanh 1.13 over every float. The
  * asserted bounds: 1.5 for exp, erf and gelu_tanh, 2 for the others. Infinities and NaNs must come out
  * exactly as libm's (GELU(-inf) = -0, its limit). */
 #include <float.h>
