@@ -1,14 +1,16 @@
 #!/usr/bin/python3
 """The torch peer of the benchmark: float inference time per call, single-threaded, same models.
 
-  /usr/bin/python3 bench/torch_time.py [--runs N] [--warmup W] [--threads T] digits|resnet18 ...
+  /usr/bin/python3 bench/torch_time.py [--runs N] [--warmup W] [--threads T] digits|resnet18|transformer17 ...
 
 Prints one line per model:
   torch model=NAME median_ms=... min_ms=... cpu_median_ms=... runs=N threads=T
 (median/min wall time; cpu_median_ms the process CPU time, steadier on a busy machine; with
 one thread torch runs every op in the calling thread).
 digits is rebuilt from the weights inside models/digits/digits.onnx (checked against the committed test
-split); resnet18 from bench/resnet18.py with the same seed as the exported ONNX file. Eager mode under
+split); resnet18 from bench/resnet18.py with the same seed as the exported ONNX file; transformer17 is
+nn.TransformerEncoderLayer (d_model 32, 4 heads, FFN 64, GELU, batch_first) with the weights of
+tests/models/data/transformer_block17/model.onnx, checked against its output_0.npy. Eager mode under
 torch.inference_mode(), batch 1, the same input every call.
 """
 import argparse
@@ -51,12 +53,35 @@ def digits_model():
     return f, xs[:1].clone(), acc
 
 
+def transformer17_model():
+    d = os.path.join(ROOT, "tests/models/data/transformer_block17")
+    m = onnx.load(os.path.join(d, "model.onnx"))
+    init = {t.name: torch.from_numpy(onnx.numpy_helper.to_array(t).copy()) for t in m.graph.initializer}
+    mm = [t for t in m.graph.initializer if t.name.startswith("onnx::MatMul")]  # in_proj, linear1, linear2
+    if [list(t.dims) for t in mm] != [[32, 96], [32, 64], [64, 32]]:
+        raise SystemExit("torch_time.py: transformer_block17's weights are not as expected; update transformer17_model()")
+    layer = torch.nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, dropout=0.0, activation="gelu",
+                                             batch_first=True)
+    state = {k[len("layer."):]: v for k, v in init.items() if k.startswith("layer.")}
+    state["self_attn.in_proj_weight"] = init[mm[0].name].t().contiguous()
+    state["linear1.weight"] = init[mm[1].name].t().contiguous()
+    state["linear2.weight"] = init[mm[2].name].t().contiguous()
+    layer.load_state_dict(state)
+    layer.eval()
+    x = torch.from_numpy(np.load(os.path.join(d, "input_0.npy")))
+    with torch.inference_mode():
+        err = float((layer(x) - torch.from_numpy(np.load(os.path.join(d, "output_0.npy")))).abs().max())
+    if err > 1e-4:
+        raise SystemExit(f"torch_time.py: transformer17 differs from output_0.npy by {err}")
+    return layer, x, err
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("models", nargs="+", choices=["digits", "resnet18"])
+    ap.add_argument("models", nargs="+", choices=["digits", "resnet18", "transformer17"])
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     for name in a.models:
@@ -64,6 +89,9 @@ def main():
         if name == "digits":
             f, x, acc = digits_model()
             extra = f" accuracy={acc * 100:.2f}"
+        elif name == "transformer17":
+            f, x, err = transformer17_model()
+            extra = f" max_abs_diff_vs_onnx_data={err:.2e}"
         else:
             import resnet18
             f, x = resnet18.build(), resnet18.example_input()

@@ -1,83 +1,24 @@
 /* libjit/bitcode/ops_ext.c: float kernels of the transformer and mobile ops (issue 15): Erf, GELU,
  * Sqrt, Exp, Neg, Reciprocal, Pow by a constant, HardSigmoid, HardSwish, LayerNormalization, the
  * reductions over one block of axes, PRelu, and Resize (nearest and linear, from index tables the
- * lowering computes). No libm: erf is evaluated in double by its Taylor series below 2 and by the
- * continued fraction of erfc above; sqrt is the correctly rounded llvm.sqrt (the same bits on every
- * target); kernels are built with -ffp-contract=off, so the results do not depend on the target. */
+ * lowering computes). No libm: erf and GELU are float polynomial approximations (qllc_math.h); sqrt is
+ * the correctly rounded llvm.sqrt (the same bits on every target); kernels are built with
+ * -ffp-contract=off, so the results do not depend on the target. */
 #include "kernels_f32.h"
 #include "qllc_math.h"
 
-/* exp(x) in double for x <= 0 (0 below -745): x = n ln2 + r, |r| <= ln2/2, Taylor to degree 13
- * (truncation < 1e-17), 2^n applied as two normal factors. */
-QLLC_INLINE double qk_exp_neg_d(double x) {
-  double xc = x < -745.0 ? -745.0 : x;
-  double t = xc * 1.4426950408889634;
-  int64_t n = (int64_t)(t - 0.5); /* round half away from zero, t <= 0 */
-  double nf = (double)n;
-  double r = (xc - nf * 0.6931471803691238) - nf * 1.9082149292705877e-10;
-  double p = 1.0 / 6227020800.0;
-  static const double inv[] = {1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0, 1.0 / 40320.0,
-                               1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0};
-  for (int k = 0; k < 13; k++) p = p * r + inv[k];
-  int64_t k1 = n / 2, k2 = n - k1; /* each in [-538, 0]: normal factors */
-  union { uint64_t u; double d; } s1 = {(uint64_t)(k1 + 1023) << 52}, s2 = {(uint64_t)(k2 + 1023) << 52};
-  double y = (p * s1.d) * s2.d;
-  return x < -745.0 ? 0.0 : y;
-}
-
-/* erf(a) by its Taylor series, 48 terms: |error| < 1e-15 for 0 <= a <= 2. */
-QLLC_INLINE double qk_erf_taylor(double a) {
-  double a2 = a * a, term = a, sum = a;
-  for (int n = 1; n < 48; n++) {
-    term = -term * a2 / n;
-    sum += term / (2 * n + 1);
-  }
-  return sum * 1.1283791670955126;
-}
-
-/* erfc(b) for b >= 2 by the continued fraction erfc(b) = exp(-b^2) / sqrt(pi) / (b + (1/2) / (b + 1 /
- * (b + (3/2) / (b + ...)))), 60 terms: relative error < 1e-15 (against glibc, tests/libjit/ops_ext_test.c). */
-QLLC_INLINE double qk_erfc_cf(double b) {
-  double t = b;
-  for (int k = 60; k >= 1; k--) t = b + (0.5 * k) / t;
-  return qk_exp_neg_d(-b * b) / (1.7724538509055159 * t);
-}
-
-/* erfc(a) for a >= 0 */
-QLLC_INLINE double qk_erfc_d(double a) {
-  double s = 1.0 - qk_erf_taylor(a < 2.0 ? a : 2.0), b = qk_erfc_cf(a < 2.0 ? 2.0 : a);
-  return a < 2.0 ? s : b;
-}
-
-/* erf(x) in double: the series below 2 (no cancellation near 0), 1 - erfc above */
-QLLC_INLINE double qk_erf_d(double x) {
-  double a = x < 0 ? -x : x;
-  double s = qk_erf_taylor(a < 2.0 ? a : 2.0), b = 1.0 - qk_erfc_cf(a < 2.0 ? 2.0 : a);
-  double r = a < 2.0 ? s : b;
-  return x < 0 ? -r : r;
-}
-
+/* erf, GELU and GELU's tanh form: the float approximations of qllc_math.h (errors measured in
+ * tests/libjit/activation_test.c and docs/ops_notes.md), vectorised after specialisation. */
 QLLC_KERNEL void qllc_k_erf_f32_f32(float *QLLC_RESTRICT y, const float *QLLC_RESTRICT x, int64_t n) {
-  for (int64_t i = 0; i < n; i++) y[i] = (float)qk_erf_d((double)x[i]);
+  for (int64_t i = 0; i < n; i++) y[i] = qm_erf(x[i]);
 }
 
-/* GELU: x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)), in double (through erfc for x < 0). */
 QLLC_KERNEL void qllc_k_gelu_f32_f32(float *QLLC_RESTRICT y, const float *QLLC_RESTRICT x, int64_t n) {
-  for (int64_t i = 0; i < n; i++) {
-    double v = (double)x[i], c = qk_erfc_d((v < 0 ? -v : v) * 0.70710678118654752);
-    double phi = v < 0 ? 0.5 * c : 1.0 - 0.5 * c; /* Phi(x) = erfc(-x / sqrt 2) / 2: no cancellation below 0 */
-    y[i] = (float)(v * phi);
-  }
+  for (int64_t i = 0; i < n; i++) y[i] = qm_gelu(x[i]);
 }
 
-/* GELU's tanh approximation (onnxruntime's FastGelu): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))),
- * tanh(z) = sign(z) (1 - e) / (1 + e) with e = exp(-2 |z|), in double. */
 QLLC_KERNEL void qllc_k_gelu_tanh_f32_f32(float *QLLC_RESTRICT y, const float *QLLC_RESTRICT x, int64_t n) {
-  for (int64_t i = 0; i < n; i++) {
-    double v = (double)x[i], z = 0.7978845608028654 * (v + 0.044715 * v * v * v);
-    double e = qk_exp_neg_d(-2.0 * (z < 0 ? -z : z)), t = (1.0 - e) / (1.0 + e);
-    y[i] = (float)(0.5 * v * (1.0 + (z < 0 ? -t : t)));
-  }
+  for (int64_t i = 0; i < n; i++) y[i] = qm_gelu_tanh(x[i]);
 }
 
 QLLC_KERNEL void qllc_k_sqrt_f32_f32(float *QLLC_RESTRICT y, const float *QLLC_RESTRICT x, int64_t n) {

@@ -1,28 +1,33 @@
 /* src/quant/tables.c: lookup tables and multiplier arrays the kernels read as CONST buffers:
  * unary functions (Sigmoid, Tanh, LeakyRelu) at 8 and 16 bits, softmax's exp table and fixed output
  * parameters, and average pooling's per-count multipliers. Computed in double, rounded once (half to
- * even, as every tensor quantization). */
+ * even, as every tensor quantization), except the transcendental unary functions (erf, GELU in both
+ * forms, sigmoid, tanh, exp): their tables take the float kernels' own approximations
+ * (libjit/bitcode/qllc_math.h) at the float input, so a quantized node follows the float model it
+ * approximates, and the table's bits do not depend on the host's libm. This file is compiled with
+ * -ffp-contract=off (CMakeLists.txt) so that those functions give the same bits on every host. */
 #include <math.h>
 
+#include "../../libjit/bitcode/qllc_math.h"
 #include "quant.h"
 
 static double eval_beta = 0.5; /* HardSigmoid's beta for the table being built (single-threaded) */
 
 static double eval(qllc_qfunc f, double alpha, double r) {
   switch (f) {
-  case QLLC_QF_ERF: return erf(r);
-  case QLLC_QF_GELU: return 0.5 * r * (1.0 + erf(r / sqrt(2.0)));
+  case QLLC_QF_ERF: return qm_erf((float)r);
+  case QLLC_QF_GELU: return qm_gelu((float)r);
   case QLLC_QF_SQRT: return sqrt(r);
   case QLLC_QF_NEG: return -r;
   case QLLC_QF_RECIPROCAL: return 1.0 / r;
   case QLLC_QF_POW: return pow(r, alpha);
   case QLLC_QF_HARD_SIGMOID: return fmax(0.0, fmin(1.0, alpha * r + eval_beta));
   case QLLC_QF_HARD_SWISH: return r * fmax(0.0, fmin(1.0, r / 6.0 + 0.5));
-  case QLLC_QF_GELU_TANH: return 0.5 * r * (1.0 + tanh(0.7978845608028654 * (r + 0.044715 * r * r * r)));
-  case QLLC_QF_SIGMOID: return 1.0 / (1.0 + exp(-r));
-  case QLLC_QF_TANH: return tanh(r);
+  case QLLC_QF_GELU_TANH: return qm_gelu_tanh((float)r);
+  case QLLC_QF_SIGMOID: return qm_sigmoid((float)r);
+  case QLLC_QF_TANH: return qm_tanh((float)r);
   case QLLC_QF_LEAKY_RELU: return r >= 0 ? r : alpha * r;
-  case QLLC_QF_EXP: return exp(r);
+  case QLLC_QF_EXP: return qm_exp((float)r);
   }
   return 0;
 }
