@@ -80,7 +80,10 @@ static qllc_status norm_resize(qllc_graph *g, qllc_node *n, qllc_diag *diag) {
   if (!sizes)
     for (int i = 0; i < x->rank; i++) {
       if (!(sc[i] > 0)) return FAIL(QLLC_ERR_INVALID, "scale %g is not positive", (double)sc[i]);
-      od[i] = (int64_t)floor((double)x->dims[i] * (double)sc[i]);
+      double d = floor((double)x->dims[i] * (double)sc[i]);
+      if (!(d < 0x1p62)) /* checked before the conversion (an inf or 1e39 would be undefined) */
+        return FAIL(QLLC_ERR_INVALID, "scale %g makes an output dimension of %g", (double)sc[i], d);
+      od[i] = (int64_t)d;
     }
   if (x->rank != 4 || od[0] != x->dims[0] || od[1] != x->dims[1])
     return FAIL(QLLC_ERR_UNSUPPORTED, "only rank-4 [N, C, H, W] inputs resized along H and W are supported");
