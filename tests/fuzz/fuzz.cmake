@@ -46,7 +46,7 @@ add_test(NAME fuzz/regress_onnx COMMAND fuzz_onnx_regress ${R}/fuzz_onnx ${S}/ir
          ${S}/qdq/data ${S}/llvmgen/data WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
 add_test(NAME fuzz/regress_compile COMMAND fuzz_compile_regress ${R}/fuzz_compile ${S}/ir/data ${S}/cli/data
          ${S}/qdq/data WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
-add_test(NAME fuzz/regress_tensor COMMAND fuzz_tensor_regress ${R}/fuzz_tensor ${S}/ir/data ${S}/cli/data
+add_test(NAME fuzz/regress_tensor COMMAND fuzz_tensor_regress ${R}/fuzz_tensor ${S}/ir/data ${S}/cli/data ${S}/cli/data/shapes
          WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
 add_test(NAME fuzz/regress_profile COMMAND fuzz_profile_regress ${R}/fuzz_profile ${QLLC_FUZZ_DIR}/seeds/fuzz_profile
          WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
