@@ -127,12 +127,14 @@ qllc_status qllc_drv_compile_bundle(qllc_drv_model *m, const qllc_options *opts,
   int written[B_COUNT] = {0}, renamed[B_COUNT] = {0};
   int want[B_COUNT] = {1, 1, opts->weights_file != 0};
   for (int i = 0; i < B_COUNT; i++) {
-    static unsigned seq; /* unique per call: threads of one process may write the same bundle */
-    unsigned k = __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED);
-    int n1 = snprintf(tmp[i], sizeof tmp[i], "%s/.%s.tmp-%ld-%u%s", dir, name, (long)getpid(), k, bundle_ext[i]);
     int n2 = snprintf(fin[i], sizeof fin[i], "%s/%s%s", dir, name, bundle_ext[i]);
-    if (n1 >= (int)sizeof tmp[i] || n2 >= (int)sizeof fin[i]) {
-      st = qllc_fail(diag, QLLC_ERR_IO, NULL, "output path too long");
+    /* the output helper's temporary name: unique per call, so threads may write the same bundle */
+    char *t = n2 < (int)sizeof fin[i] ? qllc_outfile_tmp_name(fin[i]) : NULL;
+    int fits = t && strlen(t) < sizeof tmp[i];
+    if (fits) memcpy(tmp[i], t, strlen(t) + 1);
+    free(t);
+    if (!fits) {
+      st = qllc_fail(diag, QLLC_ERR_IO, NULL, n2 < (int)sizeof fin[i] && !t ? "out of memory" : "output path too long");
       qllc_diag_set_file(diag, dir);
       goto cleanup;
     }

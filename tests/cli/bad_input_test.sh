@@ -132,8 +132,8 @@ done
 
 # a kernel file LLVM's reader crashed on (one byte changed; tests/fuzz/regress/fuzz_kernels): read in a
 # child process, it is an error naming the file, not a crash of qllc
-expect_error 1 lazy_reader_segv.bc "corrupt kernel file" -- compile "$D/small.onnx" -o "$tmp/b_kcrash" \
-  --kernels "$QLLC_SOURCE_DIR/tests/fuzz/regress/fuzz_kernels/lazy_reader_segv.bc"
+expect_error 1 lazy_reader_segv.bin "corrupt kernel file" -- compile "$D/small.onnx" -o "$tmp/b_kcrash" \
+  --kernels "$QLLC_SOURCE_DIR/tests/fuzz/regress/fuzz_kernels/lazy_reader_segv.bin"
 no_bundle "$tmp/b_kcrash"
 
 # a failing compile into an existing directory leaves its contents alone and adds nothing
