@@ -34,7 +34,7 @@ else
   BENCH=$OUT/qllc_bench
   LLVM_LIB=$(llvm-config-19 --libdir 2>/dev/null || echo /usr/lib/llvm-19/lib)
   cc -O2 -std=c11 -I "$SRC/include" -I "$BUILD/include" "$SRC/bench/bench.c" "$BUILD/libqllc_core.a" -L"$LLVM_LIB" \
-     -Wl,-rpath,"$LLVM_LIB" -lLLVM -lprotobuf-c -lyaml -lm -o "$BENCH"
+     -Wl,-rpath,"$LLVM_LIB" -lLLVM -lprotobuf-c -lyaml -lz -lm -o "$BENCH"
 fi
 cc -O2 -std=c11 -o "$OUT/npycmp" "$SRC/tests/models/npycmp.c" -lm
 

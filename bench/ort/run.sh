@@ -38,7 +38,7 @@ else # bench/bench.cmake is optional: build bench.c by hand, as bench/run.sh doe
   BENCH=$OUT/qllc_bench
   LLVM_LIB=$(llvm-config-19 --libdir 2>/dev/null || echo /usr/lib/llvm-19/lib)
   cc -O2 -std=c11 -I "$SRC/include" -I "$BUILD/include" "$SRC/bench/bench.c" "$BUILD/libqllc_core.a" -L"$LLVM_LIB" \
-     -Wl,-rpath,"$LLVM_LIB" -lLLVM -lprotobuf-c -lyaml -lm -o "$BENCH"
+     -Wl,-rpath,"$LLVM_LIB" -lLLVM -lprotobuf-c -lyaml -lz -lm -o "$BENCH"
 fi
 
 R18=$OUT/resnet18.onnx
