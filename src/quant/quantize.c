@@ -885,9 +885,27 @@ static void qz_free(qz *z) {
   free(z->np), free(z->nin), free(z->velem), free(z->alt), free(z->has_alt), free(z->conv);
 }
 
+/* The kind a value nothing quantized computes (a graph input) takes under a map: that of its first
+ * consumer that computes, looked for through the SAME nodes (views, max pool, clamps) between them, so
+ * that a Reshape before an int16 layer is int16 from the graph input's quantize on, as at --precision
+ * int16 (issue 27); act_elem when no such consumer. */
+static qllc_elem consumer_kind(const qz *z, const qllc_value *v, int depth) {
+  for (int i = 0; i < z->nn && depth < 64; i++) {
+    const qllc_node *n = z->nodes[i];
+    if (z->kind[i] == QLLC_QK_NONE) continue;
+    int uses = 0;
+    for (int k = 0; k < data_inputs(n, z->kind[i]) && k < n->n_in; k++) uses |= n->in[k] == v;
+    if (!uses) continue;
+    if (z->kind[i] == QLLC_QK_CUSTOM) return z->o->act_elem;
+    if (z->kind[i] == QLLC_QK_SAME) return consumer_kind(z, n->out[0], depth + 1);
+    return z->np[i] == QLLC_NP_16X8 || z->np[i] == QLLC_NP_INT16 ? QLLC_ELEM_I16 : QLLC_ELEM_I8;
+  }
+  return z->o->act_elem;
+}
+
 /* Mixed precision: each node's precision from the map, the kind of its inputs, and each value's kind
  * (a compute node's output: its precision's; a SAME node's: its input's; a value nothing quantized
- * computes: its first quantized consumer's). */
+ * computes: its first computing consumer's, consumer_kind). */
 static qllc_status mixed_kinds(qz *z) {
   const qllc_quant_opts *o = z->o;
   size_t nv = (size_t)z->n0 + 1, nn = (size_t)z->nn + 1;
@@ -914,7 +932,7 @@ static qllc_status mixed_kinds(qz *z) {
     if (z->kind[i] == QLLC_QK_SAME || z->kind[i] == QLLC_QK_CUSTOM) {
       const qllc_value *x = n->in[0];
       if (z->kind[i] == QLLC_QK_CUSTOM) e = o->act_elem;
-      else e = x->id < z->n0 && z->velem[x->id] != QLLC_ELEM_COUNT ? z->velem[x->id] : o->act_elem;
+      else e = x->id < z->n0 && z->velem[x->id] != QLLC_ELEM_COUNT ? z->velem[x->id] : consumer_kind(z, x, 0);
     } else {
       z->nin[i] = e;
     }
