@@ -345,9 +345,12 @@ class CompareRow:
 
 class Comparison(list):
     """The rows of a compare: the model outputs first, then every other value; each group worst first.
-    `samples`: how many samples ran; `drawn`: True when they were drawn from the profile's histograms."""
+    `samples`: how many samples ran; `drawn`: True when they were drawn from the profile's histograms (no
+    samples given, and a profile without kept samples); `kept`: True when they were the calibration samples
+    kept in the profile."""
     samples: int = 0
     drawn: bool = False
+    kept: bool = False
 
     @property
     def outputs(self) -> list:
@@ -499,8 +502,9 @@ class Model(_Handle):
     def compare(self, samples: Optional[Samples] = None, *, max_samples: int = 0, **options: Any) -> Comparison:
         """Runs the float and the quantized model (precision= "int8" or "int16" and profile= are needed) on
         the same samples and compares them value by value: the rows of `qllc compare`, the model outputs
-        first, then every other value, each group worst first. samples as for profile(); None: max_samples
-        (default 32) drawn from the profile's input histograms."""
+        first, then every other value, each group worst first. samples as for profile(); None: the calibration
+        samples kept in the profile (up to max_samples), or, for a profile without them, max_samples (default
+        32) drawn from its input histograms."""
         opts = _Options(self, options)
         try:
             specs, n = _str_array(opts.dataset(self, samples) if samples is not None else [], opts._keep)
@@ -516,7 +520,7 @@ class Model(_Handle):
                            _c.ELEM_NAMES[w.elem], float(w.scale), int(w.zero_point), bool(w.is_output), int(w.count),
                            w.sqnr_db, w.max_abs_err, w.saturated, w.signal_rms, w.grid_sqnr_db)
                 for w in r.rows[:r.n_rows])
-            rows.samples, rows.drawn = int(r.samples), bool(r.drawn)
+            rows.samples, rows.drawn, rows.kept = int(r.samples), int(r.drawn) == 1, int(r.drawn) == 2
             return rows
         finally:
             _c.lib.qllc_compare_result_free(res)

@@ -266,7 +266,8 @@ done:
 
 /* ---- the command ----------------------------------------------------------------------------------- */
 
-/* The data set an accuracy measurement runs on: the user's specs, or samples drawn from the profile. */
+/* The data set an accuracy measurement runs on: the user's specs, the calibration samples kept in the
+ * profile, or (a profile without them) samples drawn from its histograms. */
 qllc_status qllc_drv_samples(qllc_drv_model *m, const qllc_options *o, const char *const *specs, int n_specs,
                                   int64_t max_samples, qllc_dataset **ds, int *drawn, qllc_diag *diag) {
   *ds = NULL;
@@ -282,7 +283,12 @@ qllc_status qllc_drv_samples(qllc_drv_model *m, const qllc_options *o, const cha
     qllc_diag_set_file(diag, o->profile_path);
     return st;
   }
-  st = qllc_dataset_from_profile(m->graph, prof, max_samples > 0 ? max_samples : 32, 13, ds, diag);
+  if (prof->n_samples > 0) {
+    *drawn = 2;
+    st = qllc_dataset_from_kept(m->graph, prof, max_samples, ds, diag);
+  } else {
+    st = qllc_dataset_from_profile(m->graph, prof, max_samples > 0 ? max_samples : 32, 13, ds, diag);
+  }
   if (st != QLLC_OK) qllc_diag_set_file(diag, o->profile_path);
   qllc_profile_free(prof);
   return st;

@@ -96,6 +96,11 @@ qllc_status qllc_dataset_open(const qllc_graph *g, const char *const *specs, int
  * given. Each element is drawn independently from its input's value distribution. */
 qllc_status qllc_dataset_from_profile(const qllc_graph *g, const qllc_profile *prof, int64_t samples,
                                       uint64_t seed, qllc_dataset **out, qllc_diag *diag);
+/* A data set of the calibration samples kept in the profile (its first ones; at most `max` when > 0):
+ * what compare and the precision search run on when no data set is given and the profile has them.
+ * An input not sampled, or of another size, is QLLC_ERR_INVALID naming it. */
+qllc_status qllc_dataset_from_kept(const qllc_graph *g, const qllc_profile *prof, int64_t max, qllc_dataset **out,
+                                   qllc_diag *diag);
 void qllc_dataset_free(qllc_dataset *d);
 int64_t qllc_dataset_samples(const qllc_dataset *d);
 /* Uses only the first `max` samples (max > 0). */
@@ -171,7 +176,8 @@ qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, 
                                   qllc_prec_map **out, char **summary, qllc_diag *diag);
 
 /* The samples an accuracy measurement runs on (compare, the search): the user's specs (at most
- * max_samples of them when > 0), or samples drawn from o's profile (*drawn 1). */
+ * max_samples of them when > 0; *drawn 0), else the calibration samples kept in o's profile (*drawn 2),
+ * else, for a profile without them, samples drawn from its histograms (*drawn 1). */
 qllc_status qllc_drv_samples(qllc_drv_model *m, const qllc_options *o, const char *const *specs, int n_specs,
                              int64_t max_samples, qllc_dataset **ds, int *drawn, qllc_diag *diag);
 

@@ -368,6 +368,43 @@ qllc_status qllc_dataset_from_profile(const qllc_graph *g, const qllc_profile *p
   return QLLC_OK;
 }
 
+qllc_status qllc_dataset_from_kept(const qllc_graph *g, const qllc_profile *prof, int64_t max, qllc_dataset **out,
+                                   qllc_diag *diag) {
+  *out = NULL;
+  qllc_dataset *d = dataset_new(g);
+  if (!d) return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+  int64_t n = prof->n_samples;
+  if (max > 0 && n > max) n = max;
+  qllc_status st = QLLC_OK;
+  for (int i = 0; i < d->n && st == QLLC_OK; i++) {
+    ds_input *x = &d->in[i];
+    const qllc_profile_input *k = NULL;
+    for (int j = 0; j < prof->n_inputs && !k; j++)
+      if (!strcmp(prof->inputs[j].name, x->value->name)) k = &prof->inputs[j];
+    uint64_t numel = (uint64_t)qllc_value_numel(x->value);
+    if (x->value->elem != QLLC_ELEM_F32 || !k || k->numel != numel) {
+      st = qllc_fail(diag, QLLC_ERR_INVALID, NULL,
+                     "%s: the calibration samples kept in the profile do not fit input '%s' (%s)",
+                     prof->path ? prof->path : "<profile>", x->value->name,
+                     !k ? "not sampled" : x->value->elem != QLLC_ELEM_F32 ? "not float" : "another element count");
+      break;
+    }
+    x->spec = x->path = "(the profile's calibration samples)";
+    x->sample_bytes = numel * sizeof(float);
+    x->n_samples = n;
+    x->all.data = malloc((size_t)(x->sample_bytes * (uint64_t)n) + 1);
+    if (!x->all.data) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+    else memcpy(x->all.data, k->data, (size_t)(x->sample_bytes * (uint64_t)n));
+  }
+  if (st != QLLC_OK) {
+    qllc_dataset_free(d);
+    return st;
+  }
+  d->samples = n;
+  *out = d;
+  return QLLC_OK;
+}
+
 qllc_status qllc_dataset_sample(qllc_dataset *d, const char *name, int64_t s, float *dst, qllc_diag *diag) {
   for (int k = 0; k < d->n; k++)
     if (d->in[k].value && strcmp(d->in[k].value->name, name) == 0) return ds_sample(&d->in[k], s, (uint8_t *)dst, diag);
@@ -492,14 +529,31 @@ qllc_status qllc_probe_profile(qllc_graph *g, qllc_dataset *d, int32_t bins, con
     }
   }
   int64_t n_samples = qllc_dataset_samples(d);
+  const char **names = calloc((size_t)n_in + 1, sizeof *names);
+  const float **data = calloc((size_t)n_in + 1, sizeof *data);
+  uint64_t *numel = calloc((size_t)n_in + 1, sizeof *numel);
+  if (!names || !data || !numel) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
   for (int64_t s = 0; s < n_samples && st == QLLC_OK; s++) {
     if ((st = qllc_probe_run(in, d, s, diag)) != QLLC_OK) break;
+    /* the first samples, kept in the profile (bounded): compare and the search measure on them */
+    for (int i = 0; i < n_in; i++) {
+      names[i] = qllc_probe_input(in, i)->name;
+      data[i] = qllc_probe_input_data(in, i);
+      numel[i] = (uint64_t)qllc_value_numel(qllc_probe_input(in, i));
+    }
+    if (qllc_profile_keep_sample(prof, n_in, names, data, numel) < 0) {
+      st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+      break;
+    }
     for (int i = 0; i < n_in; i++)
       qllc_hist_record(in_h[i], qllc_probe_input_data(in, i), qllc_value_numel(qllc_probe_input(in, i)));
     for (int i = 0; i < n_out; i++)
       if (out_h[i]) qllc_hist_record(out_h[i], qllc_probe_value_data(in, i), qllc_value_numel(qllc_probe_value(in, i)));
     if (progress) progress(progress_ctx, s + 1, n_samples);
   }
+  free(names);
+  free(data);
+  free(numel);
 done:
   free(in_h);
   free(out_h);

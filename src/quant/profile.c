@@ -13,6 +13,12 @@
  *       nonfinite: 0
  *       range: 3.5                    # the histogram covers [-range, range)
  *       counts: {1024: 17, 1025: 3}   # non-empty bins only: index -> count
+ *   samples:                          # optional: the first calibration samples (qllc_profile_keep_sample)
+ *     count: 32                       # 1 to QLLC_PROFILE_MAX_SAMPLES
+ *     inputs:
+ *       - name: "input"               # a graph input, each at most once
+ *         elements: 64                # per sample
+ *         data: AACAPwAAAEA...        # base64 of count x elements float32, little-endian
  *
  * Reading first bounds the input: at most 256 MiB and 16 levels of nesting (the format uses 4), no
  * aliases; an event-level pre-pass checks this before libyaml's document tree is built, since its
@@ -85,8 +91,20 @@ qllc_profile *qllc_profile_new(uint64_t graph_hash, int32_t bins) {
   return p;
 }
 
+static void free_inputs(qllc_profile *p) {
+  for (int i = 0; i < p->n_inputs; i++) {
+    free(p->inputs[i].name);
+    free(p->inputs[i].data);
+  }
+  free(p->inputs);
+  p->inputs = NULL;
+  p->n_inputs = 0;
+  p->n_samples = p->cap_samples = 0;
+}
+
 void qllc_profile_free(qllc_profile *p) {
   if (!p) return;
+  free_inputs(p);
   for (int i = 0; i < p->n; i++) {
     free(p->entries[i].name);
     qllc_hist_free(&p->entries[i].hist);
@@ -153,6 +171,40 @@ qllc_hist *qllc_profile_add(qllc_profile *p, const char *name) {
   p->index[index_slot(p, name)] = p->n;
   p->n++;
   return &e->hist;
+}
+
+int qllc_profile_keep_sample(qllc_profile *p, int n, const char *const *names, const float *const *data,
+                             const uint64_t *numel) {
+  if (!p->inputs) { /* the first sample: room for as many as the bounds allow */
+    uint64_t bytes = 0;
+    for (int i = 0; i < n; i++) {
+      if (numel[i] > QLLC_PROFILE_SAMPLE_BYTES / sizeof(float)) return 0;
+      bytes += numel[i] * sizeof(float);
+    }
+    uint64_t cap = bytes ? QLLC_PROFILE_SAMPLE_BYTES / bytes : 0;
+    if (cap > QLLC_PROFILE_MAX_SAMPLES) cap = QLLC_PROFILE_MAX_SAMPLES;
+    if (cap == 0 || n <= 0) return 0;
+    if (!(p->inputs = calloc((size_t)n, sizeof *p->inputs))) return -1;
+    p->n_inputs = n;
+    p->cap_samples = (int64_t)cap;
+    for (int i = 0; i < n; i++) {
+      p->inputs[i].numel = numel[i];
+      p->inputs[i].name = strdup(names[i]);
+      p->inputs[i].data = malloc((size_t)(cap * numel[i] * sizeof(float)) + 1);
+      if (!p->inputs[i].name || !p->inputs[i].data) {
+        free_inputs(p);
+        return -1;
+      }
+    }
+  }
+  if (n != p->n_inputs) return -1;
+  for (int i = 0; i < n; i++)
+    if (numel[i] != p->inputs[i].numel || strcmp(names[i], p->inputs[i].name) != 0) return -1;
+  if (p->n_samples >= p->cap_samples) return 0;
+  for (int i = 0; i < n; i++)
+    memcpy(p->inputs[i].data + (uint64_t)p->n_samples * numel[i], data[i], numel[i] * sizeof(float));
+  p->n_samples++;
+  return 1;
 }
 
 qllc_status qllc_profile_get(const qllc_profile *p, const char *name, const qllc_hist **out, qllc_diag *diag) {
@@ -225,6 +277,54 @@ static void map_end(emit *w) {
   ev(w);
 }
 
+/* Base64 (RFC 4648, with padding, no line breaks) of the kept samples' bytes. */
+static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* The bytes of n floats, little-endian on any host. */
+static void float_bytes(const float *f, uint64_t n, unsigned char *out) {
+  for (uint64_t i = 0; i < n; i++) {
+    uint32_t u;
+    memcpy(&u, &f[i], 4);
+    for (int k = 0; k < 4; k++) out[4 * i + (uint64_t)k] = (unsigned char)(u >> (8 * k));
+  }
+}
+
+/* malloc'ed NUL-terminated base64 of b[0..n); NULL on OOM. */
+static char *b64_encode(const unsigned char *b, size_t n) {
+  char *s = malloc((n + 2) / 3 * 4 + 1), *o = s;
+  if (!s) return NULL;
+  for (size_t i = 0; i < n; i += 3) {
+    uint32_t v = (uint32_t)b[i] << 16 | (i + 1 < n ? (uint32_t)b[i + 1] << 8 : 0) | (i + 2 < n ? b[i + 2] : 0);
+    *o++ = b64[v >> 18 & 63];
+    *o++ = b64[v >> 12 & 63];
+    *o++ = i + 1 < n ? b64[v >> 6 & 63] : '=';
+    *o++ = i + 2 < n ? b64[v & 63] : '=';
+  }
+  *o = 0;
+  return s;
+}
+
+/* Decodes exactly n bytes from s (its length must be that of n bytes' encoding, every character valid,
+ * the padding where it belongs and its unused bits 0: one text for one content). 0, or -1. */
+static int b64_decode(const char *s, size_t len, unsigned char *out, size_t n) {
+  if (len != (n + 2) / 3 * 4) return -1;
+  for (size_t i = 0, o = 0; i < len; i += 4) {
+    uint32_t v = 0;
+    int pad = 0;
+    for (int k = 0; k < 4; k++) {
+      char c = s[i + (size_t)k];
+      const char *at = c ? strchr(b64, c) : NULL;
+      if (c == '=' && i + 4 == len && k >= 2 && (k == 3 || s[i + 3] == '=')) pad++, at = b64;
+      else if (!at || pad) return -1;
+      v = v << 6 | (uint32_t)(at - b64);
+    }
+    if (pad != (int)(i + 4 == len ? (3 - n % 3) % 3 : 0)) return -1;
+    if ((pad == 1 && (v & 0xff)) || (pad == 2 && (v & 0xffff))) return -1; /* bits past the data: not 0 */
+    for (int k = 0; k < 3 - pad; k++) out[o++] = (unsigned char)(v >> (16 - 8 * k));
+  }
+  return 0;
+}
+
 qllc_status qllc_profile_write(const qllc_profile *p, const char *path, qllc_diag *diag) {
   qllc_outfile of;
   qllc_status ost = qllc_outfile_open(&of, path, diag);
@@ -275,6 +375,35 @@ qllc_status qllc_profile_write(const qllc_profile *p, const char *path, qllc_dia
   }
   if (w.ok && yaml_sequence_end_event_initialize(&w.ev)) ev(&w);
   else w.ok = 0;
+  int nomem = 0;
+  if (p->n_samples > 0 && p->n_inputs > 0) {
+    scalar(&w, "samples", 0);
+    map_start(&w, 0);
+    key_u64(&w, "count", (uint64_t)p->n_samples);
+    scalar(&w, "inputs", 0);
+    if (w.ok && yaml_sequence_start_event_initialize(&w.ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE)) ev(&w);
+    else w.ok = 0;
+    for (int i = 0; i < p->n_inputs && w.ok; i++) {
+      const qllc_profile_input *x = &p->inputs[i];
+      uint64_t nf = (uint64_t)p->n_samples * x->numel;
+      unsigned char *bytes = malloc((size_t)(nf * 4) + 1);
+      char *text = bytes ? (float_bytes(x->data, nf, bytes), b64_encode(bytes, (size_t)(nf * 4))) : NULL;
+      free(bytes);
+      if (!text) {
+        nomem = 1, w.ok = 0;
+        break;
+      }
+      map_start(&w, 0);
+      key_str(&w, "name", x->name, 1);
+      key_u64(&w, "elements", x->numel);
+      key_str(&w, "data", text, 0);
+      map_end(&w);
+      free(text);
+    }
+    if (w.ok && yaml_sequence_end_event_initialize(&w.ev)) ev(&w);
+    else w.ok = 0;
+    map_end(&w);
+  }
   map_end(&w);
   if (w.ok && yaml_document_end_event_initialize(&w.ev, 1)) ev(&w);
   else w.ok = 0;
@@ -283,6 +412,10 @@ qllc_status qllc_profile_write(const qllc_profile *p, const char *path, qllc_dia
   if (w.ok && !yaml_emitter_flush(&w.e)) w.ok = 0;
   const char *problem = w.e.problem;
   yaml_emitter_delete(&w.e);
+  if (!w.ok && nomem) {
+    qllc_outfile_abort(&of);
+    return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory writing the profile");
+  }
   if (!w.ok) {
     qllc_outfile_abort(&of);
     qllc_status st = qllc_fail(diag, QLLC_ERR_IO, NULL, "%s: cannot write the profile%s%s", path,
@@ -406,6 +539,65 @@ static qllc_status read_value(rd *r, qllc_profile *p, yaml_node_t *m) {
   return QLLC_OK;
 }
 
+/* The optional `samples` mapping: count, and per input its name, elements and base64 data, bounded as
+ * qllc_profile_keep_sample bounds them (QLLC_PROFILE_MAX_SAMPLES, QLLC_PROFILE_SAMPLE_BYTES). */
+static qllc_status read_samples(rd *r, qllc_profile *p, yaml_node_t *m) {
+  if (m->type != YAML_MAPPING_NODE) return bad(r, m, "%s", "'samples' must be a mapping");
+  static const char *const keys[] = {"count", "inputs"};
+  yaml_node_t *kv[2];
+  qllc_status st = take_keys(r, m, keys, kv, 2);
+  if (st != QLLC_OK) return st;
+  if (!kv[0] || !kv[1]) return bad(r, m, "'samples' needs '%s'", kv[0] ? "inputs" : "count");
+  uint64_t count;
+  if ((st = get_u64(r, kv[0], "count", &count))) return st;
+  if (count < 1 || count > QLLC_PROFILE_MAX_SAMPLES) return bad(r, kv[0], "%s", "'samples' 'count' must be 1 to 32");
+  yaml_node_t *seq = kv[1];
+  if (seq->type != YAML_SEQUENCE_NODE) return bad(r, seq, "%s", "'samples' 'inputs' must be a sequence");
+  int n = (int)(seq->data.sequence.items.top - seq->data.sequence.items.start);
+  if (n < 1) return bad(r, seq, "%s", "'samples' 'inputs' must not be empty");
+  if (!(p->inputs = calloc((size_t)n, sizeof *p->inputs)))
+    return qllc_fail(r->diag, QLLC_ERR_NOMEM, NULL, "out of memory reading %s", r->path);
+  p->n_inputs = n;
+  uint64_t bytes = 0;
+  for (int i = 0; i < n && st == QLLC_OK; i++) {
+    yaml_node_t *e = yaml_document_get_node(&r->doc, seq->data.sequence.items.start[i]);
+    static const char *const ikeys[] = {"name", "elements", "data"};
+    yaml_node_t *iv[3];
+    if (e->type != YAML_MAPPING_NODE) return bad(r, e, "%s", "each entry of 'samples' 'inputs' must be a mapping");
+    if ((st = take_keys(r, e, ikeys, iv, 3))) return st;
+    const char *name = str_of(iv[0]), *data = str_of(iv[2]);
+    if (!name || !iv[1] || !data) return bad(r, e, "%s", "each sampled input needs 'name', 'elements' and 'data'");
+    for (int k = 0; k < i; k++)
+      if (!strcmp(p->inputs[k].name, name)) return bad(r, e, "input '%s' is sampled twice", name);
+    qllc_profile_input *x = &p->inputs[i];
+    if (!(x->name = strdup(name))) return qllc_fail(r->diag, QLLC_ERR_NOMEM, NULL, "out of memory reading %s", r->path);
+    if ((st = get_u64(r, iv[1], "elements", &x->numel))) return st;
+    /* each term is at most 2^20 / 4 x 32 x 4 before the sum is compared: no overflow */
+    if (x->numel < 1 || x->numel > QLLC_PROFILE_SAMPLE_BYTES / 4 ||
+        (bytes += count * x->numel * 4) > QLLC_PROFILE_SAMPLE_BYTES)
+      return bad(r, iv[1], "input '%s': the samples are over 1 MiB (the bound of a profile's samples) or empty", name);
+    size_t nb = (size_t)(count * x->numel * 4);
+    unsigned char *raw = malloc(nb);
+    x->data = malloc(nb);
+    if (!raw || !x->data) {
+      free(raw);
+      return qllc_fail(r->diag, QLLC_ERR_NOMEM, NULL, "out of memory reading %s", r->path);
+    }
+    if (b64_decode(data, iv[2]->data.scalar.length, raw, nb) != 0) {
+      free(raw);
+      return bad(r, iv[2], "input '%s': 'data' is not the base64 of count x elements floats", name);
+    }
+    for (uint64_t k = 0; k < count * x->numel; k++) {
+      uint32_t u = (uint32_t)raw[4 * k] | (uint32_t)raw[4 * k + 1] << 8 | (uint32_t)raw[4 * k + 2] << 16 |
+                   (uint32_t)raw[4 * k + 3] << 24;
+      memcpy(&x->data[k], &u, 4);
+    }
+    free(raw);
+  }
+  p->n_samples = p->cap_samples = (int64_t)count;
+  return QLLC_OK;
+}
+
 /* Limits on what the reader accepts, checked before libyaml builds its document tree (whose loader is
  * quadratic in nesting depth: a 200 KB file of '[' took 87 s). The format itself nests 4 deep (top
  * mapping, 'values', an entry, its 'counts') and uses no anchors or aliases. */
@@ -499,9 +691,9 @@ qllc_status qllc_profile_read_limited(const char *path, uint64_t max_counters, q
     st = bad(&r, root, "%s", "not a qllc profile (expected a mapping at the top)");
     goto done;
   }
-  static const char *const keys[] = {"format", "graph_hash", "bins", "values"};
-  yaml_node_t *kv[4];
-  if ((st = take_keys(&r, root, keys, kv, 4)) != QLLC_OK) goto done;
+  static const char *const keys[] = {"format", "graph_hash", "bins", "values", "samples"};
+  yaml_node_t *kv[5];
+  if ((st = take_keys(&r, root, keys, kv, 5)) != QLLC_OK) goto done;
   yaml_node_t *nhash = kv[1], *nbins = kv[2], *nvalues = kv[3];
   const char *fmt = str_of(kv[0]), *hash = str_of(nhash);
   if (!fmt || strcmp(fmt, FORMAT_TAG) != 0) {
@@ -539,6 +731,7 @@ qllc_status qllc_profile_read_limited(const char *path, uint64_t max_counters, q
   }
   for (yaml_node_item_t *it = nvalues->data.sequence.items.start; it < nvalues->data.sequence.items.top; it++)
     if ((st = read_value(&r, p, yaml_document_get_node(&r.doc, *it))) != QLLC_OK) goto done;
+  if (kv[4]) st = read_samples(&r, p, kv[4]);
 done:
   yaml_document_delete(&r.doc);
   if (st != QLLC_OK) {

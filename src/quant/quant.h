@@ -194,6 +194,19 @@ typedef struct qllc_profile_entry {
   qllc_hist hist;
 } qllc_profile_entry;
 
+/* The first calibration samples of one graph input, kept in the profile (issue 27). */
+typedef struct qllc_profile_input {
+  char *name;                 /* the graph input, malloc'd */
+  uint64_t numel;             /* elements per sample */
+  float *data;                /* [n_samples * numel] */
+} qllc_profile_input;
+
+/* What a profile keeps of its calibration data: at most this many samples, and at most this many bytes
+ * of float data over all inputs (none when one sample is larger): what `qllc compare` and the precision
+ * search measure on when no data set is given. */
+#define QLLC_PROFILE_MAX_SAMPLES 32
+#define QLLC_PROFILE_SAMPLE_BYTES ((uint64_t)1 << 20)
+
 typedef struct qllc_profile {
   char *path;                 /* the file it was read from (NULL when made in memory) */
   uint64_t graph_hash;
@@ -202,6 +215,10 @@ typedef struct qllc_profile {
   qllc_profile_entry *entries;
   int *index;                 /* open-addressing hash of entry indices by name (-1: empty slot), */
   int index_cap;              /* index_cap slots, a power of 2 (profile.c); NULL/0 until the first add */
+  int64_t n_samples;          /* calibration samples kept (0: none, e.g. a profile of an older qllc) */
+  int64_t cap_samples;        /* room for this many (qllc_profile_keep_sample) */
+  int n_inputs;
+  qllc_profile_input *inputs; /* [n_inputs], each with n_samples samples */
 } qllc_profile;
 
 /* Creates an empty profile. Dispose with qllc_profile_free. NULL on OOM. */
@@ -210,6 +227,11 @@ void qllc_profile_free(qllc_profile *p);
 /* Finds or creates the histogram of `name`. NULL on OOM. */
 qllc_hist *qllc_profile_add(qllc_profile *p, const char *name);
 const qllc_hist *qllc_profile_find(const qllc_profile *p, const char *name);
+/* Keeps one more calibration sample: data[i] holds numel[i] floats of the input names[i] (the same
+ * inputs in every call). 1: kept; 0: not (QLLC_PROFILE_MAX_SAMPLES kept already, or the bytes would pass
+ * QLLC_PROFILE_SAMPLE_BYTES); -1: out of memory or inputs unlike the first call's. */
+int qllc_profile_keep_sample(qllc_profile *p, int n, const char *const *names, const float *const *data,
+                             const uint64_t *numel);
 /* Like find, but a missing value is QLLC_ERR_INVALID naming the value and the profile file. */
 qllc_status qllc_profile_get(const qllc_profile *p, const char *name, const qllc_hist **out, qllc_diag *diag);
 /* MISMATCH ("profile was made for another model") when the hash differs from qllc_graph_hash(g). */

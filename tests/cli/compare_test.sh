@@ -3,7 +3,9 @@
 #  - the table: the model output first with its SQNR, then the values worst first with node, op and types;
 #    with --per-tensor the outlier layer (fc2 of tests/quant_e2e/data/outlier) is the first value row;
 #  - --csv writes one row per value with every column; --top limits the printed rows;
-#  - without --dataset the samples are drawn from the profile (and the first line says so);
+#  - without --dataset the samples are the calibration samples kept in the profile (its first ones: the
+#    same table as --dataset calib.npy), or, for a profile without them, drawn from its histograms (the
+#    first line says which);
 #  - errors: no precision (usage, exit 2), a missing data set (exit 1, one line).
 set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
@@ -33,10 +35,19 @@ grep -q "^wrote $tmp/t.csv (3 rows)\$" "$tmp/out" || fail "csv line"
 grep -q "/Relu_output_0" "$tmp/out" && fail "--top 1 printed the second value"
 grep -q '^  \.\.\. 1 more (--top 0 shows all, --csv FILE writes all)$' "$tmp/out" || fail "--top 1: $(cat "$tmp/out")"
 
-"$QLLC" compare "$M" --profile "$tmp/p.yaml" --precision int16 --samples 4 >"$tmp/out" 2>&1 || fail "compare drawn: $(cat "$tmp/out")"
+# no data set: the calibration samples the profile keeps (its first ones), as --dataset calib.npy --samples 4
+"$QLLC" compare "$M" --profile "$tmp/p.yaml" --precision int16 --samples 4 >"$tmp/out" 2>&1 || fail "compare kept: $(cat "$tmp/out")"
+sed -n 1p "$tmp/out" | grep -q "at int16 against float, 4 samples (the first calibration samples, kept in the profile)" \
+  || fail "kept: $(cat "$tmp/out")"
+sed -n 3p "$tmp/out" | grep -Eq '^(8|9|10)[0-9]\.[0-9] ' || fail "int16 output SQNR: $(sed -n 3p "$tmp/out")"
+"$QLLC" compare "$M" --profile "$tmp/p.yaml" --precision int16 --samples 4 -d "$D/calib.npy" >"$tmp/out.d" 2>&1 || fail "compare calib: $(cat "$tmp/out.d")"
+[ "$(sed 1d "$tmp/out")" = "$(sed 1d "$tmp/out.d")" ] || fail "kept samples differ from calib.npy's first 4: $(cat "$tmp/out" "$tmp/out.d")"
+# a profile without them (an older qllc's): samples drawn from its input histograms, and the first line says so
+sed '/^samples:/,$d' "$tmp/p.yaml" >"$tmp/p_old.yaml"
+grep -q '^samples:' "$tmp/p.yaml" && ! grep -q '^samples:' "$tmp/p_old.yaml" || fail "no samples section to strip"
+"$QLLC" compare "$M" --profile "$tmp/p_old.yaml" --precision int16 --samples 4 >"$tmp/out" 2>&1 || fail "compare drawn: $(cat "$tmp/out")"
 sed -n 1p "$tmp/out" | grep -q "at int16 against float, 4 samples (drawn from the profile's input histograms" \
   || fail "drawn: $(cat "$tmp/out")"
-sed -n 3p "$tmp/out" | grep -Eq '^(8|9|10)[0-9]\.[0-9] ' || fail "int16 output SQNR: $(sed -n 3p "$tmp/out")"
 
 "$QLLC" compare "$M" --profile "$tmp/p.yaml" >"$tmp/out" 2>&1; rc=$?
 [ $rc = 2 ] || fail "no precision: exit $rc"

@@ -303,8 +303,8 @@ class CompareInfoTest(Base):
             cols = line.split(",")
             self.assertEqual(cols[0].strip('"'), r.value)
             self.assertAlmostEqual(float(cols[8]), r.sqnr_db, places=5)
-        drawn = m.compare(precision="int16", profile=prof, max_samples=8)
-        self.assertEqual((drawn.samples, drawn.drawn), (8, True))
+        kept = m.compare(precision="int16", profile=prof, max_samples=8)  # the profile's calibration samples
+        self.assertEqual((kept.samples, kept.drawn, kept.kept), (8, False, True))
         with self.assertRaises(qllc.Error):
             m.compare(test_x)  # no precision
 

@@ -1,6 +1,6 @@
 /* tests/quant/profile_test.c: profile YAML write/read (bit-exact floats, counts), its errors (IO,
- * PARSE with file:line, MISMATCH, missing value), the reader's limits (depth, size, aliases), and the
- * graph hash. */
+ * PARSE with file:line, MISMATCH, missing value), the reader's limits (depth, size, aliases), the
+ * calibration samples kept (bounds, round trip, strict reading), and the graph hash. */
 #include <float.h>
 #include <math.h>
 #include <setjmp.h>
@@ -230,6 +230,99 @@ static void test_errors(void **state) {
   qllc_profile_free(p);
 }
 
+/* The calibration samples a profile keeps (issue 27): bounded when kept, bit-exact through the file
+ * (base64 of little-endian floats: NaN payloads and -0 too), and read strictly. */
+static void test_samples(void **state) {
+  qllc_profile *p = qllc_profile_new(0xfeULL, 16);
+  assert_non_null(p);
+  /* two inputs of 1 and 2 floats: 4 and 8 bytes a sample, so 1 to 3 samples end on each base64 padding */
+  const char *names[2] = {"a", "b"};
+  uint64_t numel[2] = {1, 2};
+  float va[QLLC_PROFILE_MAX_SAMPLES + 1], vb[2 * (QLLC_PROFILE_MAX_SAMPLES + 1)];
+  for (int k = 0; k <= QLLC_PROFILE_MAX_SAMPLES; k++) {
+    va[k] = k == 0 ? -0.0f : k == 1 ? bits(0x7fc12345u) : bits((uint32_t)next());
+    vb[2 * k] = (float)k, vb[2 * k + 1] = bits((uint32_t)next());
+    const float *data[2] = {&va[k], &vb[2 * k]};
+    assert_int_equal(qllc_profile_keep_sample(p, 2, names, data, numel), k < QLLC_PROFILE_MAX_SAMPLES ? 1 : 0);
+  }
+  assert_int_equal(p->n_samples, QLLC_PROFILE_MAX_SAMPLES);
+  const char *other[2] = {"a", "c"};
+  const float *d0[2] = {va, vb};
+  assert_int_equal(qllc_profile_keep_sample(p, 2, other, d0, numel), -1); /* not the first call's inputs */
+  qllc_diag d;
+  memset(&d, 0, sizeof d);
+  for (int count = 1; count <= 3; count++) {
+    p->n_samples = count;
+    assert_int_equal(qllc_profile_write(p, tmp("s.yaml"), &d), QLLC_OK);
+    qllc_profile *q = NULL;
+    if (qllc_profile_read(tmp("s.yaml"), &q, &d) != QLLC_OK) fail_msg("%s", d.message);
+    assert_int_equal(q->n_samples, count);
+    assert_int_equal(q->n_inputs, 2);
+    for (int i = 0; i < 2; i++) {
+      assert_string_equal(q->inputs[i].name, names[i]);
+      assert_int_equal(q->inputs[i].numel, numel[i]);
+      assert_memory_equal(q->inputs[i].data, p->inputs[i].data, (size_t)count * numel[i] * sizeof(float));
+    }
+    qllc_profile_free(q);
+  }
+  qllc_profile_free(p);
+  /* the byte bound: 100000 floats a sample keeps 2 (800 kB of 1 MiB); 300000 keeps none */
+  float *big = calloc(300000, sizeof *big);
+  assert_non_null(big);
+  for (int k = 0; k < 2; k++) {
+    uint64_t ne = k == 0 ? 100000 : 300000;
+    p = qllc_profile_new(1, 16);
+    const float *data[1] = {big};
+    int kept = 0;
+    for (int s = 0; s < 4; s++) kept += qllc_profile_keep_sample(p, 1, names, data, &ne);
+    assert_int_equal(kept, k == 0 ? 2 : 0);
+    assert_int_equal(p->n_samples, kept);
+    qllc_profile_free(p);
+  }
+  free(big);
+  /* strictness: every key known and given once, the bounds, the base64 exact (length, alphabet, padding
+     and the unused bits 0). 1.0f is AACAPw== */
+  static const char *const bad_samples[][2] = {
+      {"count: 0\n  inputs:\n  - {name: a, elements: 1, data: AACAPw==}\n", "1 to 32"},
+      {"count: 33\n  inputs:\n  - {name: a, elements: 1, data: AACAPw==}\n", "1 to 32"},
+      {"count: 1\n  count: 1\n  inputs:\n  - {name: a, elements: 1, data: AACAPw==}\n", "given twice"},
+      {"count: 1\n  inputs:\n  - {name: a, elements: 1, data: AACAPw==, extra: 1}\n", "unknown key 'extra'"},
+      {"count: 1\n  inputs:\n  - {name: a, elements: 1, data: AACAPw==}\n  - {name: a, elements: 1, data: AACAPw==}\n",
+       "sampled twice"},
+      {"count: 1\n  inputs:\n  - {name: a, elements: 1}\n", "needs 'name', 'elements' and 'data'"},
+      {"count: 1\n  inputs:\n  - {name: a, elements: 1, data: AACAPw}\n", "base64"},
+      {"count: 1\n  inputs:\n  - {name: a, elements: 1, data: AACAPx==}\n", "base64"},
+      {"count: 1\n  inputs:\n  - {name: a, elements: 1, data: AACA*w==}\n", "base64"},
+      {"count: 1\n  inputs:\n  - {name: a, elements: 1, data: AACAPw=A}\n", "base64"},
+      {"count: 1\n  inputs:\n  - {name: a, elements: 2, data: AACAPw==}\n", "base64"},
+      {"count: 1\n  inputs:\n  - {name: a, elements: 0, data: AACAPw==}\n", "1 MiB"},
+      {"count: 32\n  inputs:\n  - {name: a, elements: 8193, data: AACAPw==}\n", "1 MiB"},
+      {"count: 1\n  inputs: []\n", "must not be empty"},
+      {"count: 1\n", "needs 'inputs'"},
+  };
+  char text[1024];
+  const char *head = "format: qllc-profile-1\ngraph_hash: \"00000000000000ff\"\nbins: 16\nvalues: []\n";
+  for (size_t i = 0; i < sizeof bad_samples / sizeof *bad_samples; i++) {
+    snprintf(text, sizeof text, "%ssamples:\n  %s", head, bad_samples[i][0]);
+    write_text(tmp("bs.yaml"), text);
+    qllc_profile *q = NULL;
+    memset(&d, 0, sizeof d);
+    assert_int_equal(qllc_profile_read(tmp("bs.yaml"), &q, &d), QLLC_ERR_PARSE);
+    assert_null(q);
+    if (!strstr(d.message, bad_samples[i][1])) fail_msg("case %zu: '%s' lacks '%s'", i, d.message, bad_samples[i][1]);
+  }
+  snprintf(text, sizeof text, "%ssamples: [1]\n", head);
+  write_text(tmp("bs.yaml"), text);
+  qllc_profile *q = NULL;
+  assert_int_equal(qllc_profile_read(tmp("bs.yaml"), &q, &d), QLLC_ERR_PARSE);
+  assert_non_null(strstr(d.message, "'samples' must be a mapping"));
+  snprintf(text, sizeof text, "%ssamples:\n  count: 1\n  inputs:\n  - {name: a, elements: 1, data: AACAPw==}\n", head);
+  write_text(tmp("good.yaml"), text);
+  if (qllc_profile_read(tmp("good.yaml"), &q, &d) != QLLC_OK) fail_msg("%s", d.message);
+  assert_true(q->n_samples == 1 && q->inputs[0].data[0] == 1.0f);
+  qllc_profile_free(q);
+}
+
 /* Bounded input (issue 11): 200 KB of nested '[' took 87 s in libyaml's document loader; now the
  * event pre-pass stops at 16 levels at once. alarm() kills a hang, however slow the machine. */
 static void test_limits(void **state) {
@@ -381,6 +474,7 @@ int main(void) {
       cmocka_unit_test(test_float_text_round_trip), cmocka_unit_test(test_round_trip),
       cmocka_unit_test(test_errors),                cmocka_unit_test(test_graph_hash),
       cmocka_unit_test(test_check_and_get),         cmocka_unit_test(test_limits),
+      cmocka_unit_test(test_samples),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -43,7 +43,9 @@ int cmd_compare(cli_args *a) {
   const char *prec = a->opts.precision == QLLC_PREC_INT8 ? "int8"
                      : a->opts.weight_precision == QLLC_PREC_INT8 ? "16x8" : "int16";
   printf("%s at %s against float, %lld sample%s (%s)\n", a->model, prec, (long long)r->samples,
-         r->samples == 1 ? "" : "s", r->drawn ? "drawn from the profile's input histograms; --dataset for real ones" : "the data set");
+         r->samples == 1 ? "" : "s", r->drawn == 2   ? "the first calibration samples, kept in the profile"
+         : r->drawn       ? "drawn from the profile's input histograms (a profile without samples); --dataset for real ones"
+                          : "the data set");
   printf("%-9s %-11s %-8s %-32s %-28s %-16s %s\n", "SQNR dB", "max |err|", "sat %", "value", "node", "op", "types");
   int shown = 0, top = a->top == 0 ? 20 : a->top < 0 ? r->n_rows : a->top;
   for (int i = 0; i < r->n_rows; i++) {
