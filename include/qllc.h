@@ -146,7 +146,9 @@ typedef struct qllc_options {
                                       as the search finds, so that every model output reaches this SQNR
                                       against float on the search samples; 0: off */
   const char *const *search_dataset; /* the samples of that search (data set specs as for
-                                      qllc_profile_dataset); NULL: samples drawn from the profile */
+                                      qllc_profile_dataset); NULL: the calibration samples kept in
+                                      the profile (its first ones, up to 32; docs/quantization.md), or
+                                      for a profile without them samples drawn from its histograms */
   int n_search_dataset;
   const char *precision_map;       /* replay a precision map file (node -> precision), as written by
                                       precision_map_out; exclusive with min_sqnr_db */
@@ -160,6 +162,11 @@ typedef struct qllc_options {
      host whose CPU runs faster kernels. Called with one line of text (no newline); NULL: none. */
   void (*note)(void *ctx, const char *text);
   void *note_ctx;
+  /* progress of a long step (since 0.3): the precision search calls it with one short line (no newline)
+     that replaces the previous one, and with NULL when it ends. NULL: none. The qllc tool draws it on
+     stderr when stderr is a terminal. */
+  void (*progress)(void *ctx, const char *text);
+  void *progress_ctx;
 } qllc_options;
 
 void qllc_options_init(qllc_options *o);
@@ -284,16 +291,19 @@ typedef struct qllc_compare_row {
 
 typedef struct qllc_compare_result {
   int64_t samples;        /* samples run */
-  int drawn;              /* 1: the samples were drawn from the profile's input histograms (no data set) */
+  int drawn;              /* 0: the data set; 2: the calibration samples kept in the profile (no data set
+                             given); 1: drawn from the profile's input histograms (no data set, and a
+                             profile without samples) */
   int n_rows;
   qllc_compare_row *rows; /* the model outputs first, then every other value; each group worst first */
 } qllc_compare_result;
 
 /* Runs the float model and the model quantized as opts asks (opts->precision int8 or int16 and a
  * profile; quantized_io is ignored) on the same samples, every intermediate value exposed, and compares
- * them value by value. dataset_specs as for qllc_profile_dataset; none (n_specs 0): `max_samples`
+ * them value by value. dataset_specs as for qllc_profile_dataset; none (n_specs 0): the calibration
+ * samples kept in the profile (its first ones, up to 32), or, for a profile without them, `max_samples`
  * samples (0: 32) drawn from the profile's histograms of the inputs. max_samples > 0 also caps a data
- * set. Dispose of *out with qllc_compare_result_free. */
+ * set or the kept samples. Dispose of *out with qllc_compare_result_free. */
 qllc_status qllc_compare(qllc_model *m, const qllc_options *opts, const char *const *dataset_specs, int n_specs,
                          int64_t max_samples, qllc_compare_result **out, qllc_diag *diag);
 void qllc_compare_result_free(qllc_compare_result *r);

@@ -57,7 +57,7 @@ class Options(Structure):
         ("min_sqnr_db", c_double), ("search_dataset", POINTER(c_char_p)), ("n_search_dataset", c_int),
         ("precision_map", c_char_p), ("precision_map_out", c_char_p),
         ("no_tune", c_int), ("tune_cache", c_char_p),
-        ("note", NoteFn), ("note_ctx", c_void_p),
+        ("note", NoteFn), ("note_ctx", c_void_p), ("progress", NoteFn), ("progress_ctx", c_void_p),
         ("_tail", c_char * 512),  # not in qllc.h: room for fields a newer library adds (see above)
     ]
 

@@ -79,7 +79,7 @@ qllc_status qllc_drv_compile_bundle(qllc_drv_model *m, const qllc_options *opts,
   int owned = 0;
   qllc_program *p = NULL;
   char *report = NULL;
-  qllc_status st = qllc_drv_graph_for(m, opts, &g, &owned, diag);
+  qllc_status st = qllc_drv_graph_for(m, opts, 0, &g, &owned, diag);
   char *user_lines = NULL;
   if (st == QLLC_OK) st = qllc_drv_lower(m, g, opts, 0, &p, &user_lines, diag);
   qllc_codegen_opts cg;

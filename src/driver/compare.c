@@ -306,7 +306,7 @@ qllc_status qllc_drv_compare(qllc_drv_model *m, const qllc_options *opts, const 
   qllc_graph *fg = NULL, *qg = NULL;
   int owned = 0, drawn = 0;
   qllc_dataset *ds = NULL;
-  qllc_status st = qllc_drv_graph_for(m, &o, &qg, &owned, diag);
+  qllc_status st = qllc_drv_graph_for(m, &o, 0, &qg, &owned, diag);
   if (st == QLLC_OK) st = qllc_drv_model_graph(m, &fg, diag);
   if (st == QLLC_OK) st = qllc_drv_samples(m, &o, dataset_specs, n_specs, max_samples, &ds, &drawn, diag);
   if (st == QLLC_OK) {

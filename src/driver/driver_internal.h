@@ -32,8 +32,9 @@ qllc_status qllc_drv_model_graph(qllc_drv_model *m, qllc_graph **out, qllc_diag 
 qllc_status qllc_drv_reload(qllc_drv_model *m, const char *dump_after, FILE *dump, qllc_graph **out,
                             qllc_diag *diag);
 /* The graph a compile starts from: m's own graph (*owned 0) for a float compile without --dump-after,
- * otherwise a private copy (*owned 1), quantized when a precision is asked for. */
-qllc_status qllc_drv_graph_for(qllc_drv_model *m, const qllc_options *o, qllc_graph **g, int *owned,
+ * otherwise a private copy (*owned 1), quantized when a precision is asked for. host 1: compiled for
+ * this machine (the JIT; a precision search then costs layers by their measured time). */
+qllc_status qllc_drv_graph_for(qllc_drv_model *m, const qllc_options *o, int host, qllc_graph **g, int *owned,
                                qllc_diag *diag);
 /* Quantizes g in place as o asks; with a precision map the nodes it names at their precision. */
 qllc_status qllc_drv_quantize_map(qllc_graph *g, const qllc_options *o, const qllc_prec_map *map, qllc_diag *diag);
@@ -70,8 +71,10 @@ char *qllc_drv_report_text(const qllc_graph *g, const qllc_options *o);
  * custom-op check and message as a compile. ctx is the qllc_options. */
 qllc_status qllc_drv_instr_lower(void *ctx, qllc_graph *g, qllc_program **p, qllc_diag *diag);
 /* The map a quantized compile uses (search.c): replayed from o->precision_map, or searched for
- * o->min_sqnr_db (and written to o->precision_map_out); NULL when neither is asked. g: the clean graph. */
-qllc_status qllc_drv_precision_map(qllc_drv_model *m, const qllc_graph *g, const qllc_options *o,
+ * o->min_sqnr_db (and written to o->precision_map_out); NULL when neither is asked. g: the clean graph.
+ * host 1 (the JIT) or o->cpu "native": the target CPU is this machine, and the search's cost is each
+ * layer's measured time (qllc_drv_bench); otherwise its wide MACs. */
+qllc_status qllc_drv_precision_map(qllc_drv_model *m, const qllc_graph *g, const qllc_options *o, int host,
                                    qllc_prec_map **map, qllc_diag *diag);
 /* --precision-map-out (when o names one): map (NULL: every layer at the base precision) kept for this
  * thread until qllc_drv_precision_map_finish, which writes it when st is QLLC_OK (returning the write's
@@ -167,13 +170,22 @@ double qllc_sqnr_db(double signal, double noise);
 /* Quantizes graph g in place with the options the caller holds and the precision map. */
 typedef qllc_status (*qllc_quantize_fn)(void *ctx, qllc_graph *g, const qllc_prec_map *map, qllc_diag *diag);
 
+/* Times the model compiled with a precision map, as `qllc bench` does (*out: dispose with
+ * qllc_bench_result_free): the search's cost when the target CPU is this machine. */
+typedef struct qllc_search_timer {
+  qllc_status (*time)(void *ctx, const qllc_prec_map *map, qllc_bench_result **out, qllc_diag *diag);
+  void *ctx;
+} qllc_search_timer;
+
 /* The search for --min-sqnr (search.c): fg the float graph, base the same quantized at int8 (for the
- * candidates and their kinds), ds the samples. *out the map (empty when int8 reaches the target),
- * *summary what was chosen and measured (malloc'ed text, several lines). An unreachable target is
- * QLLC_ERR_INVALID naming the layers that cost most. */
+ * candidates and their kinds), ds the samples; timer NULL: a layer's cost is its wide MACs, otherwise
+ * its time measured at each precision. *out the map (empty when int8 reaches the target), *summary what
+ * was chosen and measured (malloc'ed text, several lines). An unreachable target is QLLC_ERR_INVALID
+ * naming the layers that cost most. */
 qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, qllc_dataset *ds, double target_db,
                                   qllc_quantize_fn quantize, void *qctx, const qllc_probe_hooks *h,
-                                  qllc_prec_map **out, char **summary, qllc_diag *diag);
+                                  const qllc_search_timer *timer, qllc_prec_map **out, char **summary,
+                                  qllc_diag *diag);
 
 /* The samples an accuracy measurement runs on (compare, the search): the user's specs (at most
  * max_samples of them when > 0; *drawn 0), else the calibration samples kept in o's profile (*drawn 2),

@@ -184,9 +184,9 @@ qllc_status qllc_drv_quantize_map(qllc_graph *g, const qllc_options *o, const ql
   return st;
 }
 
-static qllc_status quantize(qllc_drv_model *m, qllc_graph *g, const qllc_options *o, qllc_diag *diag) {
+static qllc_status quantize(qllc_drv_model *m, qllc_graph *g, const qllc_options *o, int host, qllc_diag *diag) {
   qllc_prec_map *map = NULL;
-  qllc_status st = qllc_drv_precision_map(m, g, o, &map, diag);
+  qllc_status st = qllc_drv_precision_map(m, g, o, host, &map, diag);
   if (st == QLLC_OK && !map) /* the plain choice, written when the compile succeeds */
     st = qllc_drv_precision_map_later(o, NULL, qllc_graph_hash(g), "qllc precision map: every layer at the base precision", diag);
   if (st == QLLC_OK) st = qllc_drv_quantize_map(g, o, map, diag);
@@ -200,7 +200,8 @@ static qllc_status quantize(qllc_drv_model *m, qllc_graph *g, const qllc_options
  * (optimized at load). Otherwise a copy of it (model_graph), or with --dump-after of a graph pass the
  * model file loaded again and optimized (with the dump, so the user sees every pass), then quantized when a precision is asked for: the model's float graph stays
  * reusable for other options. *owned tells the caller to free the graph. */
-qllc_status qllc_drv_graph_for(qllc_drv_model *m, const qllc_options *o, qllc_graph **g, int *owned, qllc_diag *diag) {
+qllc_status qllc_drv_graph_for(qllc_drv_model *m, const qllc_options *o, int host, qllc_graph **g, int *owned,
+                               qllc_diag *diag) {
   qllc_status st = check_precision(o, diag);
   if (st == QLLC_OK) st = check_dump_after(o->dump_after, diag);
   if (st != QLLC_OK) return st;
@@ -216,7 +217,7 @@ qllc_status qllc_drv_graph_for(qllc_drv_model *m, const qllc_options *o, qllc_gr
   st = graph_dump ? qllc_drv_reload(m, o->dump_after, dump_stream(o), &fresh, diag) : qllc_drv_model_graph(m, &fresh, diag);
   if (st != QLLC_OK) return st;
   if (quant) {
-    st = quantize(m, fresh, o, diag);
+    st = quantize(m, fresh, o, host, diag);
     if (st == QLLC_OK && o->dump_after && strcmp(o->dump_after, "quantize") == 0) {
       fprintf(dump_stream(o), "# after quantize\n");
       qllc_graph_print(fresh, dump_stream(o));
@@ -388,7 +389,7 @@ qllc_status qllc_drv_instr_lower(void *ctx, qllc_graph *g, qllc_program **p, qll
 qllc_status qllc_drv_describe(qllc_drv_model *m, const qllc_options *opts, FILE *f, qllc_diag *diag) {
   qllc_graph *g = NULL;
   int owned = 0;
-  qllc_status st = qllc_drv_graph_for(m, opts, &g, &owned, diag);
+  qllc_status st = qllc_drv_graph_for(m, opts, 0, &g, &owned, diag);
   if (st != QLLC_OK) {
     qllc_drv_precision_map_finish(st, diag);
     qllc_diag_set_file(diag, m->path);
@@ -441,7 +442,7 @@ qllc_status qllc_drv_describe(qllc_drv_model *m, const qllc_options *opts, FILE 
 qllc_status qllc_drv_write_dot(qllc_drv_model *m, const qllc_options *opts, FILE *f, qllc_diag *diag) {
   qllc_graph *g = NULL;
   int owned = 0;
-  qllc_status st = qllc_drv_graph_for(m, opts, &g, &owned, diag);
+  qllc_status st = qllc_drv_graph_for(m, opts, 0, &g, &owned, diag);
   qllc_program *p = NULL;
   if (st == QLLC_OK) st = qllc_drv_lower(m, g, opts, 0, &p, NULL, diag);
   st = qllc_drv_precision_map_finish(st, diag);

@@ -96,7 +96,7 @@ qllc_status qllc_drv_jit_build(qllc_drv_model *m, const qllc_options *opts, qllc
 
   qllc_graph *g = NULL;
   int owned = 0;
-  qllc_status st = qllc_drv_graph_for(m, opts, &g, &owned, diag);
+  qllc_status st = qllc_drv_graph_for(m, opts, 1, &g, &owned, diag);
   if (st == QLLC_OK && owned) j->own_graph = g;
   if (st == QLLC_OK) st = qllc_drv_lower(m, g, opts, 1, &j->prog, NULL, diag);
   if (st == QLLC_OK) st = qllc_drv_jit_codegen(j->prog, opts, 0, &j->code, &j->entry, diag);

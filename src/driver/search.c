@@ -47,13 +47,14 @@ static qllc_status quantize_cb(void *ctx, qllc_graph *g, const qllc_prec_map *ma
 
 /* What a precision search depends on, as one string (NULL on OOM): two calls with the same key get the
  * same map. */
-static char *search_key(const qllc_options *o) {
+static char *search_key(const qllc_options *o, int timed) {
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
   if (!f) return NULL;
-  fprintf(f, "%.17g|%d|%d|%d|%d|%d|%s", o->min_sqnr_db, (int)o->precision, (int)o->weight_precision, (int)o->schema,
-          (int)o->calibration, o->per_tensor, o->profile_path ? o->profile_path : "");
+  fprintf(f, "%.17g|%d|%d|%d|%d|%d|%s|%d", o->min_sqnr_db, (int)o->precision, (int)o->weight_precision, (int)o->schema,
+          (int)o->calibration, o->per_tensor, o->profile_path ? o->profile_path : "", timed);
+  if (timed) fprintf(f, "|c:%s|f:%s|q:%d", o->cpu ? o->cpu : "", o->features ? o->features : "", o->quantized_io);
   for (int i = 0; i < o->n_keep_float; i++) fprintf(f, "|k:%s", o->keep_float[i]);
   for (int i = 0; i < o->n_kernel_files; i++) fprintf(f, "|u:%s", o->kernel_files[i]);
   for (int i = 0; i < o->n_search_dataset; i++) fprintf(f, "|d:%s", o->search_dataset[i]);
@@ -99,11 +100,44 @@ qllc_status qllc_drv_precision_map_finish(qllc_status st, qllc_diag *diag) {
   return st;
 }
 
+/* The search's timer (qllc_search_timer) where the target CPU is this machine: the model compiled as
+ * the user asked, with the map in a temporary file given as --precision-map, timed by qllc_drv_bench
+ * (its per-layer times from the instrumented build). */
+typedef struct timer_ctx {
+  qllc_drv_model *m;
+  const qllc_options *o; /* the user's */
+  uint64_t hash;         /* the clean graph's, for the map file */
+} timer_ctx;
+
+#define TIME_RUNS 40   /* per measured configuration (and 4 warm-up runs) */
+
+static qllc_status time_map(void *ctx, const qllc_prec_map *map, qllc_bench_result **out, qllc_diag *diag) {
+  timer_ctx *t = ctx;
+  char path[512];
+  const char *dir = getenv("TMPDIR");
+  snprintf(path, sizeof path, "%s/qllc-search-map-XXXXXX", dir && *dir ? dir : "/tmp");
+  int fd = mkstemp(path);
+  if (fd < 0) return qllc_fail(diag, QLLC_ERR_IO, NULL, "cannot create a temporary file in %s: %s", dir && *dir ? dir : "/tmp",
+                               strerror(errno));
+  close(fd);
+  qllc_status st = qllc_prec_map_write(path, map, t->hash, NULL, diag);
+  qllc_options so = *t->o;
+  so.min_sqnr_db = 0;
+  so.precision_map = path;
+  so.precision_map_out = NULL;
+  so.search_dataset = NULL, so.n_search_dataset = 0;
+  so.dump_after = NULL;
+  so.progress = NULL, so.note = NULL;
+  if (st == QLLC_OK) st = qllc_drv_bench(t->m, &so, NULL, 0, TIME_RUNS, 4, out, diag);
+  remove(path);
+  return st;
+}
+
 /* The precision map a quantized compile uses: replayed from opts->precision_map, or searched for
  * opts->min_sqnr_db (then left for opts->precision_map_out with the search's summary as comments);
  * NULL when neither is asked. g: the clean graph (hashed). */
-qllc_status qllc_drv_precision_map(qllc_drv_model *m, const qllc_graph *g, const qllc_options *o, qllc_prec_map **map,
-                                 qllc_diag *diag) {
+qllc_status qllc_drv_precision_map(qllc_drv_model *m, const qllc_graph *g, const qllc_options *o, int host,
+                                   qllc_prec_map **map, qllc_diag *diag) {
   *map = NULL;
   if (o->precision_map && *o->precision_map) {
     if (o->min_sqnr_db > 0)
@@ -119,7 +153,8 @@ qllc_status qllc_drv_precision_map(qllc_drv_model *m, const qllc_graph *g, const
   so.dump_after = NULL;
   qllc_graph *fg = NULL, *base = NULL;
   qllc_dataset *ds = NULL;
-  char *summary = NULL, *key = search_key(o), *comment = NULL;
+  int timed = host || (o->cpu && !strcmp(o->cpu, "native")); /* the target CPU is this machine */
+  char *summary = NULL, *key = search_key(o, timed), *comment = NULL;
   int drawn = 0;
   qllc_status st = QLLC_OK;
   pthread_mutex_lock(&m->lock); /* the same search as the last one: its answer */
@@ -146,7 +181,10 @@ qllc_status qllc_drv_precision_map(qllc_drv_model *m, const qllc_graph *g, const
   if (st == QLLC_OK) st = qllc_drv_samples(m, &so, o->search_dataset, o->n_search_dataset, 0, &ds, &drawn, diag);
   if (st == QLLC_OK) {
     qllc_probe_hooks h = {qllc_drv_instr_lower, &so, &so};
-    st = qllc_precision_search(fg, base, ds, o->min_sqnr_db, quantize_cb, &so, &h, map, &summary, diag);
+    timer_ctx tc = {m, o, qllc_graph_hash(g)};
+    qllc_search_timer timer = {time_map, &tc};
+    st = qllc_precision_search(fg, base, ds, o->min_sqnr_db, quantize_cb, &so, &h, timed ? &timer : NULL, map, &summary,
+                               diag);
   }
   if (st == QLLC_OK) {
     size_t n = (summary ? strlen(summary) : 0) + strlen(m->path) + 256;
@@ -154,7 +192,10 @@ qllc_status qllc_drv_precision_map(qllc_drv_model *m, const qllc_graph *g, const
     if (!comment) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
     else
       snprintf(comment, n, "qllc precision map for %s (replay: --precision-map FILE)\n%s%s", m->path,
-               summary ? summary : "", drawn ? "(samples drawn from the profile's input histograms)\n" : "");
+               summary ? summary : "",
+               drawn == 2 ? "(measured on the calibration samples kept in the profile)\n"
+               : drawn    ? "(samples drawn from the profile's input histograms: a profile without kept samples)\n"
+                          : "");
   }
   if (st == QLLC_OK && o->precision_map_out && *o->precision_map_out)
     st = qllc_drv_precision_map_later(o, *map, qllc_graph_hash(g), comment, diag);
@@ -193,17 +234,30 @@ typedef struct cand {
   const char *node;   /* in the float graph */
   int fused;          /* has a 16x8 kernel (conv, FC, channel affine) */
   double macs;
+  int timed;          /* the cost is ns[] (the target CPU is this machine), else the MACs */
+  double ns[N_LV];    /* its kernel calls' time in the program with every layer at that level */
 } cand;
 
-/* What a layer costs at level l: no wide MACs at int8; its MACs once at 16x8 (or at int16 without
- * weights), twice at int16 with int16 weights (the int16 x int16 kernels do half the work per cycle). */
+/* What a layer costs at level l, above its cost at int8. Measured (timed): its time at l less its time
+ * at int8 (may be < 0: a kernel faster at int16). Otherwise its wide MACs: none at int8; its MACs once
+ * at 16x8 (or at int16 without weights), twice at int16 with int16 weights (the int16 x int16 kernels
+ * do half the work per cycle). */
 static double lv_cost(const cand *x, int l) {
+  if (x->timed) return x->ns[l] - x->ns[LV_INT8];
   if (l == LV_INT8) return 0;
   return x->macs * (x->fused && l == LV_INT16 ? 2.0 : 1.0);
 }
 
-/* The next level down (LV_INT8 stays): a fused layer steps through 16x8, the others go to int8. */
-static int lv_down(const cand *x, int l) { return l == LV_INT16 && x->fused ? LV_16X8 : LV_INT8; }
+/* The next cheaper level, or -1 when none: of the levels narrower than l that cost less, the dearest
+ * (by MACs: a fused layer steps int16 -> 16x8 -> int8, the others int16 -> int8). */
+static int lv_down(const cand *x, int l) {
+  int best = -1;
+  for (int k = LV_INT8; k < l; k++) {
+    if (k == LV_16X8 && !x->fused) continue;
+    if (lv_cost(x, k) < lv_cost(x, l) && (best < 0 || lv_cost(x, k) >= lv_cost(x, best))) best = k;
+  }
+  return best;
+}
 
 typedef struct memo {
   struct memo *next;
@@ -226,7 +280,18 @@ typedef struct search {
   double *sig;        /* [n_out]: sum of the float outputs' squares */
   memo *seen;         /* every configuration measured, so none is compiled twice */
   int evals;
+  const qllc_options *o; /* o->progress: one line per measurement (may be NULL) */
+  const char *phase;  /* what the measurements now are for, for the progress line */
 } search;
+
+/* The progress line (qllc_options.progress): the step and the measurements so far. */
+static void progress(const search *s, const char *what) {
+  if (!s->o || !s->o->progress) return;
+  char line[160];
+  snprintf(line, sizeof line, "precision search: %s%s%s (%d measurement%s so far)", s->phase, what ? ": " : "",
+           what ? what : "", s->evals, s->evals == 1 ? "" : "s");
+  s->o->progress(s->o->progress_ctx, line);
+}
 
 static qllc_prec_map *lev_map(const search *s, const int *lev) {
   qllc_prec_map *m = qllc_prec_map_new(s->nc);
@@ -256,6 +321,7 @@ static qllc_status measure(search *s, const int *lev, const double **noise_out, 
   }
   qllc_graph *g = NULL;
   qllc_probe *p = NULL;
+  progress(s, NULL);
   qllc_status st = qllc_graph_copy(s->fg, &g, diag);
   if (st == QLLC_OK) st = s->quantize(s->qctx, g, map, diag);
   if (st == QLLC_OK) st = qllc_probe_build(g, QLLC_PROBE_QUICK, s->h, &p, diag);
@@ -343,6 +409,14 @@ static void choose(const search *s, const double *d, const double *allow, int *l
   }
 }
 
+/* A time in ns as "12.3 ns", "4.56 us" or "7.89 ms". */
+static const char *time_str(double ns, char *buf, size_t size) {
+  if (fabs(ns) < 1e3) snprintf(buf, size, "%.1f ns", ns);
+  else if (fabs(ns) < 1e6) snprintf(buf, size, "%.2f us", ns / 1e3);
+  else snprintf(buf, size, "%.2f ms", ns / 1e6);
+  return buf;
+}
+
 static void macs_str(double v, char *buf, size_t size) {
   if (v >= 1e9) snprintf(buf, size, "%.2f G", v / 1e9);
   else if (v >= 1e6) snprintf(buf, size, "%.2f M", v / 1e6);
@@ -399,12 +473,50 @@ static qllc_status unreachable(search *s, const int *lev, double target_db, doub
   return st;
 }
 
+/* Each layer's time at each level (c[i].ns, c[i].timed): the program with every layer at int8, at 16x8
+ * (int16 where a layer has no 16x8) and at int16, each timed by the timer (qllc bench's per-layer times:
+ * a layer's kernel calls, by node name); whole[l]: each program's median time. */
+static qllc_status time_levels(search *s, cand *c, int nc, const qllc_search_timer *timer, double *whole, char *cpu,
+                               size_t cpu_size, qllc_diag *diag) {
+  int *lev = calloc((size_t)nc + 1, sizeof *lev);
+  if (!lev) return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+  qllc_status st = QLLC_OK;
+  static const char *const what[N_LV] = {"timing every layer at int8", "timing every layer at 16x8",
+                                         "timing every layer at int16"};
+  for (int l = 0; l < N_LV && st == QLLC_OK; l++) {
+    for (int i = 0; i < nc; i++) lev[i] = l == LV_16X8 && !c[i].fused ? LV_INT16 : l;
+    qllc_prec_map *map = lev_map(s, lev);
+    qllc_bench_result *r = NULL;
+    s->phase = what[l];
+    progress(s, NULL);
+    st = map ? timer->time(timer->ctx, map, &r, diag) : qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+    for (int i = 0; st == QLLC_OK && i < nc; i++) {
+      c[i].ns[l] = 0;
+      for (int k = 0; k < r->n_layers; k++)
+        if (!strcmp(r->layers[k].node, c[i].node)) c[i].ns[l] += r->layers[k].ns;
+    }
+    if (st == QLLC_OK) {
+      whole[l] = r->median_ns;
+      snprintf(cpu, cpu_size, "%s", r->cpu);
+    }
+    qllc_bench_result_free(r);
+    qllc_prec_map_free(map);
+  }
+  for (int i = 0; st == QLLC_OK && i < nc; i++) c[i].timed = 1;
+  free(lev);
+  return st;
+}
+
 qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, qllc_dataset *ds, double target_db,
                                   qllc_quantize_fn quantize, void *qctx, const qllc_probe_hooks *h,
-                                  qllc_prec_map **out, char **summary, qllc_diag *diag) {
+                                  const qllc_search_timer *timer, qllc_prec_map **out, char **summary,
+                                  qllc_diag *diag) {
+  double whole[N_LV] = {0, 0, 0}, chosen_ns = 0;
+  char cpu[64] = "";
   *out = NULL;
   *summary = NULL;
-  search s = {.fg = fg, .ds = ds, .h = h, .quantize = quantize, .qctx = qctx, .samples = qllc_dataset_samples(ds)};
+  search s = {.fg = fg, .ds = ds, .h = h, .quantize = quantize, .qctx = qctx, .samples = qllc_dataset_samples(ds),
+              .o = h ? h->opts : NULL, .phase = "the float outputs"};
   qllc_graph *g = NULL;
   qllc_probe *fp = NULL;
   cand *c = NULL;
@@ -489,6 +601,7 @@ qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, 
     goto done;
   }
   /* 1. every layer at int8 */
+  s.phase = "every layer at int8";
   double base_db, top_db = -INFINITY, got;
   int ok;
   for (int i = 0; i < nc; i++) lev[i] = LV_INT8;
@@ -500,6 +613,7 @@ qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, 
   if (!ok) {
     /* 2. every layer at int16: the most this search can reach */
     const double *n16;
+    s.phase = "every layer at int16";
     for (int i = 0; i < nc; i++) lev[i] = LV_INT16;
     if ((st = measure(&s, lev, &n16, diag)) != QLLC_OK) goto done;
     top_db = min_db(&s, n16);
@@ -507,7 +621,10 @@ qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, 
       st = unreachable(&s, lev, target_db, base_db, top_db, diag);
       goto done;
     }
+    /* the cost: each layer's time at each level where the target CPU is this machine */
+    if (timer && (st = time_levels(&s, c, nc, timer, whole, cpu, sizeof cpu, diag)) != QLLC_OK) goto done;
     /* 3. each layer alone lowered (to 16x8, to int8), the others at int16: what it adds to the noise */
+    s.phase = "each layer alone a level lower";
     for (int i = 0; i < nc && st == QLLC_OK; i++) {
       for (int l = LV_INT8; l < LV_INT16 && st == QLLC_OK; l++) {
         if (l == LV_16X8 && !c[i].fused) continue;
@@ -522,6 +639,7 @@ qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, 
     if (st != QLLC_OK) goto done;
     /* 4. the model's choice, measured; when it falls short, again with a smaller allowance */
     for (int o = 0; o < s.n_out; o++) allow[o] = fmax(s.sig[o] / pow(10.0, target_db / 10.0) - n16[o], 0);
+    s.phase = "the noise model's choice";
     for (int round = 0;; round++) {
       choose(&s, d, allow, lev, used);
       if ((st = reaches(&s, lev, target_db, &ok, &got, diag)) != QLLC_OK) goto done;
@@ -539,13 +657,14 @@ qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, 
      *    pass after pass until one lowers nothing. That last pass measured each layer still raised a level
      *    lower, alone, in the final configuration (below[i]), and each missed: a local minimum. A layer a
      *    later pass lowers (the first pass tried it before others were lowered) is reported. */
+    s.phase = "lowering the layers still raised";
     for (int pass = 0, changed = 1; changed; pass++) {
       changed = 0;
       for (int i = 0; i < nc; i++) key[i] = lv_cost(&c[i], lev[i]);
       order_by(c, key, order, nc);
       for (int k = 0; k < nc; k++) {
         int i = order[k];
-        while (lev[i] != LV_INT8) {
+        while (lv_down(&c[i], lev[i]) >= 0) {
           int was = lev[i];
           lev[i] = lv_down(&c[i], was);
           if ((st = reaches(&s, lev, target_db, &ok, &below[i], diag)) != QLLC_OK) goto done;
@@ -569,6 +688,15 @@ qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, 
     st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
     goto done;
   }
+  if (timer) { /* the chosen mix, timed whole */
+    qllc_bench_result *r = NULL;
+    s.phase = "timing the chosen mix";
+    progress(&s, NULL);
+    if ((st = timer->time(timer->ctx, best, &r, diag)) != QLLC_OK) goto done;
+    chosen_ns = r->median_ns;
+    if (!cpu[0]) snprintf(cpu, sizeof cpu, "%s", r->cpu);
+    qllc_bench_result_free(r);
+  }
   double wide = 0, w16 = 0;
   for (int i = 0; i < nc; i++) {
     if (lev[i] != LV_INT8) wide += c[i].macs;
@@ -587,6 +715,28 @@ qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, 
           total_macs > 0 ? 100.0 * w16 / total_macs : 0.0, w4);
   if (top_db > -INFINITY) fprintf(t, "; every layer at int16: %.1f dB", top_db);
   fprintf(t, "; %d measurements\n", s.evals);
+  if (!timer) {
+    fprintf(t, "cost: wide MACs (the target CPU is not this machine: the JIT, `qllc run` or `qllc bench`, or --cpu native, "
+            "would cost each layer by its measured time)\n");
+  } else if (!searched) {
+    char a[32];
+    fprintf(t, "cost: measured time (the target CPU is this machine, %s); int8 reaches the target: %s per inference\n",
+            cpu, time_str(chosen_ns, a, sizeof a));
+  } else {
+    double model = 0;
+    for (int i = 0; i < nc; i++) model += c[i].ns[lev[i]];
+    fprintf(t, "cost: measured time (the target CPU is this machine, %s): each layer timed at int8, 16x8 and int16 "
+            "by qllc bench's per-layer timing (%d runs of each program)\n", cpu, TIME_RUNS);
+    char a[32], b[32], e[32], f[32];
+    for (int i = 0; i < nc; i++) {
+      fprintf(t, "  time %s: int8 %s", c[i].node, time_str(c[i].ns[LV_INT8], a, sizeof a));
+      if (c[i].fused) fprintf(t, ", 16x8 %s", time_str(c[i].ns[LV_16X8], a, sizeof a));
+      fprintf(t, ", int16 %s; chosen %s\n", time_str(c[i].ns[LV_INT16], a, sizeof a), qllc_nprec_name(lv_prec[lev[i]]));
+    }
+    fprintf(t, "time: the chosen mix %s per inference (measured; its layers' times add up to %s); every layer at int16 "
+            "%s, at int8 %s\n", time_str(chosen_ns, a, sizeof a), time_str(model, b, sizeof b),
+            time_str(whole[LV_INT16], e, sizeof e), time_str(whole[LV_INT8], f, sizeof f));
+  }
   int n_later = 0;
   for (int i = 0; searched && i < nc; i++) n_later += lev[i] != first[i];
   if (n_later) {
@@ -604,13 +754,17 @@ qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, 
       fprintf(t, "no layer wider than int8 can be narrower: each one a level lower (the others as chosen) misses %.1f dB:",
               target_db);
     for (int i = 0, k = 0; i < nc; i++)
-      if (lev[i] != LV_INT8)
+      if (lev[i] != LV_INT8 && lv_down(&c[i], lev[i]) >= 0)
         fprintf(t, "%s %s at %s %.1f dB", k++ ? "," : "", c[i].node, qllc_nprec_name(lv_prec[lv_down(&c[i], lev[i])]),
                 below[i]);
+    for (int i = 0, k = 0; i < nc; i++)
+      if (lev[i] != LV_INT8 && lv_down(&c[i], lev[i]) < 0)
+        fprintf(t, "%s %s at %s: no narrower level is faster", k++ ? ";" : ";", c[i].node, qllc_nprec_name(lv_prec[lev[i]]));
     fprintf(t, "\n");
   }
 
 done:
+  if (s.o && s.o->progress) s.o->progress(s.o->progress_ctx, NULL);
   if (t) fclose(t);
   for (int64_t i = 0; s.ref && i < s.samples * s.n_out; i++) free(s.ref[i]);
   free(s.ref);

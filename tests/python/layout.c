@@ -21,6 +21,7 @@ int main(void) {
   F(qllc_options, min_sqnr_db); F(qllc_options, search_dataset); F(qllc_options, n_search_dataset);
   F(qllc_options, precision_map); F(qllc_options, precision_map_out); F(qllc_options, no_tune);
   F(qllc_options, tune_cache); F(qllc_options, note); F(qllc_options, note_ctx);
+  F(qllc_options, progress); F(qllc_options, progress_ctx);
   S(qllc_profile_summary); F(qllc_profile_summary, samples); F(qllc_profile_summary, values);
   S(qllc_compare_row); F(qllc_compare_row, value); F(qllc_compare_row, node); F(qllc_compare_row, op);
   F(qllc_compare_row, types); F(qllc_compare_row, elem); F(qllc_compare_row, scale);

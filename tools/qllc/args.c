@@ -302,21 +302,32 @@ static int set_verbose(cli_args *a, const char *f, const char *v) { a->verbose =
 static int set_quiet(cli_args *a, const char *f, const char *v) { a->quiet = 1; return 0; }
 static int set_help(cli_args *a, const char *f, const char *v) { a->help = 1; return 0; }
 
-/* --min-sqnr prints its choice: the precision map (whose comments say what was measured) is written to
- * --precision-map-out, or to a temporary file, and printed when the command ends successfully. */
+/* --min-sqnr reports its choice: the precision map (whose comments say what was measured) is written to
+ * --precision-map-out, or to a temporary file, and when the command ends successfully its comments (the
+ * human summary) are printed on stderr; with --precision-map-out - the whole map, the machine-readable
+ * file, goes to stdout instead. */
 static char search_tmp[256];
 static const char *search_file;
+static int map_to_stdout;
 static void print_search(void) {
   if (!search_file) return;
   FILE *f = fopen(search_file, "r");
   if (f) {
     char line[1024];
-    while (fgets(line, sizeof line, f)) fputs(line[0] == '#' && line[1] == ' ' ? line + 2 : line, stdout);
+    for (int first = 1; fgets(line, sizeof line, f); first = 0) {
+      if (map_to_stdout) fputs(line, stdout);
+      else if (line[0] == '#' && !(first && strstr(line, "(replay: --precision-map FILE)")))
+        fputs(line + (line[1] == ' ' ? 2 : 1), stderr);
+    }
     fclose(f);
   }
   if (search_file == search_tmp) remove(search_tmp);
 }
 static void print_search_at_exit(cli_args *a) {
+  if (a->opts.precision_map_out && !strcmp(a->opts.precision_map_out, "-")) {
+    map_to_stdout = a->map_stdout = 1;
+    a->opts.precision_map_out = NULL;
+  }
   if (!a->opts.precision_map_out) { /* a new file of a name no one else can have chosen (mkstemp) */
     const char *dir = getenv("TMPDIR");
     snprintf(search_tmp, sizeof search_tmp, "%s/qllc-precision-map-XXXXXX", dir && *dir ? dir : "/tmp");
@@ -331,6 +342,13 @@ static void print_search_at_exit(cli_args *a) {
   }
   search_file = a->opts.precision_map_out;
   atexit(print_search);
+}
+
+/* qllc_options.progress on a terminal: the line redrawn in place on stderr, cleared at the end. */
+static void draw_progress(void *ctx, const char *text) {
+  if (text) fprintf(stderr, "\r%.*s\033[K", 150, text);
+  else fputs("\r\033[K", stderr);
+  fflush(stderr);
 }
 
 /* ---- the tables ------------------------------------------------------------------------------- */
@@ -357,12 +375,14 @@ static const cli_opt quant_opts[] = {
     {"--keep-float", NULL, "OPTYPE_OR_NODE", "keep these nodes in float (repeatable)", set_keep_float},
     {"--strict", NULL, NULL, "fail if any node stays in float, any bias is clipped, or a fused layer falls back to the portable kernel for a missing CPU feature", set_strict},
     {"--quantized-io", NULL, NULL, "model inputs and outputs stay integer", set_quantized_io},
-    {"--min-sqnr", NULL, "DB", "choose int8, 16x8 or int16 per layer, with as few wide MACs as the search "
-     "finds, so that every output reaches DB dB SQNR against float (prints the choice and, for each layer left "
-     "wider than int8, its measured SQNR one level lower)", set_min_sqnr},
+    {"--min-sqnr", NULL, "DB", "choose int8, 16x8 or int16 per layer so that every output reaches DB dB SQNR "
+     "against float, at the least cost the search finds: each layer's measured time where the target CPU is this "
+     "machine (run, bench, a compile for CPU native), its wide MACs otherwise. A summary on stderr (the choice, the cost used, "
+     "each wide layer's SQNR one level lower); progress on a terminal", set_min_sqnr},
     {"--search-dataset", NULL, "SPEC", "the samples --min-sqnr measures on (repeatable; forms as for 'qllc profile'; "
-     "default: 32 drawn from the profile)", set_search_dataset},
-    {"--precision-map-out", NULL, "FILE", "write the precision chosen for each layer (replay it with --precision-map)",
+     "default: the first calibration samples, up to 32, kept in the profile)", set_search_dataset},
+    {"--precision-map-out", NULL, "FILE", "write the precision chosen for each layer (replay it with --precision-map; "
+     "'-' with --min-sqnr: the map on stdout)",
      set_precision_map_out},
     {"--precision-map", NULL, "FILE", "replay a precision map written by --precision-map-out (the same bundle)",
      set_precision_map},
@@ -424,8 +444,8 @@ static const cli_opt profile_opts[] = {
 
 static const cli_opt compare_opts[] = {
     {"--dataset", "-d", "SPEC", "the samples both models run on (repeatable; forms as for 'qllc profile'); "
-     "default: samples drawn from the profile's input histograms", set_dataset},
-    {"--samples", NULL, "N", "use at most N samples (default: all of the data set, or 32 drawn)", set_samples},
+     "default: the first calibration samples (up to 32) kept in the profile", set_dataset},
+    {"--samples", NULL, "N", "use at most N samples (default: all of them)", set_samples},
     {"--top", NULL, "N", "print the N worst values after the outputs (default 20; 0: all)", set_top},
     {"--csv", NULL, "FILE", "write the whole table (one row per value) as CSV", set_csv},
     {NULL, NULL, NULL, NULL, NULL}};
@@ -595,6 +615,9 @@ int cli_parse(const char *command, int argc, char **argv, int first, cli_args *a
   if (!a->model) return cli_usage_error("%s: no MODEL given (usage: %s)", command, c->usage);
   if (a->opts.min_sqnr_db > 0 && a->opts.precision_map) return cli_usage_error("--min-sqnr and --precision-map: give one");
   if (a->opts.min_sqnr_db > 0 && strcmp(command, "compare") != 0) print_search_at_exit(a);
+  else if (a->opts.precision_map_out && !strcmp(a->opts.precision_map_out, "-"))
+    return cli_usage_error("--precision-map-out -: the map goes to stdout only after a --min-sqnr search of run, compile, info or bench (give a FILE)");
+  if (isatty(fileno(stderr))) a->opts.progress = draw_progress;
   if (strcmp(command, "compile") == 0 && !a->out)
     return cli_usage_error("compile: no output directory given (-o DIR)");
   if (a->n_datasets && a->n_inputs && strcmp(command, "run") == 0)

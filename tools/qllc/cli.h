@@ -48,6 +48,8 @@ typedef struct cli_args {
   const char *search_datasets[CLI_MAX_LIST]; /* --search-dataset SPEC (--min-sqnr's samples) */
   int verbose;
   int quiet;                                /* compile: no notes (qllc_options.note) */
+  int map_stdout;                           /* --precision-map-out -: the map is stdout's (compile's
+                                               "wrote" line goes to stderr) */
   int help;
 } cli_args;
 

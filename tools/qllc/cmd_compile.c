@@ -45,9 +45,10 @@ int cmd_compile(cli_args *a) {
   qllc_status st = qllc_compile_bundle(m, &a->opts, a->out, name, &d);
   qllc_model_free(m);
   if (st != QLLC_OK) return cli_diag_error(&d, a->model);
-  printf("wrote %s/%s.o %s/%s.h", a->out, name, a->out, name);
-  if (a->opts.weights_file) printf(" %s/%s.weights.bin", a->out, name);
-  printf("\n");
+  FILE *w = a->map_stdout ? stderr : stdout; /* stdout holds the precision map alone */
+  fprintf(w, "wrote %s/%s.o %s/%s.h", a->out, name, a->out, name);
+  if (a->opts.weights_file) fprintf(w, " %s/%s.weights.bin", a->out, name);
+  fprintf(w, "\n");
   return 0;
 }
 
