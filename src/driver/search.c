@@ -109,7 +109,7 @@ typedef struct timer_ctx {
   uint64_t hash;         /* the clean graph's, for the map file */
 } timer_ctx;
 
-#define TIME_RUNS 40   /* per measured configuration (and 4 warm-up runs) */
+#define TIME_RUNS 200  /* per measured configuration (and 4 warm-up runs): a loaded machine's noise needs many */
 
 static qllc_status time_map(void *ctx, const qllc_prec_map *map, qllc_bench_result **out, qllc_diag *diag) {
   timer_ctx *t = ctx;
@@ -473,11 +473,29 @@ static qllc_status unreachable(search *s, const int *lev, double target_db, doub
   return st;
 }
 
+/* The candidate whose precision node `name` of the int8 graph base follows: itself, or for a node that
+ * only passes its input on (views, max pool, Pad, clamps: QLLC_QK_SAME), the candidate computing that
+ * input, through such nodes; -1 when none (the graph input's quantize, the outputs' dequantize). */
+static int owner(const qllc_graph *base, const cand *c, int nc, const char *name) {
+  const qllc_node *n = NULL;
+  for (int k = 0; k < base->n_nodes && !n; k++)
+    if (base->nodes[k]->name && !strcmp(base->nodes[k]->name, name)) n = base->nodes[k];
+  for (int depth = 0; n && depth < 64; depth++) {
+    for (int i = 0; i < nc; i++)
+      if (!strcmp(c[i].node, n->name)) return i;
+    const qllc_qnode *q = n->quant;
+    if (!q || q->kind != QLLC_QK_SAME || n->n_in < 1 || !n->in[0]) return -1;
+    n = n->in[0]->producer;
+  }
+  return -1;
+}
+
 /* Each layer's time at each level (c[i].ns, c[i].timed): the program with every layer at int8, at 16x8
  * (int16 where a layer has no 16x8) and at int16, each timed by the timer (qllc bench's per-layer times:
- * a layer's kernel calls, by node name); whole[l]: each program's median time. */
-static qllc_status time_levels(search *s, cand *c, int nc, const qllc_search_timer *timer, double *whole, char *cpu,
-                               size_t cpu_size, qllc_diag *diag) {
+ * the kernel calls of a layer's node, and of the nodes that follow its precision, by node name);
+ * whole[l]: each program's median time. */
+static qllc_status time_levels(search *s, const qllc_graph *base, cand *c, int nc, const qllc_search_timer *timer,
+                               double *whole, char *cpu, size_t cpu_size, qllc_diag *diag) {
   int *lev = calloc((size_t)nc + 1, sizeof *lev);
   if (!lev) return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
   qllc_status st = QLLC_OK;
@@ -490,10 +508,10 @@ static qllc_status time_levels(search *s, cand *c, int nc, const qllc_search_tim
     s->phase = what[l];
     progress(s, NULL);
     st = map ? timer->time(timer->ctx, map, &r, diag) : qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
-    for (int i = 0; st == QLLC_OK && i < nc; i++) {
-      c[i].ns[l] = 0;
-      for (int k = 0; k < r->n_layers; k++)
-        if (!strcmp(r->layers[k].node, c[i].node)) c[i].ns[l] += r->layers[k].ns;
+    for (int i = 0; st == QLLC_OK && i < nc; i++) c[i].ns[l] = 0;
+    for (int k = 0; st == QLLC_OK && k < r->n_layers; k++) {
+      int i = owner(base, c, nc, r->layers[k].node);
+      if (i >= 0) c[i].ns[l] += r->layers[k].ns;
     }
     if (st == QLLC_OK) {
       whole[l] = r->median_ns;
@@ -511,7 +529,7 @@ qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, 
                                   qllc_quantize_fn quantize, void *qctx, const qllc_probe_hooks *h,
                                   const qllc_search_timer *timer, qllc_prec_map **out, char **summary,
                                   qllc_diag *diag) {
-  double whole[N_LV] = {0, 0, 0}, chosen_ns = 0;
+  double whole[N_LV] = {0, 0, 0}, chosen_ns = 0, slower_ns = 0;
   char cpu[64] = "";
   *out = NULL;
   *summary = NULL;
@@ -622,7 +640,7 @@ qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, 
       goto done;
     }
     /* the cost: each layer's time at each level where the target CPU is this machine */
-    if (timer && (st = time_levels(&s, c, nc, timer, whole, cpu, sizeof cpu, diag)) != QLLC_OK) goto done;
+    if (timer && (st = time_levels(&s, base, c, nc, timer, whole, cpu, sizeof cpu, diag)) != QLLC_OK) goto done;
     /* 3. each layer alone lowered (to 16x8, to int8), the others at int16: what it adds to the noise */
     s.phase = "each layer alone a level lower";
     for (int i = 0; i < nc && st == QLLC_OK; i++) {
@@ -696,6 +714,20 @@ qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, 
     chosen_ns = r->median_ns;
     if (!cpu[0]) snprintf(cpu, sizeof cpu, "%s", r->cpu);
     qllc_bench_result_free(r);
+    /* the per-layer model leaves out the requantize nodes between levels: a mix measured slower than
+       every layer at int16 (which reaches the target too) gives way to it */
+    if (searched && !all_top_needed && whole[LV_INT16] > 0 && chosen_ns > whole[LV_INT16]) {
+      slower_ns = chosen_ns;
+      for (int i = 0; i < nc; i++) lev[i] = LV_INT16;
+      all_top_needed = 1;
+      got = top_db;
+      chosen_ns = whole[LV_INT16];
+      qllc_prec_map_free(best);
+      if (!(best = lev_map(&s, lev))) {
+        st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+        goto done;
+      }
+    }
   }
   double wide = 0, w16 = 0;
   for (int i = 0; i < nc; i++) {
@@ -736,9 +768,12 @@ qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, 
     fprintf(t, "time: the chosen mix %s per inference (measured; its layers' times add up to %s); every layer at int16 "
             "%s, at int8 %s\n", time_str(chosen_ns, a, sizeof a), time_str(model, b, sizeof b),
             time_str(whole[LV_INT16], e, sizeof e), time_str(whole[LV_INT8], f, sizeof f));
+    if (slower_ns > 0)
+      fprintf(t, "the mix the layers' times chose measured %s, slower than every layer at int16: every layer at int16 "
+              "it is\n", time_str(slower_ns, a, sizeof a));
   }
   int n_later = 0;
-  for (int i = 0; searched && i < nc; i++) n_later += lev[i] != first[i];
+  for (int i = 0; searched && !slower_ns && i < nc; i++) n_later += lev[i] != first[i];
   if (n_later) {
     fprintf(t, "lowered when measured again in the final configuration (the first pass tried them before others were lowered):");
     for (int i = 0, k = 0; i < nc; i++)
@@ -747,7 +782,7 @@ qllc_status qllc_precision_search(const qllc_graph *fg, const qllc_graph *base, 
                 qllc_nprec_name(lv_prec[lev[i]]));
     fprintf(t, "\n");
   }
-  if (searched && best->n) { /* say why each wide layer stays wide: a level lower, alone, measured to miss the target */
+  if (searched && best->n && !slower_ns) { /* say why each wide layer stays wide: a level lower, alone, measured to miss the target */
     if (all_top_needed)
       fprintf(t, "only every layer at int16 reaches %.1f dB: any one of them a level lower (the others int16) misses it:", target_db);
     else
