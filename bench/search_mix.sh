@@ -12,6 +12,7 @@
 # choice: `qllc bench --min-sqnr T` (the JIT: measured cost). Then the three programs (time choice, MAC
 # choice, --precision int16) and int8 are timed by `qllc bench --runs RUNS`, in turns (TURNS rounds,
 # A B C D A B C D ...), pinned with taskset to CORE; each figure is the median of the turns' medians.
+# "same": the two choices are the same map.
 set -eu
 B=${QLLC_BUILD_DIR:-build}
 Q=$B/qllc
@@ -22,8 +23,8 @@ E=$S/tests/quant_e2e/data
 MODELS=${MODELS:-"mlp outlier cnn_bn_pool residual depthwise_separable test_cnn mobilenetv3_block digits matmul_add"}
 echo "# $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores; uptime: $(uptime | sed 's/.*load/load/')"
 echo "# PLUS=$PLUS TURNS=$TURNS RUNS=$RUNS CORE=$CORE"
-printf '%-20s %6s %6s %6s %8s %8s | %-28s %-28s | %9s %9s %9s %9s\n' model int8 int16 target time_db mac_db \
-  "time choice" "MAC choice" "t(time)" "t(MAC)" "t(int16)" "t(int8)"
+printf '%-20s %6s %6s %6s %8s %8s | %-20s %-20s %-4s | %9s %9s %9s %9s\n' model int8 int16 target time_db mac_db \
+  "time choice" "MAC choice" same "t(time)" "t(MAC)" "t(int16)" "t(int8)"
 med() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 for name in $MODELS; do
   case $name in
@@ -57,8 +58,9 @@ for name in $MODELS; do
         | awk '{ v = $1; if ($2 == "us") v *= 1e3; else if ($2 == "ms") v *= 1e6; print v }' >>"$tmp/t.$k"
     done
   done
-  printf '%-20s %6s %6s %6s %8s %8s | %-28s %-28s | %9.0f %9.0f %9.0f %9.0f\n' "$name" "$s8" "$s16" "$t" "$tdb" "$mdb" \
-    "$(desc "$tmp/time.map")" "$(desc "$tmp/mac.map")" "$(med <"$tmp/t.time")" "$(med <"$tmp/t.mac")" \
+  same=no; cmp -s <(grep '^node ' "$tmp/time.map") <(grep '^node ' "$tmp/mac.map") && same=yes
+  printf '%-20s %6s %6s %6s %8s %8s | %-20s %-20s %-4s | %9.0f %9.0f %9.0f %9.0f\n' "$name" "$s8" "$s16" "$t" "$tdb" "$mdb" \
+    "$(desc "$tmp/time.map")" "$(desc "$tmp/mac.map")" "$same" "$(med <"$tmp/t.time")" "$(med <"$tmp/t.mac")" \
     "$(med <"$tmp/t.16")" "$(med <"$tmp/t.8")"
 done
 echo "# times: ns per inference, qllc bench's median (JIT, not instrumented), median of $TURNS turns"
