@@ -109,9 +109,15 @@ double qllc_sqnr_db(double signal, double noise) {
   return 10.0 * log10(signal / noise);
 }
 
+/* qllc_options.progress of the hooks' options, when there is one: "compare: ..." (NULL: the end). */
+static void say(const qllc_probe_hooks *h, const char *text) {
+  if (h && h->opts && h->opts->progress) h->opts->progress(h->opts->progress_ctx, text);
+}
+
 qllc_status qllc_quant_compare(qllc_graph *fg, qllc_graph *qg, qllc_dataset *d, const qllc_probe_hooks *h,
                                qllc_compare_result **out, qllc_diag *diag) {
   *out = NULL;
+  say(h, "compare: compiling the float and the quantized model");
   /* the quantized graph's graph outputs, before instrumenting adds more */
   const qllc_graph *qouts = qg;
   qllc_probe *fp = NULL, *qp = NULL;
@@ -172,6 +178,11 @@ qllc_status qllc_quant_compare(qllc_graph *fg, qllc_graph *qg, qllc_dataset *d, 
   for (int i = 0; i < nq; i++) fused[i] = (char)relu_fused(qg, qllc_probe_value(qp, i));
   int64_t samples = qllc_dataset_samples(d);
   for (int64_t s = 0; s < samples && st == QLLC_OK; s++) {
+    if (h && h->opts && h->opts->progress) {
+      char line[64];
+      snprintf(line, sizeof line, "compare: sample %lld/%lld", (long long)s + 1, (long long)samples);
+      say(h, line);
+    }
     if ((st = qllc_probe_run(fp, d, s, diag)) != QLLC_OK) break;
     if ((st = qllc_probe_run(qp, d, s, diag)) != QLLC_OK) break;
     for (int i = 0; i < nq; i++) {
@@ -249,6 +260,7 @@ qllc_status qllc_quant_compare(qllc_graph *fg, qllc_graph *qg, qllc_dataset *d, 
   qsort(r->rows, (size_t)r->n_rows, sizeof *r->rows, row_cmp);
 
 done:
+  say(h, NULL);
   for (int i = 0; i < n_graph_outputs; i++) free(out_names[i]);
   free(out_names);
   free(match);

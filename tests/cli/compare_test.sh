@@ -6,6 +6,7 @@
 #  - without --dataset the samples are the calibration samples kept in the profile (its first ones: the
 #    same table as --dataset calib.npy), or, for a profile without them, drawn from its histograms (the
 #    first line says which);
+#  - progress lines on stderr only when it is a terminal;
 #  - errors: no precision (usage, exit 2), a missing data set (exit 1, one line).
 set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
@@ -42,6 +43,14 @@ sed -n 1p "$tmp/out" | grep -q "at int16 against float, 4 samples (the first cal
 sed -n 3p "$tmp/out" | grep -Eq '^(8|9|10)[0-9]\.[0-9] ' || fail "int16 output SQNR: $(sed -n 3p "$tmp/out")"
 "$QLLC" compare "$M" --profile "$tmp/p.yaml" --precision int16 --samples 4 -d "$D/calib.npy" >"$tmp/out.d" 2>&1 || fail "compare calib: $(cat "$tmp/out.d")"
 [ "$(sed 1d "$tmp/out")" = "$(sed 1d "$tmp/out.d")" ] || fail "kept samples differ from calib.npy's first 4: $(cat "$tmp/out" "$tmp/out.d")"
+# progress: on a terminal only (stderr redirected to a file above: no '\r')
+grep -q $'\r' "$tmp/out" && fail "progress drawn on a file"
+if command -v script >/dev/null; then
+  script -qec "'$QLLC' compare '$M' --profile '$tmp/p.yaml' --precision int16 --samples 4" /dev/null >"$tmp/tty" 2>&1
+  grep -q $'\rcompare: sample 4/4' "$tmp/tty" || fail "no progress on a terminal: $(cat -v "$tmp/tty" | head -3)"
+else
+  echo "skipped: progress on a terminal (no 'script' command)"
+fi
 # a profile without them (an older qllc's): samples drawn from its input histograms, and the first line says so
 sed '/^samples:/,$d' "$tmp/p.yaml" >"$tmp/p_old.yaml"
 grep -q '^samples:' "$tmp/p.yaml" && ! grep -q '^samples:' "$tmp/p_old.yaml" || fail "no samples section to strip"
