@@ -3,7 +3,11 @@
  *
  * The search (qllc_precision_search) looks for the cheapest per-layer choice of int8, 16x8 (int16
  * activations, int8 weights) and int16 with which every model output reaches the target SQNR against
- * float on the search samples. The cost of a choice is its wide MACs: a layer's MACs once at 16x8 (or
+ * float on the search samples. The cost of a choice: where the target CPU is this machine (the JIT,
+ * --cpu native; issue 27), the layers' measured times: the program with every layer at int8, at 16x8
+ * and at int16 is timed by qllc_drv_bench (time_levels: each layer's kernel calls and those of the
+ * views, pools and pads that follow its precision), and the chosen mix is timed whole (and against
+ * every layer at int16, which it must beat). Otherwise its wide MACs: a layer's MACs once at 16x8 (or
  * at int16 without weights), twice at int16 with int16 weights, nothing at int8.
  *  1. the candidates are the nodes that compute (fused layers, matmuls, rescales, tables, softmax; not
  *     the views and clamps, which follow their input); each one's MACs (a fused layer: output elements
@@ -21,7 +25,8 @@
  *     the allowance holds. The choice is measured; when it misses, the allowance is halved (at most
  *     three times, then every layer at int16);
  *  5. measured refinement: each layer still raised, costliest first, is lowered a level at a time
- *     while the target holds, pass after pass until a pass lowers nothing. The last pass measured each
+ *     while the target holds, pass after pass until a pass lowers nothing (with measured times: every
+ *     level that costs less, the cheapest first). The last pass measured each
  *     layer still raised a level lower, alone, in the final configuration: the result is a local
  *     minimum, and the summary names each wide layer with that SQNR, below the target (when every
  *     layer stays at int16 it says so), and any layer a later pass lowered.

@@ -6,11 +6,7 @@
 #  - a target 5 dB under it is reached, and compare with the written map confirms the figure;
 #  - with every layer at int16 in the map, the bundle's report has no int8 value left (the input's
 #    quantize and the Reshape are i16).
-set -u
-: "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. "$QLLC_SOURCE_DIR/tests/cli/min_sqnr_lib.sh" # fail, $tmp, finish
 D=$QLLC_SOURCE_DIR/tests/cli/data
 M=$D/matmul_add.onnx E=$D/matmul_add_eval.npy
 
@@ -38,4 +34,4 @@ if "$QLLC" compile "$M" --profile "$tmp/p.yaml" --precision int8 --min-sqnr "$t"
 else
   fail "target $t refused: $(cat "$tmp/out")"
 fi
-[ $fails = 0 ] && echo "min_sqnr_int16_test: ok" || { echo "min_sqnr_int16_test: $fails failure(s)"; exit 1; }
+finish min_sqnr_int16_test

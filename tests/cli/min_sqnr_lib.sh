@@ -1,4 +1,5 @@
-# tests/cli/min_sqnr_lib.sh: sourced by min_sqnr_test.sh, min_sqnr_cnn_test.sh, min_sqnr_digits_test.sh (issue 13).
+# tests/cli/min_sqnr_lib.sh: sourced by min_sqnr_test.sh, min_sqnr_cnn_test.sh, min_sqnr_digits_test.sh (issue 13),
+# and for fail, $tmp and finish by min_sqnr_int16_test.sh and min_sqnr_time_test.sh (issue 27).
 # check_targets NAME MODEL CALIB EVAL "PLUSES": profiles MODEL on CALIB, measures its int8 SQNR on EVAL
 # with `qllc compare`, then for each target int8 + PLUS dB runs `qllc compile --min-sqnr` (searching on
 # EVAL) and checks one of:

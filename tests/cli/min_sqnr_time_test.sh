@@ -10,11 +10,7 @@
 #  - the summary is on stderr, nothing on stdout unless --precision-map-out - asks for the map, which
 #    is then exactly the file --precision-map-out FILE writes; progress lines only on a terminal.
 # No speed is asserted: only that the choice follows the reported measurements.
-set -u
-: "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. "$QLLC_SOURCE_DIR/tests/cli/min_sqnr_lib.sh" # fail, $tmp, finish
 D=$QLLC_SOURCE_DIR/tests/cli/data
 M=$D/matmul_add.onnx
 
@@ -81,4 +77,4 @@ if command -v script >/dev/null; then
 else
   echo "skipped: progress on a terminal (no 'script' command)"
 fi
-[ $fails = 0 ] && echo "min_sqnr_time_test: ok" || { echo "min_sqnr_time_test: $fails failure(s)"; exit 1; }
+finish min_sqnr_time_test
