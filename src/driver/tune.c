@@ -15,6 +15,9 @@
  *   2. each candidate's call runs natively (native.c: the variants compiled into the library by clang-19
  *      at -O3, no code generation) on fixed pseudo-random inputs, once to warm up and then TUNE_RUNS
  *      times, each call timed alone; its time is the median.
+ *      An ALT_NHWC row (conv2dcl) is timed with both ends channel-last, as it runs between two such layers
+ *      (the case the rule table takes it for): timed with NCHW ends, its conversions made a layer that the
+ *      layout pass would keep inside an NHWC chain leave it, which broke the chain for its neighbours;
  *   3. the fastest candidate runs, but the rule table's choice (candidate 0) stays unless another is at
  *      least TUNE_MARGIN faster: the native copies are not specialised on the layer's constants as the
  *      generated code is, so close timings do not order the generated code (on AMD Zen 5 the direct
