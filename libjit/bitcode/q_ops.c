@@ -334,6 +334,22 @@ UNARY(int16_t, i16, -32768)
    NCHW input, NHWC output: each output row of a block of channels is the reference's (called on one
    output row, pad_top shifted), staged in a stack buffer and stored across the channels. */
 enum { QK_CL_RUN = 256, QK_CL_TMP = 4096 }; /* channels a pixel run; bytes of the staged rows */
+/* 16 rows of 16 bytes (s, ss apart) transposed into 16 rows of 16 bytes (d, ds apart): four rounds of
+   interleaving vector i with vector i + 8, each of which rotates the 8 bits (vector, lane) of an element's
+   place by one, so that after four the row and column bits have swapped. */
+typedef uint8_t qk_b16 __attribute__((vector_size(16), aligned(1)));
+QLLC_INLINE void qk_tr16x16(uint8_t *QLLC_RESTRICT d, int64_t ds, const uint8_t *QLLC_RESTRICT s, int64_t ss) {
+  qk_b16 a[16], b[16];
+  for (int i = 0; i < 16; i++) __builtin_memcpy(&a[i], s + i * ss, 16);
+  for (int r = 0; r < 4; r++) {
+    for (int i = 0; i < 8; i++) {
+      b[2 * i] = __builtin_shufflevector(a[i], a[i + 8], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+      b[2 * i + 1] = __builtin_shufflevector(a[i], a[i + 8], 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    }
+    for (int i = 0; i < 16; i++) a[i] = b[i];
+  }
+  for (int i = 0; i < 16; i++) __builtin_memcpy(d + i * ds, &a[i], 16);
+}
 #define POOL_CL(T, t, QMIN)                                                                                      \
   QLLC_KERNEL void qllc_k_maxpool2dcl_##t##_##t(T *QLLC_RESTRICT y, const T *QLLC_RESTRICT x, int64_t NC,         \
                                                 int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t KH,         \
@@ -375,7 +391,8 @@ enum { QK_CL_RUN = 256, QK_CL_TMP = 4096 }; /* channels a pixel run; bytes of th
     }                                                                                                            \
     /* NCHW in, NHWC out: rows of up to cb channels staged (at least one row fits: OW <= QK_CL_TMP here) */    \
     T tmp[QK_CL_TMP / sizeof(T)];                                                                                \
-    const int64_t cap = (int64_t)(QK_CL_TMP / sizeof(T)), cb = OW <= cap ? cap / OW : 0;                         \
+    const int64_t cap = (int64_t)(QK_CL_TMP / sizeof(T)), cr = OW <= cap ? cap / OW : 0;                         \
+    const int64_t cb = cr >= 16 ? cr / 16 * 16 : cr; /* whole blocks of 16 channels when they fit */           \
     for (int64_t b = 0; b < N; b++)                                                                              \
       for (int64_t oh = 0; oh < OH; oh++)                                                                        \
         for (int64_t c0 = 0; c0 < C; c0 += cb ? cb : C) {                                                        \
@@ -399,8 +416,12 @@ enum { QK_CL_RUN = 256, QK_CL_TMP = 4096 }; /* channels a pixel run; bytes of th
           qllc_k_maxpool2d_##t##_##t(tmp, x + (b * C + c0) * H * W, cn, H, W, 1, OW, KH, KW, stride_h, stride_w, \
                                      pad_top - oh * stride_h, pad_left, pad_bottom, pad_right, dil_h, dil_w);    \
           T *yr = y + (b * OH + oh) * OW * C + c0;                                                               \
+          const int64_t c16 = cn / 16 * 16, o16 = OW / 16 * 16; /* 16 x 16 blocks, then the edges */            \
+          for (int64_t c = 0; c < c16; c += 16)                                                                  \
+            for (int64_t ow = 0; ow < o16; ow += 16)                                                             \
+              qk_tr16x16((uint8_t *)(yr + ow * C + c), C, (const uint8_t *)(tmp + c * OW + ow), OW);             \
           for (int64_t ow = 0; ow < OW; ow++)                                                                    \
-            for (int64_t c = 0; c < cn; c++) yr[ow * C + c] = tmp[c * OW + ow];                                  \
+            for (int64_t c = ow < o16 ? c16 : 0; c < cn; c++) yr[ow * C + c] = tmp[c * OW + ow];                 \
         }                                                                                                        \
   }                                                                                                              \
   /* global_avgpoolcl: an NHWC input summed over the pixels a run of channels at a time; the output (N x C x   \
