@@ -856,8 +856,36 @@ static void test_layout_pass(void **state) {
    channels) -> conv d (1x1/2, 24) -> conv e (3x3, 12) -> y: d on conv2dcl with both ends NHWC; with tail,
    d's output is also a bundle output (an NCHW end): the lowering runs again and d takes the panel variant.
    Run where the host can: the reference kernels' bytes. */
+/* A measurement hook that picks the panel variant wherever it is a candidate. */
+static int choose_panel(void *ctx, const qllc_node *n, const char *shape, const char *const *cands, int nc, char *why,
+                        size_t why_size) {
+  (void)ctx, (void)n, (void)shape;
+  snprintf(why, why_size, "test: the panel variant");
+  for (int i = 0; i < nc; i++)
+    if (strstr(cands[i], "_conv2d_")) return i;
+  return -1;
+}
+
 static void test_layout_nhwc_only(void **state) {
   (void)state;
+  { /* a measured choice moves a and e to the panel variant: d, between them, is refused its row for NHWC
+       ends and goes to the panel variant too, all in one qllc_lower_for */
+    const qllc_lower_target tm = {.arch = "x86_64", .cpu = "znver4",
+                                  .features = "+avx512f,+avx512bw,+avx512vl,+avx512dq,+avx512vnni",
+                                  .choose = choose_panel};
+    qllc_graph *g = qllc_graph_new(NULL);
+    qllc_value *x = qval(g, "x", QLLC_ELEM_I8, 0.04f, 2, 4, D(1, 8, 12, 12));
+    qllc_graph_add_input(g, x);
+    qllc_value *a = conv_i8(g, "a", x, 16, 2), *dv = conv_i8k(g, "d", a, 24, 2, 1), *y = conv_i8(g, "e", dv, 12, 1);
+    qllc_graph_add_output(g, y);
+    qllc_program *p = NULL;
+    qllc_diag d = {0};
+    if (qllc_lower_for(g, &tm, &p, &d)) fail_msg("qllc_lower_for: %s", d.message);
+    for (int i = 0; i < 3; i++) instr(p, i, "qllc_k_conv2d_i8_i8_i8__avx512vnni", 27);
+    for (int i = 0; i < p->n_buffers; i++) assert_false(p->buffers[i]->nhwc);
+    qllc_program_free(p);
+    qllc_graph_free(g);
+  }
   const qllc_lower_target t = {.arch = "x86_64", .cpu = "znver4",
                                .features = "+avx512f,+avx512bw,+avx512vl,+avx512dq,+avx512vnni"};
   for (int tail = 0; tail < 2; tail++) {
