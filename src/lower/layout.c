@@ -103,6 +103,18 @@ static int swap_twin(qllc_program *p, qllc_instr *in, const char *twin, int64_t 
   return 0;
 }
 
+/* The layouts (1 NHWC) of instruction in's X and Y after step 3; returns its role count (roles: its roles). */
+static int operand_layouts(const qllc_instr *in, unsigned char *roles, int *xl, int *yl) {
+  const int k = qllc_lower_kernel_role_ids(in->kernel, roles, QLLC_LOWER_MAX_ARGS);
+  *xl = *yl = 0;
+  for (int a = 0; a < k && a < in->n_args; a++) {
+    const qllc_arg *ar = &in->args[a];
+    if (roles[a] == QLLC_ROLE_X) *xl = is_act(ar) && ar->buf->nhwc;
+    if (roles[a] == QLLC_ROLE_Y) *yl = is_act(ar) && ar->buf->nhwc;
+  }
+  return k;
+}
+
 /* 1 when a rank-4 value has one pixel per channel: NCHW and NHWC are the same bytes. */
 static int one_pixel(const qllc_value *v) { return v && v->rank == 4 && v->dims[2] * v->dims[3] == 1; }
 
@@ -167,13 +179,8 @@ qllc_status qllc_pass_layout(qllc_program *p, qllc_diag *diag) {
     in->converts = 0;
     const char *twin = twin_of(in);
     if (twin) {
-      const int k = qllc_lower_kernel_role_ids(in->kernel, roles, QLLC_LOWER_MAX_ARGS);
-      int xl = 0, yl = 0;
-      for (int a = 0; a < k && a < in->n_args; a++) {
-        const qllc_arg *ar = &in->args[a];
-        if (roles[a] == QLLC_ROLE_X) xl = is_act(ar) && ar->buf->nhwc;
-        if (roles[a] == QLLC_ROLE_Y) yl = is_act(ar) && ar->buf->nhwc;
-      }
+      int xl, yl;
+      operand_layouts(in, roles, &xl, &yl);
       if (!xl && !yl) continue;
       if (one_pixel(in->node->out[0])) yl = xl;
       if (swap_twin(p, in, twin, xl, yl)) {
@@ -187,13 +194,8 @@ qllc_status qllc_pass_layout(qllc_program *p, qllc_diag *diag) {
     if (v->layout == QLLC_LAYOUT_ROWS_C4 || v->layout == QLLC_LAYOUT_ROWS_C2 || v->layout == QLLC_LAYOUT_ROWS_C2_SPLIT)
       in->converts = QLLC_CONV_IN; /* NCHW into 4- or 2-channel planes, always */
     if (!(v->flags & QLLC_VF_NHWC)) continue;
-    const int k = qllc_lower_kernel_role_ids(in->kernel, roles, QLLC_LOWER_MAX_ARGS);
-    int xl = 0, yl = 0;
-    for (int a = 0; a < k && a < in->n_args; a++) {
-      const qllc_arg *ar = &in->args[a];
-      if (roles[a] == QLLC_ROLE_X) xl = is_act(ar) && ar->buf->nhwc;
-      if (roles[a] == QLLC_ROLE_Y) yl = is_act(ar) && ar->buf->nhwc;
-    }
+    int xl, yl;
+    const int k = operand_layouts(in, roles, &xl, &yl);
     for (int a = 0; a < k && a < in->n_args; a++) {
       if (roles[a] == QLLC_ROLE_LAYOUT_X) in->args[a].i = xl;
       if (roles[a] == QLLC_ROLE_LAYOUT_Y) in->args[a].i = yl;

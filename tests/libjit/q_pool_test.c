@@ -210,17 +210,6 @@ static void test_global_avgpool(void **state) {
     }
 }
 
-/* [N][C][HW] <-> [N][HW][C] of 1-byte elements (to_nhwc 1: src is NCHW). */
-static void relayout(uint8_t *dst, const uint8_t *src, int64_t N, int64_t C, int64_t HW, int to_nhwc) {
-  for (int64_t b = 0; b < N; b++)
-    for (int64_t c = 0; c < C; c++)
-      for (int64_t p = 0; p < HW; p++) {
-        const int64_t nchw = (b * C + c) * HW + p, nhwc = (b * HW + p) * C + c;
-        if (to_nhwc) dst[nhwc] = src[nchw];
-        else dst[nchw] = src[nhwc];
-      }
-}
-
 /* The channel-last twins (maxpool2dcl, global_avgpoolcl) in every layout combination against the
    reference kernels' NCHW bytes (the references are checked above against the naive ones). */
 static void run_maxpool_cl(kind k, int64_t N, int64_t C, int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t sh,
@@ -235,7 +224,7 @@ static void run_maxpool_cl(kind k, int64_t N, int64_t C, int64_t H, int64_t W, i
           *back = malloc((size_t)ny);
   if (k == K_I8) qllc_k_maxpool2d_i8_i8((int8_t *)want, (int8_t *)x, N * C, H, W, OH, OW, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw);
   else qllc_k_maxpool2d_u8_u8(want, x, N * C, H, W, OH, OW, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw);
-  relayout(xh, x, N, C, H * W, 1);
+  q_relayout(xh, x, N, C, H * W, 1);
   for (int lay = 0; lay < 4; lay++) {
     const int xl = lay & 1, yl = lay >> 1;
     memset(got, 0x5a, (size_t)ny);
@@ -244,7 +233,7 @@ static void run_maxpool_cl(kind k, int64_t N, int64_t C, int64_t H, int64_t W, i
                                pl, pb, pr, dh, dw, C, xl, yl);
     else
       qllc_k_maxpool2dcl_u8_u8(got, xl ? xh : x, N * C, H, W, OH, OW, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw, C, xl, yl);
-    if (yl) relayout(back, got, N, C, OH * OW, 0);
+    if (yl) q_relayout(back, got, N, C, OH * OW, 0);
     else memcpy(back, got, (size_t)ny);
     for (int64_t i = 0; i < ny; i++)
       if (back[i] != want[i])
@@ -281,7 +270,7 @@ static void test_pools_channel_last(void **state) {
       qllc_requant r;
       assert_int_equal(qllc_requant_make(0.9 / (double)HW, &r, NULL), QLLC_OK);
       uint8_t *x = tbuf((kind)k, xv, n), *xh = malloc((size_t)n), *want = malloc((size_t)(N * C)), *got = malloc((size_t)(N * C));
-      relayout(xh, x, N, C, HW, 1);
+      q_relayout(xh, x, N, C, HW, 1);
       if (k == K_I8) qllc_k_global_avgpool_i8_i8((int8_t *)want, (int8_t *)x, N * C, HW, z_x, r.m, r.n, z_y, -128, 127);
       else qllc_k_global_avgpool_u8_u8(want, x, N * C, HW, z_x, r.m, r.n, z_y, 0, 255);
       for (int lay = 0; lay < 4; lay++) {

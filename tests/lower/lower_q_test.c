@@ -763,6 +763,27 @@ static void check_layouts(const qllc_program *p, int i, int64_t xl, int64_t yl) 
   assert_int_equal(arg(p, i, 28)->i, yl);
 }
 
+/* The layout program p and the reference program pr run by the JIT on the same input (bytes i * mul + add)
+   where the host has AVX-512 VNNI: every output the same bytes. */
+static void same_outputs(const qllc_program *p, const qllc_program *pr, int mul, int add) {
+  qllc_codegen_opts cg;
+  qllc_diag d = {0};
+  if (qllc_codegen_resolve(NULL, "native", NULL, 0, &cg, &d) != QLLC_OK ||
+      !qllc_lower_has_features(cg.kernel_features, "avx512f,avx512bw,avx512vl,avx512dq,avx512vnni", NULL, 0)) {
+    print_message("the host lacks AVX-512 VNNI: the layout program not run\n");
+    return;
+  }
+  jit_run jv, jr;
+  jit(p, &jv), jit(pr, &jr);
+  for (uint64_t i = 0; i < p->inputs[0].buf->size; i++)
+    jv.mut[p->inputs[0].buf->offset + i] = jr.mut[pr->inputs[0].buf->offset + i] = (uint8_t)(i * mul + add);
+  assert_int_equal(jv.fn(NULL, jv.mut, jv.act), 0);
+  assert_int_equal(jr.fn(NULL, jr.mut, jr.act), 0);
+  for (int o = 0; o < p->n_outputs; o++)
+    assert_memory_equal(jv.mut + p->outputs[o].buf->offset, jr.mut + pr->outputs[o].buf->offset, p->outputs[o].buf->size);
+  jit_free(&jv), jit_free(&jr);
+}
+
 /* On the AVX-512 VNNI conv2dcl rows: the activations between the convs and through the add are NHWC,
    the bundle's input and output NCHW (conv a converts its input, conv c its output: 2 conversions
    left); a MaxPool reading the add's result keeps that class NCHW. Without a target nothing changes.
@@ -798,19 +819,7 @@ static void test_layout_pass(void **state) {
   /* run both where the host can: the same bytes */
   pr = lower_ok(g);
   for (int i = 0; i < pr->n_buffers; i++) assert_false(pr->buffers[i]->nhwc);
-  qllc_codegen_opts cg;
-  if (qllc_codegen_resolve(NULL, "native", NULL, 0, &cg, &d) == QLLC_OK &&
-      qllc_lower_has_features(cg.kernel_features, "avx512f,avx512bw,avx512vl,avx512dq,avx512vnni", NULL, 0)) {
-    jit_run jv, jr;
-    jit(p, &jv), jit(pr, &jr);
-    for (int i = 0; i < 8 * 144; i++)
-      jv.mut[p->inputs[0].buf->offset + i] = jr.mut[pr->inputs[0].buf->offset + i] = (uint8_t)(i * 73 + 5);
-    assert_int_equal(jv.fn(NULL, jv.mut, jv.act), 0);
-    assert_int_equal(jr.fn(NULL, jr.mut, jr.act), 0);
-    assert_memory_equal(jv.mut + p->outputs[0].buf->offset, jr.mut + pr->outputs[0].buf->offset, 12 * 36);
-    jit_free(&jv), jit_free(&jr);
-  } else
-    print_message("the host lacks AVX-512 VNNI: the layout program not run\n");
+  same_outputs(p, pr, 73, 5);
   qllc_program_free(p);
   qllc_program_free(pr);
   qllc_graph_free(g);
@@ -833,19 +842,7 @@ static void test_layout_pass(void **state) {
   free(rep);
   pr = lower_ok(g);
   instr(pr, 4, "qllc_k_maxpool2d_i8_i8", 17);
-  if (qllc_codegen_resolve(NULL, "native", NULL, 0, &cg, &d) == QLLC_OK &&
-      qllc_lower_has_features(cg.kernel_features, "avx512f,avx512bw,avx512vl,avx512dq,avx512vnni", NULL, 0)) {
-    jit_run jv, jr;
-    jit(p, &jv), jit(pr, &jr);
-    for (int i = 0; i < 8 * 144; i++)
-      jv.mut[p->inputs[0].buf->offset + i] = jr.mut[pr->inputs[0].buf->offset + i] = (uint8_t)(i * 29 + 11);
-    assert_int_equal(jv.fn(NULL, jv.mut, jv.act), 0);
-    assert_int_equal(jr.fn(NULL, jr.mut, jr.act), 0);
-    for (int o = 0; o < 2; o++)
-      assert_memory_equal(jv.mut + p->outputs[o].buf->offset, jr.mut + pr->outputs[o].buf->offset,
-                          p->outputs[o].buf->size);
-    jit_free(&jv), jit_free(&jr);
-  }
+  same_outputs(p, pr, 29, 11);
   qllc_program_free(p);
   qllc_program_free(pr);
   qllc_graph_free(g);
@@ -909,20 +906,7 @@ static void test_layout_nhwc_only(void **state) {
       check_layouts(p, 0, 0, 0); /* a's output: read by the panel conv */
     }
     pr = lower_ok(g);
-    qllc_codegen_opts cg;
-    if (qllc_codegen_resolve(NULL, "native", NULL, 0, &cg, &d) == QLLC_OK &&
-        qllc_lower_has_features(cg.kernel_features, "avx512f,avx512bw,avx512vl,avx512dq,avx512vnni", NULL, 0)) {
-      jit_run jv, jr;
-      jit(p, &jv), jit(pr, &jr);
-      for (int i = 0; i < 8 * 144; i++)
-        jv.mut[p->inputs[0].buf->offset + i] = jr.mut[pr->inputs[0].buf->offset + i] = (uint8_t)(i * 53 + 7);
-      assert_int_equal(jv.fn(NULL, jv.mut, jv.act), 0);
-      assert_int_equal(jr.fn(NULL, jr.mut, jr.act), 0);
-      for (int o = 0; o < p->n_outputs; o++)
-        assert_memory_equal(jv.mut + p->outputs[o].buf->offset, jr.mut + pr->outputs[o].buf->offset,
-                            p->outputs[o].buf->size);
-      jit_free(&jv), jit_free(&jr);
-    }
+    same_outputs(p, pr, 53, 7);
     qllc_program_free(p);
     qllc_program_free(pr);
     qllc_graph_free(g);
