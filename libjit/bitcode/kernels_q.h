@@ -171,6 +171,21 @@ QLLC_ELTWISE_Q(int16_t, i16)
 QLLC_UNARY_Q(int8_t, i8)
 QLLC_UNARY_Q(uint8_t, u8)
 QLLC_UNARY_Q(int16_t, i16)
+/* The channel-last twins of the 8-bit maxpool2d and global_avgpool (libjit/bitcode/q_ops.c): the
+ * reference's arguments, then C (the channels: NC = N * C) and the layouts of x and y (0 NCHW, 1 NHWC);
+ * the reference's bytes in every layout. src/lower/layout.c calls one where the pool's input or output
+ * is channel-last (kernels.def, QTWIN). global_avgpool's output (N x C x 1 x 1) is the same bytes in
+ * both layouts. */
+#define QLLC_POOL_CL_Q(T, t)                                                                                   \
+  void qllc_k_maxpool2dcl_##t##_##t(T *y, const T *x, int64_t NC, int64_t H, int64_t W, int64_t OH, int64_t OW, \
+                                    int64_t KH, int64_t KW, int64_t stride_h, int64_t stride_w, int64_t pad_top, \
+                                    int64_t pad_left, int64_t pad_bottom, int64_t pad_right, int64_t dil_h,     \
+                                    int64_t dil_w, int64_t C, int64_t x_nhwc, int64_t y_nhwc);                  \
+  void qllc_k_global_avgpoolcl_##t##_##t(T *y, const T *x, int64_t NC, int64_t HW, int32_t z_x, int32_t m,       \
+                                         int32_t n, int32_t z_y, int32_t act_lo, int32_t act_hi, int64_t C,     \
+                                         int64_t x_nhwc, int64_t y_nhwc);
+QLLC_POOL_CL_Q(int8_t, i8)
+QLLC_POOL_CL_Q(uint8_t, u8)
 /* requantize between 8 and 16 bits (mixed precision, issue 13): as requantize, input and output kinds differ */
 #define QLLC_REQUANT_X(TI, ti, TO, to)                                                                       \
   void qllc_k_requantize_##ti##_##to(TO *y, const TI *x, int64_t rows, int64_t cols, int64_t y_stride,        \

@@ -325,6 +325,132 @@ UNARY(int8_t, i8, -128)
 UNARY(uint8_t, u8, 0)
 UNARY(int16_t, i16, -32768)
 
+/* The channel-last twins of maxpool2d and global_avgpool (8-bit): the reference's arguments, then C (NC
+   = N * C) and the layouts of x and y (0 NCHW, 1 NHWC). The layout pass (src/lower/layout.c) calls a
+   twin instead of its reference where the pool's input or output is NHWC; the bytes are the reference's
+   in every layout (a max, and an exact integer sum, do not depend on the order).
+   maxpool2dcl: NHWC input: each output pixel is the max over its window's pixels of runs of channels
+   (contiguous, vectorized over channels), stored as a run (NHWC output) or one byte per channel plane.
+   NCHW input, NHWC output: each output row of a block of channels is the reference's (called on one
+   output row, pad_top shifted), staged in a stack buffer and stored across the channels. */
+enum { QK_CL_RUN = 256, QK_CL_TMP = 4096 }; /* channels a pixel run; bytes of the staged rows */
+/* 16 rows of 16 bytes (s, ss apart) transposed into 16 rows of 16 bytes (d, ds apart): four rounds of
+   interleaving vector i with vector i + 8, each of which rotates the 8 bits (vector, lane) of an element's
+   place by one, so that after four the row and column bits have swapped. */
+typedef uint8_t qk_b16 __attribute__((vector_size(16), aligned(1)));
+QLLC_INLINE void qk_tr16x16(uint8_t *QLLC_RESTRICT d, int64_t ds, const uint8_t *QLLC_RESTRICT s, int64_t ss) {
+  qk_b16 a[16], b[16];
+  for (int i = 0; i < 16; i++) __builtin_memcpy(&a[i], s + i * ss, 16);
+  for (int r = 0; r < 4; r++) {
+    for (int i = 0; i < 8; i++) {
+      b[2 * i] = __builtin_shufflevector(a[i], a[i + 8], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+      b[2 * i + 1] = __builtin_shufflevector(a[i], a[i + 8], 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    }
+    for (int i = 0; i < 16; i++) a[i] = b[i];
+  }
+  for (int i = 0; i < 16; i++) __builtin_memcpy(d + i * ds, &a[i], 16);
+}
+#define POOL_CL(T, t, QMIN)                                                                                      \
+  QLLC_KERNEL void qllc_k_maxpool2dcl_##t##_##t(T *QLLC_RESTRICT y, const T *QLLC_RESTRICT x, int64_t NC,         \
+                                                int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t KH,         \
+                                                int64_t KW, int64_t stride_h, int64_t stride_w, int64_t pad_top,  \
+                                                int64_t pad_left, int64_t pad_bottom, int64_t pad_right,          \
+                                                int64_t dil_h, int64_t dil_w, int64_t C, int64_t x_nhwc,          \
+                                                int64_t y_nhwc) {                                                 \
+    const int64_t N = NC / C;                                                                                    \
+    if (!x_nhwc && !y_nhwc) {                                                                                    \
+      qllc_k_maxpool2d_##t##_##t(y, x, NC, H, W, OH, OW, KH, KW, stride_h, stride_w, pad_top, pad_left,          \
+                                 pad_bottom, pad_right, dil_h, dil_w);                                           \
+      return;                                                                                                    \
+    }                                                                                                            \
+    if (x_nhwc) {                                                                                                \
+      T acc[QK_CL_RUN];                                                                                          \
+      for (int64_t b = 0; b < N; b++)                                                                            \
+        for (int64_t oh = 0; oh < OH; oh++)                                                                      \
+          for (int64_t ow = 0; ow < OW; ow++)                                                                    \
+            for (int64_t c0 = 0; c0 < C; c0 += QK_CL_RUN) {                                                      \
+              const int64_t cn = C - c0 < QK_CL_RUN ? C - c0 : QK_CL_RUN;                                        \
+              for (int64_t c = 0; c < cn; c++) acc[c] = (T)QMIN;                                                 \
+              for (int64_t kh = 0; kh < KH; kh++) {                                                              \
+                const int64_t ih = oh * stride_h - pad_top + kh * dil_h;                                         \
+                if (ih < 0 || ih >= H) continue;                                                                 \
+                for (int64_t kw = 0; kw < KW; kw++) {                                                            \
+                  const int64_t iw = ow * stride_w - pad_left + kw * dil_w;                                      \
+                  if (iw < 0 || iw >= W) continue;                                                               \
+                  const T *xp = x + ((b * H + ih) * W + iw) * C + c0;                                            \
+                  for (int64_t c = 0; c < cn; c++) acc[c] = xp[c] > acc[c] ? xp[c] : acc[c];                     \
+                }                                                                                                \
+              }                                                                                                  \
+              if (y_nhwc) {                                                                                      \
+                T *yp = y + ((b * OH + oh) * OW + ow) * C + c0;                                                  \
+                for (int64_t c = 0; c < cn; c++) yp[c] = acc[c];                                                 \
+              } else                                                                                             \
+                for (int64_t c = 0; c < cn; c++) y[((b * C + c0 + c) * OH + oh) * OW + ow] = acc[c];             \
+            }                                                                                                    \
+      return;                                                                                                    \
+    }                                                                                                            \
+    /* NCHW in, NHWC out: rows of up to cb channels staged (at least one row fits: OW <= QK_CL_TMP here) */    \
+    T tmp[QK_CL_TMP / sizeof(T)];                                                                                \
+    const int64_t cap = (int64_t)(QK_CL_TMP / sizeof(T)), cr = OW <= cap ? cap / OW : 0;                         \
+    const int64_t cb = cr >= 16 ? cr / 16 * 16 : cr; /* whole blocks of 16 channels when they fit */           \
+    for (int64_t b = 0; b < N; b++)                                                                              \
+      for (int64_t oh = 0; oh < OH; oh++)                                                                        \
+        for (int64_t c0 = 0; c0 < C; c0 += cb ? cb : C) {                                                        \
+          if (!cb) { /* a row wider than the buffer: one output at a time */                                     \
+            for (int64_t c = 0; c < C; c++)                                                                      \
+              for (int64_t ow = 0; ow < OW; ow++) {                                                              \
+                T v = (T)QMIN;                                                                                   \
+                for (int64_t kh = 0; kh < KH; kh++)                                                              \
+                  for (int64_t kw = 0; kw < KW; kw++) {                                                          \
+                    const int64_t ih = oh * stride_h - pad_top + kh * dil_h;                                     \
+                    const int64_t iw = ow * stride_w - pad_left + kw * dil_w;                                    \
+                    if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;                                        \
+                    const T e = x[((b * C + c) * H + ih) * W + iw];                                              \
+                    v = e > v ? e : v;                                                                           \
+                  }                                                                                              \
+                y[((b * OH + oh) * OW + ow) * C + c] = v;                                                        \
+              }                                                                                                  \
+            continue;                                                                                            \
+          }                                                                                                      \
+          const int64_t cn = C - c0 < cb ? C - c0 : cb;                                                          \
+          qllc_k_maxpool2d_##t##_##t(tmp, x + (b * C + c0) * H * W, cn, H, W, 1, OW, KH, KW, stride_h, stride_w, \
+                                     pad_top - oh * stride_h, pad_left, pad_bottom, pad_right, dil_h, dil_w);    \
+          T *yr = y + (b * OH + oh) * OW * C + c0;                                                               \
+          const int64_t c16 = cn / 16 * 16, o16 = OW / 16 * 16; /* 16 x 16 blocks, then the edges */            \
+          for (int64_t c = 0; c < c16; c += 16)                                                                  \
+            for (int64_t ow = 0; ow < o16; ow += 16)                                                             \
+              qk_tr16x16((uint8_t *)(yr + ow * C + c), C, (const uint8_t *)(tmp + c * OW + ow), OW);             \
+          for (int64_t ow = 0; ow < OW; ow++)                                                                    \
+            for (int64_t c = ow < o16 ? c16 : 0; c < cn; c++) yr[ow * C + c] = tmp[c * OW + ow];                 \
+        }                                                                                                        \
+  }                                                                                                              \
+  /* global_avgpoolcl: an NHWC input summed over the pixels a run of channels at a time; the output (N x C x   \
+     1 x 1) is the same bytes in both layouts, so y_nhwc changes nothing. */                                     \
+  QLLC_KERNEL void qllc_k_global_avgpoolcl_##t##_##t(T *QLLC_RESTRICT y, const T *QLLC_RESTRICT x, int64_t NC,     \
+                                                     int64_t HW, int32_t z_x, int32_t m, int32_t n, int32_t z_y, \
+                                                     int32_t act_lo, int32_t act_hi, int64_t C, int64_t x_nhwc,  \
+                                                     int64_t y_nhwc) {                                           \
+    (void)y_nhwc;                                                                                                \
+    if (!x_nhwc) {                                                                                               \
+      qllc_k_global_avgpool_##t##_##t(y, x, NC, HW, z_x, m, n, z_y, act_lo, act_hi);                             \
+      return;                                                                                                    \
+    }                                                                                                            \
+    int64_t acc[QK_CL_RUN / 2];                                                                                  \
+    const int64_t N = NC / C;                                                                                    \
+    for (int64_t b = 0; b < N; b++)                                                                              \
+      for (int64_t c0 = 0; c0 < C; c0 += QK_CL_RUN / 2) {                                                        \
+        const int64_t cn = C - c0 < QK_CL_RUN / 2 ? C - c0 : QK_CL_RUN / 2;                                      \
+        for (int64_t c = 0; c < cn; c++) acc[c] = 0;                                                             \
+        for (int64_t i = 0; i < HW; i++) {                                                                       \
+          const T *xp = x + (b * HW + i) * C + c0;                                                               \
+          for (int64_t c = 0; c < cn; c++) acc[c] += (int32_t)xp[c] - z_x;                                       \
+        }                                                                                                        \
+        for (int64_t c = 0; c < cn; c++) y[b * C + c0 + c] = (T)qk_out(qk_req64(acc[c], m, n), z_y, act_lo, act_hi); \
+      }                                                                                                          \
+  }
+POOL_CL(int8_t, i8, -128)
+POOL_CL(uint8_t, u8, 0)
+
 /* requantize between 8 and 16 bits (mixed precision): the same arithmetic, the input and output types differ */
 #define REQUANT_X(TI, ti, TO, to)                                                                                \
   QLLC_KERNEL void qllc_k_requantize_##ti##_##to(TO *y, const TI *x, int64_t rows, int64_t cols, int64_t y_stride, \

@@ -44,7 +44,8 @@ qllc_status qllc_drv_lower(qllc_drv_model *m, qllc_graph *g, const qllc_options 
                            char **user_lines, qllc_diag *diag);
 /* native.c: 1 when this build has variant `kernel` compiled for this machine; its call with the
  * instruction's arguments (buffers at their places in the two regions, constants from their data):
- * 0, or -1 when the kernel is not there or its arguments are not a Conv's or an FC's. */
+ * 0, or -1 when the kernel is not there or its arguments are not a Conv's or an FC's. An ALT_NHWC row runs
+ * with both ends channel-last (x_nhwc = y_nhwc = 1), as inside a chain of such layers (tune.c). */
 int qllc_drv_native_has(const char *kernel);
 int qllc_drv_native_call(const qllc_instr *in, uint8_t *mut, uint8_t *act);
 /* tune.c: how the fused layers' kernel variants are chosen: 2 by measurement (the target CPU is this

@@ -88,7 +88,7 @@ int qllc_drv_native_call(const qllc_instr *in, uint8_t *mut, uint8_t *act) {
         ((conv_lay_fn *)(void *)r->fn)(p[0], p[1], p[2], p[3], p[4], p[5], s[0], s[1], s[2], s[3], s[4], s[5], s[6],
                                        s[7], s[8], s[9], s[10], s[11], s[12], s[13], s[14], s[15], (int32_t)num(in, 22),
                                        (int32_t)num(in, 23), (int32_t)num(in, 24), (int32_t)num(in, 25),
-                                       ptr(in, 26, mut, act), num(in, 27), num(in, 28));
+                                       ptr(in, 26, mut, act), 1, 1); /* NHWC ends: as in a chain (tune.c) */
       else
         ((conv_fn *)(void *)r->fn)(p[0], p[1], p[2], p[3], p[4], p[5], s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7],
                                    s[8], s[9], s[10], s[11], s[12], s[13], s[14], s[15], (int32_t)num(in, 22),

@@ -7,13 +7,17 @@
  * machine's, a --tune-cache file (measured on such a CPU) is the only source: a layer whose candidates
  * it does not all time keeps the rule table's choice. A layer whose candidates are not
  * all timed gets the rule table's choice and is remembered; after the lowering, every such layer is
- * timed at once and the graph is lowered again, now from timings only:
+ * timed at once and the graph is lowered again, now from timings (and again while a lowering sends a layer
+ * to rows not yet timed: a conv refused its channel-last-only row, src/lower/lower.c):
  *   1. one extract graph (qllc_graph_extract) holds, for each layer shape to time, one copy of the layer
  *      per candidate, each copy forced to its candidate (force_choose), and is lowered as any graph: the
  *      weights packed in each candidate's layout, its scratch planned;
  *   2. each candidate's call runs natively (native.c: the variants compiled into the library by clang-19
  *      at -O3, no code generation) on fixed pseudo-random inputs, once to warm up and then TUNE_RUNS
  *      times, each call timed alone; its time is the median.
+ *      An ALT_NHWC row (conv2dcl) is timed with both ends channel-last, as it runs between two such layers
+ *      (the case the rule table takes it for): timed with NCHW ends, its conversions made a layer that the
+ *      layout pass would keep inside an NHWC chain leave it, which broke the chain for its neighbours;
  *   3. the fastest candidate runs, but the rule table's choice (candidate 0) stays unless another is at
  *      least TUNE_MARGIN faster: the native copies are not specialised on the layer's constants as the
  *      generated code is, so close timings do not order the generated code (on AMD Zen 5 the direct
@@ -40,6 +44,7 @@
 #define TUNE_RUNS 5    /* timed calls of each candidate, after one to warm up */
 #define TUNE_MAX_CANDS 16
 #define TUNE_REFUSED 1e30 /* an AMX candidate where Linux refused the tile data: never chosen, not kept */
+#define TUNE_ROUNDS 4     /* measure-and-lower rounds at most (qllc_drv_lower_tuned) */
 #define TUNE_MARGIN 0.10 /* another row replaces the rule's choice when measured this much faster */
 
 /* ---- the timings ----------------------------------------------------------------------------------- */
@@ -418,14 +423,19 @@ qllc_status qllc_drv_lower_tuned(qllc_drv_model *m, qllc_graph *g, const qllc_op
   if (shared) pthread_mutex_lock(&m->lock);
   if (st == QLLC_OK) st = qllc_lower_for(g, lt, p, diag);
   if (st == QLLC_OK && t.err) st = qllc_fail(diag, t.err, NULL, "out of memory");
-  if (st == QLLC_OK && t.n_pend > 0) { /* time what was missing, then lower again from timings only */
+  /* time what was missing, then lower again from timings. A measured choice can leave a conv on a row
+     taken only for channel-last ends with an NCHW end, which sends that conv to its next rows (src/lower,
+     qllc_lower_for), untimed so far: so again, until nothing is missing (each round times more rows) */
+  for (int round = 0; st == QLLC_OK && t.n_pend > 0; round++) {
     qllc_program_free(*p);
     *p = NULL;
+    if (round == TUNE_ROUNDS) {
+      st = qllc_fail(diag, QLLC_ERR_INVALID, NULL, "internal error: kernel variants left untimed after tuning");
+      break;
+    }
     st = measure(&t, g, lt, diag);
     pend_clear(&t);
     if (st == QLLC_OK) st = qllc_lower_for(g, lt, p, diag);
-    if (st == QLLC_OK && t.n_pend > 0) /* cannot happen: every candidate was just timed */
-      st = qllc_fail(diag, QLLC_ERR_INVALID, NULL, "internal error: kernel variants left untimed after tuning");
   }
   if (shared) pthread_mutex_unlock(&m->lock);
   if (st == QLLC_OK && t.file_dirty && o->tune_cache && *o->tune_cache)

@@ -12,15 +12,22 @@
  *     Quantize/Dequantize, when every operand has the node's output shape and starts at byte 0. Such a
  *     kernel computes the same bytes in any layout, as long as all its operands share it.
  *  2. Vetoes. A class stays NCHW when any other kernel touches one of its buffers other than as the X
- *     or Y of an ALT_NHWC row at byte 0 (a pool, a concat writing into a part, a view read by a Flatten's
- *     consumer: the buffer is the same, so its readers are), or when an elementwise kernel of it also
- *     reads or writes the bundle's inputs, outputs or constants (those keep the model's layout).
+ *     or Y of an ALT_NHWC row, or of a kernel with a channel-last twin (kernels.def, QTWIN: the 8-bit max
+ *     pool and global average pool), at byte 0 (another pool, a concat writing into a part, a view read
+ *     by a Flatten's consumer: the buffer is the same, so its readers are), or when an elementwise kernel
+ *     of it also reads or writes the bundle's inputs, outputs or constants (those keep the model's layout).
  *  3. A class without a veto that an ALT_NHWC kernel touches becomes NHWC: its buffers' nhwc, and the
- *     LAYOUT_X / LAYOUT_Y arguments of the kernels reading or writing it, are set.
+ *     LAYOUT_X / LAYOUT_Y arguments of the kernels reading or writing it, are set. A twin kernel alone
+ *     does not make a class NHWC (it gains nothing by it); where its input or output is NHWC, the twin
+ *     replaces the kernel, with DIM_C, LAYOUT_X and LAYOUT_Y appended (elsewhere the call is unchanged).
+ *  4. The kernels that flagged a choice as taken for its channel-last ends (qllc_instr.nhwc_only: the
+ *     conv2dcl rows whose predicate said 2, pack.h) are checked: one left with an NCHW end is returned
+ *     in the caller's list, and the lowering runs again with that layer on its next row (lower.c).
  * No conversion instruction is ever inserted: a kernel that takes both layouts converts inside where a
  * neighbour needs NCHW, as it did before this pass, so no layer gets slower; qllc_instr.converts records
- * the conversions left (an ALT_NHWC row's NCHW input or output; the 4-channel-plane convs' input, which
- * they convert from NCHW always), which `qllc info` lists (qllc_program_layout_report).
+ * the conversions left (an ALT_NHWC row's or twin's NCHW input or output; the 4-channel-plane convs'
+ * input, which they convert from NCHW always), which `qllc info` lists (qllc_program_layout_report). An
+ * output of one pixel per channel (a global pool's) is the same bytes in both layouts: no conversion.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +85,39 @@ static int elementwise(const qllc_instr *in) {
   return 1;
 }
 
+/* 1 when instruction in's kernel has a channel-last twin it can be swapped for: a rank-4 pool. */
+static const char *twin_of(const qllc_instr *in) {
+  const char *t = qllc_lower_nhwc_twin(in->kernel);
+  if (!t || !in->node || in->node->n_in < 1 || !in->node->in[0] || in->node->in[0]->rank != 4) return NULL;
+  return t;
+}
+
+/* Swaps instruction in for its twin: the same arguments, then C and the layouts xl, yl. */
+static int swap_twin(qllc_program *p, qllc_instr *in, const char *twin, int64_t xl, int64_t yl) {
+  qllc_arg *args = qllc_arena_alloc(p->arena, (size_t)(in->n_args + 3) * sizeof *args);
+  if (!args) return -1;
+  memcpy(args, in->args, (size_t)in->n_args * sizeof *args);
+  const int64_t v[3] = {in->node->in[0]->dims[1], xl, yl};
+  for (int k = 0; k < 3; k++) args[in->n_args + k] = (qllc_arg){.kind = QLLC_ARG_INT, .i = v[k]};
+  in->args = args, in->n_args += 3, in->kernel = twin;
+  return 0;
+}
+
+/* The layouts (1 NHWC) of instruction in's X and Y after step 3; returns its role count (roles: its roles). */
+static int operand_layouts(const qllc_instr *in, unsigned char *roles, int *xl, int *yl) {
+  const int k = qllc_lower_kernel_role_ids(in->kernel, roles, QLLC_LOWER_MAX_ARGS);
+  *xl = *yl = 0;
+  for (int a = 0; a < k && a < in->n_args; a++) {
+    const qllc_arg *ar = &in->args[a];
+    if (roles[a] == QLLC_ROLE_X) *xl = is_act(ar) && ar->buf->nhwc;
+    if (roles[a] == QLLC_ROLE_Y) *yl = is_act(ar) && ar->buf->nhwc;
+  }
+  return k;
+}
+
+/* 1 when a rank-4 value has one pixel per channel: NCHW and NHWC are the same bytes. */
+static int one_pixel(const qllc_value *v) { return v && v->rank == 4 && v->dims[2] * v->dims[3] == 1; }
+
 qllc_status qllc_pass_layout(qllc_program *p, qllc_diag *diag) {
   int any = 0; /* a kernel that takes NHWC at all: else nothing to do */
   for (int i = 0; i < p->n_instrs && !any; i++) {
@@ -110,7 +150,7 @@ qllc_status qllc_pass_layout(qllc_program *p, qllc_diag *diag) {
   for (int i = 0; any && i < p->n_instrs; i++) {
     const qllc_instr *in = &p->instrs[i];
     const qllc_kvariant *v = qllc_lower_variant_of(in->kernel);
-    const int nhwc_row = v && (v->flags & QLLC_VF_NHWC), elt = elementwise(in);
+    const int nhwc_row = v && (v->flags & QLLC_VF_NHWC), elt = elementwise(in), twin = twin_of(in) != NULL;
     const int k = qllc_lower_kernel_role_ids(in->kernel, roles, QLLC_LOWER_MAX_ARGS);
     int outside = 0; /* an elementwise kernel with an operand outside the activations */
     for (int a = 0; a < in->n_args; a++) {
@@ -120,8 +160,9 @@ qllc_status qllc_pass_layout(qllc_program *p, qllc_diag *diag) {
       if (!is_act(ar) || role == QLLC_ROLE_SCRATCH) continue;
       const int c = find(&l, ar->buf->id);
       if (elt && is_operand(role) && ar->byte_offset == 0) continue;
-      if (nhwc_row && (role == QLLC_ROLE_X || role == QLLC_ROLE_Y) && ar->byte_offset == 0) l.wants[c] = 1;
-      else l.veto[c] = 1;
+      if ((nhwc_row || twin) && (role == QLLC_ROLE_X || role == QLLC_ROLE_Y) && ar->byte_offset == 0) {
+        if (nhwc_row) l.wants[c] = 1;
+      } else l.veto[c] = 1;
     }
     if (outside)
       for (int a = 0; a < in->n_args; a++)
@@ -136,17 +177,25 @@ qllc_status qllc_pass_layout(qllc_program *p, qllc_diag *diag) {
     qllc_instr *in = &p->instrs[i];
     const qllc_kvariant *v = qllc_lower_variant_of(in->kernel);
     in->converts = 0;
+    const char *twin = twin_of(in);
+    if (twin) {
+      int xl, yl;
+      operand_layouts(in, roles, &xl, &yl);
+      if (!xl && !yl) continue;
+      if (one_pixel(in->node->out[0])) yl = xl;
+      if (swap_twin(p, in, twin, xl, yl)) {
+        free(l.parent), free(l.veto), free(l.wants);
+        return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory in the layout pass");
+      }
+      in->converts = (unsigned char)(xl == yl ? 0 : xl ? QLLC_CONV_OUT : QLLC_CONV_IN);
+      continue;
+    }
     if (!v) continue;
     if (v->layout == QLLC_LAYOUT_ROWS_C4 || v->layout == QLLC_LAYOUT_ROWS_C2 || v->layout == QLLC_LAYOUT_ROWS_C2_SPLIT)
       in->converts = QLLC_CONV_IN; /* NCHW into 4- or 2-channel planes, always */
     if (!(v->flags & QLLC_VF_NHWC)) continue;
-    const int k = qllc_lower_kernel_role_ids(in->kernel, roles, QLLC_LOWER_MAX_ARGS);
-    int xl = 0, yl = 0;
-    for (int a = 0; a < k && a < in->n_args; a++) {
-      const qllc_arg *ar = &in->args[a];
-      if (roles[a] == QLLC_ROLE_X) xl = is_act(ar) && ar->buf->nhwc;
-      if (roles[a] == QLLC_ROLE_Y) yl = is_act(ar) && ar->buf->nhwc;
-    }
+    int xl, yl;
+    const int k = operand_layouts(in, roles, &xl, &yl);
     for (int a = 0; a < k && a < in->n_args; a++) {
       if (roles[a] == QLLC_ROLE_LAYOUT_X) in->args[a].i = xl;
       if (roles[a] == QLLC_ROLE_LAYOUT_Y) in->args[a].i = yl;

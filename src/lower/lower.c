@@ -1018,33 +1018,63 @@ qllc_status qllc_lower(qllc_graph *g, qllc_program **out, qllc_diag *diag) {
   return qllc_lower_for(g, NULL, out, diag);
 }
 
+/* The layers on a row taken only for its channel-last ends (qllc_instr.nhwc_only) that the layout pass left
+   with an NCHW end join c->refused; returns how many joined. */
+static int refuse_nchw_ends(ctx *c) {
+  int added = 0;
+  for (int i = 0; i < c->p->n_instrs; i++) {
+    const qllc_instr *in = &c->p->instrs[i];
+    if (!in->nhwc_only || !in->converts || !in->node) continue;
+    int known = 0;
+    for (int k = 0; k < c->n_refused; k++) known |= c->refused[k] == in->node;
+    if (!known) c->refused[c->n_refused++] = in->node, added++;
+  }
+  return added;
+}
+
+/* Lowers g; when a layer taken on a row for its channel-last ends got an NCHW end, lowers again with that
+   layer on its next row (its neighbours' classes may change too, hence the loop: each round refuses at
+   least one more layer, so it ends). */
 qllc_status qllc_lower_for(qllc_graph *g, const qllc_lower_target *t, qllc_program **out, qllc_diag *diag) {
   *out = NULL;
-  qllc_arena *arena = qllc_arena_new();
-  if (!arena) return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory while lowering");
-  qllc_program *p = qllc_arena_alloc(arena, sizeof *p);
-  qllc_buffer **cls = calloc((size_t)g->n_values + 1, sizeof *cls);
-  qllc_buffer **packed = calloc((size_t)g->n_values + 1, sizeof *packed);
-  if (!p || !cls || !packed) {
+  const qllc_node **refused = calloc((size_t)g->n_nodes + 1, sizeof *refused);
+  int n_refused = 0;
+  if (!refused) return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory while lowering");
+  for (;;) {
+    qllc_arena *arena = qllc_arena_new();
+    qllc_program *p = arena ? qllc_arena_alloc(arena, sizeof *p) : NULL;
+    qllc_buffer **cls = calloc((size_t)g->n_values + 1, sizeof *cls);
+    qllc_buffer **packed = calloc((size_t)g->n_values + 1, sizeof *packed);
+    if (!p || !cls || !packed) {
+      free(cls);
+      free(packed);
+      free(refused);
+      if (arena) qllc_arena_free(arena);
+      return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory while lowering");
+    }
+    p->graph = g;
+    p->arena = arena;
+    qllc_graph_recount_uses(g); /* producers and use counts are what root_of and the views rely on */
+    ctx c = {.g = g, .p = p, .diag = diag, .cls = cls, .packed = packed, .target = t, .refused = refused,
+             .n_refused = n_refused};
+    qllc_status st = build(&c);
     free(cls);
     free(packed);
-    qllc_arena_free(arena);
-    return qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory while lowering");
+    if (st) {
+      free(refused);
+      qllc_arena_free(arena);
+      qllc_diag_set_file(diag, g->path);
+      return st;
+    }
+    if (refuse_nchw_ends(&c) > 0) {
+      n_refused = c.n_refused;
+      qllc_arena_free(arena);
+      continue;
+    }
+    free(refused);
+    *out = p;
+    return QLLC_OK;
   }
-  p->graph = g;
-  p->arena = arena;
-  qllc_graph_recount_uses(g); /* producers and use counts are what root_of and the views rely on */
-  ctx c = {.g = g, .p = p, .diag = diag, .cls = cls, .packed = packed, .target = t};
-  qllc_status st = build(&c);
-  free(cls);
-  free(packed);
-  if (st) {
-    qllc_arena_free(arena);
-    qllc_diag_set_file(diag, g->path);
-    return st;
-  }
-  *out = p;
-  return QLLC_OK;
 }
 
 void qllc_program_free(qllc_program *p) {

@@ -62,6 +62,8 @@ typedef struct qllc_instr {
   const qllc_node *node;      /* the graph node it implements (for diagnostics and reports) */
   unsigned char converts;     /* layout conversions left inside the kernel (layout.c): QLLC_CONV_IN (its NCHW
                                  input into 4-channel planes), QLLC_CONV_OUT (its output transposed to NCHW) */
+  unsigned char nhwc_only;    /* a fused layer on a row taken only for its channel-last ends (pack.h's
+                                 predicates: 2); lower.c lowers again without it where an end stayed NCHW */
 } qllc_instr;
 enum { QLLC_CONV_IN = 1, QLLC_CONV_OUT = 2 };
 

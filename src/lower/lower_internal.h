@@ -27,6 +27,11 @@ typedef struct qllc_lower_ctx {
   const qllc_lower_target *target; /* NULL: reference kernels only */
   int pick_missed;                 /* the last qllc_lower_choose passed over a variant for a missing CPU feature */
   const char *pack_mode;           /* the mode the last variant's packed constants select (qllc_instr.mode) */
+  int pick_nhwc_only;              /* the last qllc_lower_choose took a row for its channel-last ends (its
+                                      predicate said 2: pack.h), which the layout pass must give it */
+  int no_nhwc_only;                /* set by the caller: the layer is refused such a row (in refused) */
+  const qllc_node **refused;       /* the layers refused it: they got an NCHW end in an earlier round */
+  int n_refused;
 } qllc_lower_ctx;
 
 /* ---- registry.c: the kernel registry (kernels.def) ------------------------------------------------ */
@@ -125,6 +130,8 @@ enum { QLLC_VF_NONE = 0, QLLC_VF_ALT = 1, QLLC_VF_NARROW = 2, QLLC_VF_MEASURED =
  * kernel for ref). *why: NULL when the fastest row was chosen, else why not (arena string: the CPU
  * features missing for the faster rows, or the shape); c->pick_missed: a row was passed over for a
  * missing feature. */
+/* The channel-last twin of reference kernel `kernel` (kernels.def, QTWIN), NULL when it has none. */
+const char *qllc_lower_nhwc_twin(const char *kernel);
 /* The catalogue row of variant `kernel` (NULL: not a variant). */
 const qllc_kvariant *qllc_lower_variant_of(const char *kernel);
 const qllc_kvariant *qllc_lower_choose(struct qllc_lower_ctx *c, const char *ref, const qllc_layer_geom *g,

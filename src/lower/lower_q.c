@@ -228,9 +228,13 @@ static qllc_status fused_pick(ctx *c, const qllc_node *n, const char *ref, const
                               const qllc_kvariant **v, qllc_buffer **scratch, const char **why) {
   *scratch = NULL;
   if (!ref) return qllc_lower_oom(c);
+  c->no_nhwc_only = 0;
+  for (int i = 0; i < c->n_refused; i++) c->no_nhwc_only |= c->refused[i] == n;
   *v = qllc_lower_choose(c, ref, g, why);
   const qllc_lower_target *t = c->target;
-  if (t && t->choose) { /* measured, among the rows this CPU runs */
+  /* measured, among the rows this CPU runs; not a row taken for its channel-last ends, which the
+     measurement (NCHW ends) cannot time as it will run */
+  if (t && t->choose && !c->pick_nhwc_only) {
     const qllc_kvariant *cand[16];
     const int nc = qllc_lower_candidates(c, ref, g, *v, cand, 16);
     if (*v && nc > 1) {
@@ -268,9 +272,12 @@ static qllc_status emit_fused(ctx *c, const qllc_node *n, const char *ref, const
     qllc_role_int(r, QLLC_ROLE_LAYOUT_X, 0), qllc_role_int(r, QLLC_ROLE_LAYOUT_Y, 0);
   const int missed = c->pick_missed; /* of the pick that chose v (the lowering picks last for v) */
   const char *mode = c->pack_mode;   /* of this layer's constants (fused_common packed them last) */
+  const int nhwc_only = v && c->pick_nhwc_only;
   c->pack_mode = NULL;
+  c->pick_nhwc_only = 0;
   qllc_status st = qllc_lower_call(c, n, v ? v->name : ref, r);
   if (st == QLLC_OK) {
+    c->p->instrs[c->p->n_instrs - 1].nhwc_only = (unsigned char)nhwc_only;
     c->p->instrs[c->p->n_instrs - 1].why = why;
     c->p->instrs[c->p->n_instrs - 1].reference_for_cpu = !v && missed;
     c->p->instrs[c->p->n_instrs - 1].mode = v ? mode : NULL;

@@ -115,14 +115,20 @@ int qllc_fits_c4(const qllc_layer_geom *g, char *why, size_t size) {
   return qllc_c4_fits(g->C, g->group, g->KH, g->KW, g->sh, g->sw);
 }
 
-/* a pointwise conv keeps the panel variant: its short reductions leave CL's epilogue and transposes too
-   large a share (bench/conv_variants.c) */
+/* With NCHW ends, a pointwise conv keeps the panel variant (its short reductions leave CL's epilogue and
+   transposes too large a share) and a layer C4 fits with few wasted lanes keeps C4; with both ends
+   channel-last, CL is faster on both (bench/conv_variants.c, "cl_nhwc": the strided pointwise convs read
+   their input in place), so there it answers 2: taken only where the layout pass gives it NHWC ends. */
 int qllc_fits_cl(const qllc_layer_geom *g, char *why, size_t size) {
   const int p = qllc_fits_panel(g, why, size);
   if (p != 1) return p;
-  if (g->KH * g->KW <= 1 || !qllc_cl_fits(g->C, g->group, g->KH, g->KW)) return 0;
-  return !(qllc_c4_fits(g->C, g->group, g->KH, g->KW, g->sh, g->sw) &&
-           qllc_c4_lanes_used(g->W, g->OH, g->OW, g->KW, g->pl, g->dw) >= QLLC_C4_MIN_LANES);
+  if (!qllc_cl_fits(g->C, g->group, g->KH, g->KW)) return 0;
+  if (g->KH * g->KW <= 1)
+    return (g->sh > 1 || g->sw > 1) && g->pt == 0 && g->pl == 0 && g->pb == 0 && g->pr == 0 ? 2 : 0;
+  if (qllc_c4_fits(g->C, g->group, g->KH, g->KW, g->sh, g->sw) &&
+      qllc_c4_lanes_used(g->W, g->OH, g->OW, g->KW, g->pl, g->dw) >= QLLC_C4_MIN_LANES)
+    return 2;
+  return 1;
 }
 
 int64_t qllc_vscratch_conv1(const qllc_layer_geom *g) { return qllc_scratch_conv(g->K, 1); }

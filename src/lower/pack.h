@@ -62,16 +62,19 @@ int qllc_geom_depthwise(const qllc_layer_geom *g);
 
 /* Shape predicates: 1 when the variant takes the layer; 0 when it is offered the layer but does not
  * take it (why: the reason, for the report); -1 when the layer is of a class the variant is not for
- * (a depthwise variant and a plain conv, or the reverse), which the report does not mention.
+ * (a depthwise variant and a plain conv, or the reverse), which the report does not mention; 2 (an
+ * ALT_NHWC row's) when it takes the layer only where both its ends are channel-last: the lowering takes
+ * it and lowers again without it if the layout pass leaves an end NCHW (src/lower/lower.c).
  *   fc     every FC
  *   fc64   an FC of 64 rows or more (-1 for fewer)
  *   panel  a conv that is not depthwise, with at least 4 output channels per group (the panel
  *          variants tile 4 output channels of one group against a panel of pixels)
  *   dw     a depthwise conv that qllc_dw_fits
  *   c4     a panel conv that qllc_c4_fits (stride 1, C/group a multiple of 4, more than one tap)
- *   cl     a panel conv of more than one tap that qllc_cl_fits (group 1, C a multiple of 4) unless it
+ *   cl     a panel conv of more than one tap that qllc_cl_fits (group 1, C a multiple of 4); 2 where it
  *          qllc_c4_fits with qllc_c4_lanes_used >= QLLC_C4_MIN_LANES (the C4 variant wastes fewer
- *          pixel lanes there); list the cl row before the c4 row of the same ISA */
+ *          pixel lanes there) and for an unpadded strided 1x1 conv; list the cl row before the c4 row
+ *          of the same ISA */
 typedef int qllc_fits_fn(const qllc_layer_geom *g, char *why, size_t size);
 qllc_fits_fn qllc_fits_fc, qllc_fits_fc64, qllc_fits_panel, qllc_fits_dw, qllc_fits_c4, qllc_fits_cl;
 

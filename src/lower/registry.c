@@ -98,6 +98,22 @@ static const op_stem op_stems[] = {
 #include "lower/kernels.def"
 };
 
+/* ---- channel-last twins ------------------------------------------------------------------------------ */
+
+typedef struct twin_row {
+  const char *fn, *twin;
+} twin_row;
+static const twin_row twins[] = {
+#define QTWIN(fn, twin) {sizeof(&fn) && sizeof(&twin) ? #fn : NULL, #twin},
+#include "lower/kernels.def"
+};
+
+const char *qllc_lower_nhwc_twin(const char *kernel) {
+  for (size_t i = 0; kernel && i < sizeof twins / sizeof twins[0]; i++)
+    if (strcmp(twins[i].fn, kernel) == 0) return twins[i].twin;
+  return NULL;
+}
+
 /* ---- rows ---------------------------------------------------------------------------------------- */
 
 const qllc_krow *qllc_lower_row(const char *kernel) {
@@ -259,6 +275,7 @@ const qllc_kvariant *qllc_lower_choose(qllc_lower_ctx *c, const char *ref, const
                                        const char **why) {
   *why = NULL;
   c->pick_missed = 0;
+  c->pick_nhwc_only = 0;
   if (!ref) return NULL;
   const qllc_lower_target *t = c->target;
   char buf[512] = "";
@@ -273,8 +290,10 @@ const qllc_kvariant *qllc_lower_choose(qllc_lower_ctx *c, const char *ref, const
     if (strcmp(v->ref, ref) != 0) continue;
     if (t && t->arch && strcmp(v->arch, t->arch) != 0) continue;
     char reason[160] = "";
-    const int fits = v->fits(g, reason, sizeof reason);
+    int fits = v->fits(g, reason, sizeof reason);
     if (fits < 0) continue;
+    const int nhwc_only = fits == 2; /* taken only for its channel-last ends: not where they were refused */
+    if (nhwc_only) fits = !c->no_nhwc_only;
     any = 1;
     if (!t) {
       snprintf(buf, sizeof buf, "no target CPU given: the reference kernel");
@@ -305,6 +324,7 @@ const qllc_kvariant *qllc_lower_choose(qllc_lower_ctx *c, const char *ref, const
       break;
     }
     if (len) *why = qllc_arena_printf(c->p->arena, "cpu %s: %s", t->cpu ? t->cpu : "?", buf);
+    c->pick_nhwc_only = nhwc_only;
     return v;
   }
   if (!any)

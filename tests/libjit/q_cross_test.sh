@@ -145,6 +145,11 @@ int run_all(uint64_t *h) {
   qllc_k_maxpool2d_i16_i16(yi16, xi16, 4, 9, 70, 5, 35, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1), h[k++] = fnv(yi16, 4 * 5 * 70);
   qllc_k_global_avgpool_u8_u8(yu8, xu8, 6, 289, 255, 1900000000, 39, 0, 0, 255), h[k++] = fnv(yu8, 6);
   qllc_k_global_avgpool_i16_i16(yi16, xi16, 6, 289, -32768, 1900000000, 39, 0, -32768, 32767), h[k++] = fnv(yi16, 12);
+  /* the channel-last twins: NHWC in and out, NHWC in / NCHW out, the staged NCHW in / NHWC out; NHWC sums */
+  qllc_k_maxpool2dcl_u8_u8(yu8, xu8, 4, 9, 70, 5, 35, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 4, 1, 1), h[k++] = fnv(yu8, 4 * 5 * 35);
+  qllc_k_maxpool2dcl_i8_i8(yi8, wi8, 4, 9, 70, 5, 35, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2, 1, 0), h[k++] = fnv(yi8, 4 * 5 * 35);
+  qllc_k_maxpool2dcl_u8_u8(yu8, xu8, 4, 9, 70, 5, 35, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 4, 0, 1), h[k++] = fnv(yu8, 4 * 5 * 35);
+  qllc_k_global_avgpoolcl_u8_u8(yu8, xu8, 6, 289, 255, 1900000000, 39, 0, 0, 255, 3, 1, 1), h[k++] = fnv(yu8, 6);
   /* tables */
   FILL(int8_t, wi8, 256, -128, 127) FILL(int16_t, wi16, 513, -32768, 32767)
   qllc_k_lut_i8_i8(yi8, xi8, wi8, 1734), h[k++] = fnv(yi8, 1734);

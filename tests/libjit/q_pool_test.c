@@ -210,12 +210,92 @@ static void test_global_avgpool(void **state) {
     }
 }
 
+/* The channel-last twins (maxpool2dcl, global_avgpoolcl) in every layout combination against the
+   reference kernels' NCHW bytes (the references are checked above against the naive ones). */
+static void run_maxpool_cl(kind k, int64_t N, int64_t C, int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t sh,
+                           int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t dh, int64_t dw,
+                           int pattern) {
+  const int64_t OH = out_size(H, KH, sh, pt, pb, dh, 0), OW = out_size(W, KW, sw, pl, pr, dw, 0);
+  if (OH <= 0 || OW <= 0) return;
+  const int64_t nx = N * C * H * W, ny = N * C * OH * OW;
+  int32_t *xv = ivec(nx);
+  fill(xv, nx, k, pattern);
+  uint8_t *x = tbuf(k, xv, nx), *xh = malloc((size_t)nx), *want = malloc((size_t)ny), *got = malloc((size_t)ny),
+          *back = malloc((size_t)ny);
+  if (k == K_I8) qllc_k_maxpool2d_i8_i8((int8_t *)want, (int8_t *)x, N * C, H, W, OH, OW, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw);
+  else qllc_k_maxpool2d_u8_u8(want, x, N * C, H, W, OH, OW, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw);
+  q_relayout(xh, x, N, C, H * W, 1);
+  for (int lay = 0; lay < 4; lay++) {
+    const int xl = lay & 1, yl = lay >> 1;
+    memset(got, 0x5a, (size_t)ny);
+    if (k == K_I8)
+      qllc_k_maxpool2dcl_i8_i8((int8_t *)got, xl ? (int8_t *)xh : (int8_t *)x, N * C, H, W, OH, OW, KH, KW, sh, sw, pt,
+                               pl, pb, pr, dh, dw, C, xl, yl);
+    else
+      qllc_k_maxpool2dcl_u8_u8(got, xl ? xh : x, N * C, H, W, OH, OW, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw, C, xl, yl);
+    if (yl) q_relayout(back, got, N, C, OH * OW, 0);
+    else memcpy(back, got, (size_t)ny);
+    for (int64_t i = 0; i < ny; i++)
+      if (back[i] != want[i])
+        fail_msg("maxpool2dcl_%s x %s y %s N%lld C%lld H%lld W%lld K%lldx%lld s%lld,%lld p%lld,%lld,%lld,%lld "
+                 "d%lld,%lld: y[%lld] (NCHW) got %d want %d",
+                 kname[k], xl ? "NHWC" : "NCHW", yl ? "NHWC" : "NCHW", (long long)N, (long long)C, (long long)H,
+                 (long long)W, (long long)KH, (long long)KW, (long long)sh, (long long)sw, (long long)pt, (long long)pl,
+                 (long long)pb, (long long)pr, (long long)dh, (long long)dw, (long long)i, back[i], want[i]);
+  }
+  free(xv), free(x), free(xh), free(want), free(got), free(back);
+}
+
+static void test_pools_channel_last(void **state) {
+  (void)state;
+  for (int k = 0; k < 2; k++) {
+    for (int t = 0; t < 200; t++) {
+      const int64_t KH = irand(1, 3), KW = irand(1, 3);
+      run_maxpool_cl((kind)k, irand(1, 2), irand(0, 3) ? irand(1, 40) : irand(250, 300), sizes[irand(0, 3)],
+                     sizes[irand(0, 3)], KH, KW, irand(1, 3), irand(1, 3), irand(0, KH - 1), irand(0, KW - 1),
+                     irand(0, KH - 1), irand(0, KW - 1), irand(1, 2), irand(1, 2), t < 150 ? 0 : (int)irand(1, 3));
+    }
+    run_maxpool_cl((kind)k, 1, 64, 112, 112, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0); /* ResNet's */
+    run_maxpool_cl((kind)k, 2, 5, 3, 150, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0);
+    run_maxpool_cl((kind)k, 1, 3, 2, 4200, 1, 3, 1, 1, 0, 1, 0, 1, 1, 1, 0);  /* a row wider than the staging */
+    run_maxpool_cl((kind)k, 1, 300, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1); /* one pixel, channel runs of 256 */
+  }
+  static const int64_t hws[] = {1, 3, 49, 196}, cs[] = {1, 7, 64, 130, 512};
+  for (int k = 0; k < 2; k++)
+    for (int t = 0; t < 40; t++) {
+      const int64_t N = 1 + t % 2, C = cs[t % 5], HW = hws[(t / 5) % 4], n = N * C * HW;
+      int32_t *xv = ivec(n);
+      fill(xv, n, (kind)k, t < 20 ? 0 : 1 + t % 3);
+      const int32_t z_x = (int32_t)irand(kmin((kind)k), kmax((kind)k)), z_y = (int32_t)irand(kmin((kind)k), kmax((kind)k));
+      qllc_requant r;
+      assert_int_equal(qllc_requant_make(0.9 / (double)HW, &r, NULL), QLLC_OK);
+      uint8_t *x = tbuf((kind)k, xv, n), *xh = malloc((size_t)n), *want = malloc((size_t)(N * C)), *got = malloc((size_t)(N * C));
+      q_relayout(xh, x, N, C, HW, 1);
+      if (k == K_I8) qllc_k_global_avgpool_i8_i8((int8_t *)want, (int8_t *)x, N * C, HW, z_x, r.m, r.n, z_y, -128, 127);
+      else qllc_k_global_avgpool_u8_u8(want, x, N * C, HW, z_x, r.m, r.n, z_y, 0, 255);
+      for (int lay = 0; lay < 4; lay++) {
+        const int xl = lay & 1, yl = lay >> 1;
+        memset(got, 0x5a, (size_t)(N * C));
+        if (k == K_I8)
+          qllc_k_global_avgpoolcl_i8_i8((int8_t *)got, (int8_t *)(xl ? xh : x), N * C, HW, z_x, r.m, r.n, z_y, -128, 127,
+                                        C, xl, yl);
+        else qllc_k_global_avgpoolcl_u8_u8(got, xl ? xh : x, N * C, HW, z_x, r.m, r.n, z_y, 0, 255, C, xl, yl);
+        for (int64_t i = 0; i < N * C; i++)
+          if (got[i] != want[i])
+            fail_msg("global_avgpoolcl_%s x %s N%lld C%lld HW%lld: y[%lld] got %d want %d", kname[k],
+                     xl ? "NHWC" : "NCHW", (long long)N, (long long)C, (long long)HW, (long long)i, got[i], want[i]);
+      }
+      free(xv), free(x), free(xh), free(want), free(got);
+    }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_maxpool),
       cmocka_unit_test(test_avgpool),
       cmocka_unit_test(test_avgpool_hand),
       cmocka_unit_test(test_global_avgpool),
+      cmocka_unit_test(test_pools_channel_last),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

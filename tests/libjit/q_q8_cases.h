@@ -88,17 +88,6 @@ typedef struct conv_case {
   int xpat, wpat, outvar, bmode, mnmode;
 } conv_case;
 
-/* 1-byte tensors between NCHW and NHWC: to_nhwc 1 reads src as [N][C][HW], writes dst [N][HW][C]; 0 back. */
-static Q_UNUSED void q8_relayout(uint8_t *dst, const uint8_t *src, int64_t N, int64_t C, int64_t HW, int to_nhwc) {
-  for (int64_t b = 0; b < N; b++)
-    for (int64_t c = 0; c < C; c++)
-      for (int64_t p = 0; p < HW; p++) {
-        const int64_t nchw = (b * C + c) * HW + p, nhwc = (b * HW + p) * C + c;
-        if (to_nhwc) dst[nhwc] = src[nchw];
-        else dst[nchw] = src[nhwc];
-      }
-}
-
 /* An ALT_NHWC row's other layouts (x, y: NHWC/NCHW, NCHW/NHWC, NHWC/NHWC) on case t, against want (the
    reference's NCHW output): the NHWC input made from x, the NHWC output put back into NCHW. */
 static Q_UNUSED void q8_run_conv_layouts(const q_vrow *r, const conv_case *t, const q8_operands *o, const int8_t *wp,
@@ -107,11 +96,11 @@ static Q_UNUSED void q8_run_conv_layouts(const q_vrow *r, const conv_case *t, co
   const int64_t N = d[0], C = d[1], HW = d[2] * d[3], M = d[4], P = d[5] * d[6], ny = N * M * P;
   gbuf gx;
   uint8_t *xh = galloc(&gx, (size_t)(N * C * HW)), *got = gzone((size_t)ny), *back = malloc((size_t)ny);
-  q8_relayout(xh, (const uint8_t *)o->x, N, C, HW, 1);
+  q_relayout(xh, (const uint8_t *)o->x, N, C, HW, 1);
   for (int lay = 1; lay < 4; lay++) {
     const int xl = lay & 1, yl = lay >> 1;
     r->conv_lay(got, xl ? xh : o->x, wp, bias_c, o->m, o->n, d, t->z_x, o->z_y, o->lo, o->hi, scratch, xl, yl);
-    if (yl) q8_relayout(back, got, N, M, P, 0);
+    if (yl) q_relayout(back, got, N, M, P, 0);
     else memcpy(back, got, (size_t)ny);
     for (int64_t i = 0; i < ny; i++)
       if (back[i] != want[i])

@@ -12,6 +12,16 @@
 #define Q_UNUSED __attribute__((unused))
 
 typedef enum { K_I8, K_U8, K_I16 } kind;
+/* 1-byte tensors between NCHW and NHWC: to_nhwc 1 reads src as [N][C][HW], writes dst [N][HW][C]; 0 back. */
+static Q_UNUSED void q_relayout(uint8_t *dst, const uint8_t *src, int64_t N, int64_t C, int64_t HW, int to_nhwc) {
+  for (int64_t b = 0; b < N; b++)
+    for (int64_t c = 0; c < C; c++)
+      for (int64_t p = 0; p < HW; p++) {
+        const int64_t nchw = (b * C + c) * HW + p, nhwc = (b * HW + p) * C + c;
+        if (to_nhwc) dst[nhwc] = src[nchw];
+        else dst[nchw] = src[nhwc];
+      }
+}
 static const char *kname[] Q_UNUSED = {"i8", "u8", "i16"};
 static Q_UNUSED int32_t kmin(kind k) { return k == K_I8 ? -128 : k == K_U8 ? 0 : -32768; }
 static Q_UNUSED int32_t kmax(kind k) { return k == K_I8 ? 127 : k == K_U8 ? 255 : 32767; }

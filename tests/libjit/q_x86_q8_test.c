@@ -203,6 +203,11 @@ static const conv_edge cl_edges[] = {
     {1, 4, 5, 200, 65, 2, 2, 1, 1, 0, 0, 0, 0, 1, 1, 1},    {1, 1000, 3, 3, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
     {1, 8, 7, 7, 33, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},      {1, 8, 4, 12, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
     {1, 8, 7, 7, 70, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1},      {1, 4, 9, 9, 3, 3, 3, 3, 3, 0, 0, 0, 0, 1, 1, 1},
+    /* unpadded, every window inside: an NHWC u8 input read in place (ResNet's 1x1/2; rows and columns
+       left over at the bottom and right; a 3x3 and a 2x2 dilated) */
+    {1, 64, 56, 56, 128, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1},  {1, 256, 14, 14, 512, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1},
+    {2, 16, 8, 9, 20, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1},     {1, 8, 6, 7, 20, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1},
+    {1, 12, 9, 10, 17, 2, 2, 2, 3, 0, 0, 0, 0, 2, 2, 1},
 };
 static void conv_suite_cl(void) { conv_suite_of(conv_random_cl, cl_edges, sizeof cl_edges / sizeof cl_edges[0], 1); }
 

@@ -413,9 +413,15 @@ ZI void zcl_conv(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *wp, 
   const qx_cl g = {cg / 4, KH, KW, dh * Wp * pb, dw * pb, x_nhwc ? 4 : (Hp + 1) * Wp * 4, nk4 * 64};
   uint8_t *stg = scratch + qllc_round_up(cg * (Hp + 1) * Wp + 256, 64);
   const uint8_t flip = xi8 ? 0x80 : 0;
+  /* An NHWC u8 input that no tap reads outside of (no padding, every window inside the image: Wp = W,
+     Hp <= H) already is the padded pixel-major rows zcl_copy_nhwc would make: the tiles read it in place
+     (only output pixels' taps are read, so the slack row is not needed). */
+  const int in_place = x_nhwc && !flip && cg == C && pt == 0 && pl == 0 && Wp == W && Hp <= H;
   for (int64_t b = 0; b < N; b++)
     for (int64_t gi = 0; gi < group; gi++) {
-      if (x_nhwc) zcl_copy_nhwc(scratch, x + b * H * W * C + gi * cg, C, cg, H, W, Hp, Wp, pt, pl, (uint8_t)z_x, flip);
+      const uint8_t *xs = scratch;
+      if (in_place) xs = x + b * H * W * C;
+      else if (x_nhwc) zcl_copy_nhwc(scratch, x + b * H * W * C + gi * cg, C, cg, H, W, Hp, Wp, pt, pl, (uint8_t)z_x, flip);
       else zc4_convert(scratch, x + (b * C + gi * cg) * H * W, g.ncq, H, W, Hp, Wp, pt, pl, (uint8_t)z_x, flip);
       uint8_t *yg = y_nhwc ? y + b * P * M + gi * mg : y + (b * M + gi * mg) * P;
       const int8_t *wg = wp + gi * mgp * K;
@@ -462,12 +468,12 @@ ZI void zcl_conv(uint8_t *y, const uint8_t *x, const int xi8, const int8_t *wp, 
           if (y_nhwc) { /* straight into the pixels' channel runs */
             qx_clout ot = {M, 16, {0}};
             for (int j = 0; j < no; j++) ot.om[j] = (__mmask16)qx_bits(mg - ob - 16 * j);
-            zcl_tiles(no, np, yg + p0 * M + ob, &ot, scratch, px, wo, &g, cq, z_y, act_lo, act_hi, &pf, pf_end, npf);
+            zcl_tiles(no, np, yg + p0 * M + ob, &ot, xs, px, wo, &g, cq, z_y, act_lo, act_hi, &pf, pf_end, npf);
             p0 += np;
             continue;
           }
           const qx_clout ot = {16, QX_CL_PC * 16, {0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF}};
-          zcl_tiles(no, np, stg, &ot, scratch, px, wo, &g, cq, z_y, act_lo, act_hi, &pf, pf_end, npf);
+          zcl_tiles(no, np, stg, &ot, xs, px, wo, &g, cq, z_y, act_lo, act_hi, &pf, pf_end, npf);
           for (int j = 0; j < no; j++)
             for (int64_t s0 = 0; s0 < np; s0 += 16)
               zcl_tr16(yg + (ob + 16 * j) * P + p0 + s0, P, stg + j * (QX_CL_PC * 16) + s0 * 16, np - s0,
