@@ -221,8 +221,18 @@ static inline int64_t qllc_t64_c0(int64_t C, int64_t cb) { return cb + 1 < qllc_
 static inline int64_t qllc_t64n16_size(int64_t M, int64_t C, int64_t T) {
   return qllc_round_up(M, 16) * T * qllc_t64_ncb(C) * qllc_t64_kc(C);
 }
-/* Its scratch: an NCHW input image converted to NHWC (an NHWC input is read where it lies). */
-static inline int64_t qllc_scratch_amxcl(int64_t C, int64_t H, int64_t W) { return qllc_round_up(C * H * W, 64); }
+/* Its scratch: one input image channel-last, padded with z_x: Hp = (OH-1) sh + (KH-1) dh + 1 rows of
+   Wp = W + pad_left + max(pad_right, 0) pixels (the kernel's "virtual pixel" form), or unpadded when
+   that is larger (H W C bytes: an NCHW image converted for the row strips). */
+static inline int64_t qllc_amxcl_wp(int64_t W, int64_t OW, int64_t KW, int64_t sw, int64_t pl) {
+  const int64_t pr = (OW - 1) * sw + KW - W - pl;
+  return W + pl + (pr > 0 ? pr : 0);
+}
+static inline int64_t qllc_scratch_amxcl(int64_t C, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t KH,
+                                         int64_t KW, int64_t sh, int64_t sw, int64_t pl, int64_t dh) {
+  const int64_t hp = (OH - 1) * sh + (KH - 1) * dh + 1, pad = hp * qllc_amxcl_wp(W, OW, KW, sw, pl) * C;
+  return qllc_round_up(pad > H * W * C ? pad : H * W * C, 64);
+}
 /* The AMX FC's (K64N16): up to QLLC_FC_MB input rows padded with zeros to K rounded up to 64, when K is
    not a multiple of 64 (else the rows are read where they lie, and 64 bytes stand unused). */
 static inline int64_t qllc_scratch_amxfc(int64_t M, int64_t K) {

@@ -183,7 +183,9 @@ int64_t qllc_vscratch_c4(const qllc_layer_geom *g) {
 int64_t qllc_vscratch_c2(const qllc_layer_geom *g) {
   return qllc_scratch_c2(g->C, g->group, g->W, g->OH, g->OW, g->KH, g->KW, g->pl, g->dh, g->dw);
 }
-int64_t qllc_vscratch_amxcl(const qllc_layer_geom *g) { return qllc_scratch_amxcl(g->C, g->H, g->W); }
+int64_t qllc_vscratch_amxcl(const qllc_layer_geom *g) {
+  return qllc_scratch_amxcl(g->C, g->H, g->W, g->OH, g->OW, g->KH, g->KW, g->sh, g->sw, g->pl, g->dh);
+}
 int64_t qllc_vscratch_amxfc(const qllc_layer_geom *g) { return qllc_scratch_amxfc(g->fc_m, g->K); }
 int64_t qllc_vscratch_cl(const qllc_layer_geom *g) {
   return qllc_scratch_cl(g->C, g->W, g->OH, g->OW, g->KH, g->KW, g->sh, g->sw, g->pl, g->dh, g->dw);

@@ -169,7 +169,7 @@ static void emu_row(const char *kernel, const char *shape, double macs, emu_coun
 
 /* conv d (N C H W M OH OW KH KW sh sw pt pl dh dw g), int8 in, int8 out: the old conv (panel, NCHW) and the
    implicit one (NHWC ends, then NCHW ends), bit for bit against the scalar kernel, with their counts */
-static void emu_conv_counts(const char *shape, const int64_t *d, int print) {
+static void emu_conv_counts(const char *shape, const int64_t *d, int print, int zero) {
   const int64_t C = d[1], M = d[4], P = d[5] * d[6], T = d[7] * d[8], K = C * T, nx = C * d[2] * d[3];
   const double macs = (double)P * (double)M * (double)K;
   q8_operands o;
@@ -201,7 +201,7 @@ static void emu_conv_counts(const char *shape, const int64_t *d, int print) {
   if (memcmp(got, want, (size_t)(M * P))) fail_msg("%s: conv2dcl__amx (NCHW) differs from the reference", shape);
   if (emu_errors) fail_msg("%s: %d tile operand errors", shape, emu_errors);
   if (nhwc.cfg != 1 || nchw.cfg != 1) fail_msg("%s: %lld / %lld tile configurations in a call", shape, nhwc.cfg, nchw.cfg);
-  if (nhwc.scratch) fail_msg("%s: %lld scratch bytes with NHWC ends", shape, nhwc.scratch);
+  if (zero && nhwc.scratch) fail_msg("%s: %lld scratch bytes with NHWC ends", shape, nhwc.scratch);
   if (print) {
     emu_row("conv2d__amx (old, 1x2)", shape, macs, old);
     emu_row("conv2dcl__amx, NHWC ends", shape, macs, nhwc);
@@ -240,8 +240,10 @@ static void emu_fc_counts(const char *shape, int64_t M, int64_t N, int64_t K, in
   q8_operands_free(&o);
   free(w1), free(w2), free(b1), free(b2), free(s1), free(s2), free(want), free(got);
 }
-/* ResNet-18's convs and the issue's FCs; QLLC_AMX_COUNTS=1 runs all of them and prints the table (about a
-   minute), else two convs and an FC are checked quietly */
+/* ResNet-18's convs and the issue's FCs; QLLC_AMX_COUNTS=1 runs all of them and prints the table (about
+   10 s), else two convs and an FC are checked quietly. zero: with NHWC ends the conv reads its input where
+   it lies (no scratch write): the stride-1 and 1x1 convs of 28x28 and 56x56 (the narrower images are
+   copied into the padded virtual-pixel form, which takes a quarter fewer tiles there) */
 static void emu_counts(void **state) {
   (void)state;
   if (!have_avx512()) skip();
@@ -249,25 +251,26 @@ static void emu_counts(void **state) {
   static const struct {
     const char *shape;
     int64_t d[16];
-    int quick;
+    int quick, zero;
   } cv[] = {
-      {"3x3 56x56 64->64", {1, 64, 56, 56, 64, 56, 56, 3, 3, 1, 1, 1, 1, 1, 1, 1}, 1},
-      {"3x3 28x28 128->128", {1, 128, 28, 28, 128, 28, 28, 3, 3, 1, 1, 1, 1, 1, 1, 1}, 0},
-      {"3x3 14x14 256->256", {1, 256, 14, 14, 256, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1}, 0},
-      {"3x3 7x7 512->512", {1, 512, 7, 7, 512, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1}, 0},
-      {"3x3/2 56x56 64->128", {1, 64, 56, 56, 128, 28, 28, 3, 3, 2, 2, 1, 1, 1, 1, 1}, 0},
-      {"3x3/2 28x28 128->256", {1, 128, 28, 28, 256, 14, 14, 3, 3, 2, 2, 1, 1, 1, 1, 1}, 0},
-      {"3x3/2 14x14 256->512", {1, 256, 14, 14, 512, 7, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1}, 0},
-      {"1x1/2 56x56 64->128", {1, 64, 56, 56, 128, 28, 28, 1, 1, 2, 2, 0, 0, 1, 1, 1}, 0},
-      {"1x1/2 28x28 128->256", {1, 128, 28, 28, 256, 14, 14, 1, 1, 2, 2, 0, 0, 1, 1, 1}, 0},
-      {"1x1/2 14x14 256->512", {1, 256, 14, 14, 512, 7, 7, 1, 1, 2, 2, 0, 0, 1, 1, 1}, 0},
-      {"1x1 28x28 128->128", {1, 128, 28, 28, 128, 28, 28, 1, 1, 1, 1, 0, 0, 1, 1, 1}, 1},
+      {"3x3 56x56 64->64", {1, 64, 56, 56, 64, 56, 56, 3, 3, 1, 1, 1, 1, 1, 1, 1}, 1, 1},
+      {"3x3 28x28 128->128", {1, 128, 28, 28, 128, 28, 28, 3, 3, 1, 1, 1, 1, 1, 1, 1}, 0, 1},
+      {"3x3 14x14 256->256", {1, 256, 14, 14, 256, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1}, 0, 0},
+      {"3x3 7x7 512->512", {1, 512, 7, 7, 512, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1}, 0, 0},
+      {"3x3/2 56x56 64->128", {1, 64, 56, 56, 128, 28, 28, 3, 3, 2, 2, 1, 1, 1, 1, 1}, 0, 1},
+      {"3x3/2 28x28 128->256", {1, 128, 28, 28, 256, 14, 14, 3, 3, 2, 2, 1, 1, 1, 1, 1}, 0, 0},
+      {"3x3/2 14x14 256->512", {1, 256, 14, 14, 512, 7, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1}, 0, 0},
+      {"1x1/2 56x56 64->128", {1, 64, 56, 56, 128, 28, 28, 1, 1, 2, 2, 0, 0, 1, 1, 1}, 0, 1},
+      {"1x1/2 28x28 128->256", {1, 128, 28, 28, 256, 14, 14, 1, 1, 2, 2, 0, 0, 1, 1, 1}, 0, 0},
+      {"1x1/2 14x14 256->512", {1, 256, 14, 14, 512, 7, 7, 1, 1, 2, 2, 0, 0, 1, 1, 1}, 0, 0},
+      {"1x1 28x28 128->128", {1, 128, 28, 28, 128, 28, 28, 1, 1, 1, 1, 0, 0, 1, 1, 1}, 1, 1},
+      {"1x1 56x56 64->64", {1, 64, 56, 56, 64, 56, 56, 1, 1, 1, 1, 0, 0, 1, 1, 1}, 0, 1},
   };
   if (all)
     print_message("| kernel | shape | TDPs | tile loads | tile stores | scratch bytes | scratch B/MAC | MACs used | "
                   "estimate us @ 2.0 GHz |\n|---|---|---|---|---|---|---|---|---|\n");
   for (size_t i = 0; i < sizeof cv / sizeof cv[0]; i++)
-    if (all || cv[i].quick) emu_conv_counts(cv[i].shape, cv[i].d, all);
+    if (all || cv[i].quick) emu_conv_counts(cv[i].shape, cv[i].d, all, cv[i].zero);
   emu_fc_counts("FC 64x1024x1024", 64, 1024, 1024, all);
   if (all) emu_fc_counts("FC 1x1024x1024", 1, 1024, 1024, all);
 }

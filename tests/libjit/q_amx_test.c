@@ -242,7 +242,8 @@ static void run_conv2(int combo, const int64_t *d, int64_t xl, int64_t yl) {
   char why[160];
   assert_int_equal(qllc_fits_amxcl(&g, why, sizeof why), 1);
   q8_operands o;
-  q8_operands_make(&o, ki, ko, nx, M, K, z_x, (int)irand(0, 4), (int)irand(0, 4), (int)irand(0, 2), 0,
+  const int xpat = (int)irand(0, 4); /* several images: random ones, so that mixing them up shows */
+  q8_operands_make(&o, ki, ko, nx, M, K, z_x, N > 1 ? xpat % 2 * 4 : xpat, (int)irand(0, 4), (int)irand(0, 2), 0,
                    (int)irand(0, 5), 0);
   gbuf gxl;
   uint8_t *xn = galloc_at(&gxl, (size_t)nx, (int)irand(0, 1)); /* NHWC copy against an inaccessible page */
@@ -277,7 +278,8 @@ static void run_conv2(int combo, const int64_t *d, int64_t xl, int64_t yl) {
 }
 
 /* N C H W M KH KW sh sw pt pl pb pr dh (group 1, dw 1): channel tails (C = 4, 16, 60, 64, 96, 200),
-   widths below, at and past 16, every pad, output channels by 16 and not */
+   widths below, at and past 16, every pad, output channels by 16 and not; both forms of the kernel (row
+   strips, and virtual pixels over a padded copy or, without padding, over the NHWC input itself) */
 static const int64_t conv2_cases[][14] = {
     {1, 64, 18, 18, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1},  {1, 16, 20, 37, 17, 3, 3, 1, 1, 1, 1, 1, 1, 1},
     {2, 96, 9, 21, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1},   {1, 200, 7, 7, 33, 3, 3, 1, 1, 1, 1, 1, 1, 1},
@@ -287,6 +289,7 @@ static const int64_t conv2_cases[][14] = {
     {1, 8, 5, 5, 4, 3, 3, 1, 1, 0, 0, 0, 0, 1},      {1, 12, 3, 40, 24, 3, 5, 1, 1, 1, 2, 1, 2, 1},
     {1, 256, 7, 7, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1},   {1, 72, 30, 30, 16, 7, 7, 2, 2, 3, 3, 3, 3, 1},
     {1, 16, 2, 2, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1},    {1, 4, 17, 33, 64, 5, 1, 1, 2, 0, 2, 0, 1, 1},
+    {2, 32, 6, 20, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1},   {2, 8, 9, 9, 16, 3, 3, 2, 2, 0, 0, 0, 0, 1},
 };
 static void conv_amx2(void **state) {
   (void)state;

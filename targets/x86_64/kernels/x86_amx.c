@@ -336,6 +336,7 @@ typedef struct q2_cv {
   int64_t C, H, W, M, OH, OW, KH, KW, sh, sw, pt, pl, dh;
   int64_t kc, ncb, bstep; /* channels per block, blocks per tap, bytes per block of 16 output channels */
   int64_t TR, y_nhwc;
+  int64_t Wv, Wp; /* virtual pixels (Wv > 0): Wv per output row over a padded image of rows of Wp pixels */
   int32_t z_y, lo, hi;
   int sgn;    /* i8 input */
   uint8_t zu; /* z_x's byte */
@@ -357,15 +358,25 @@ QM_INL void q2_conv_px(const q2_cv *g, int64_t oh, int64_t ow, __m512i acc, cons
   const int64_t cnt = g->M - c0 < 16 ? g->M - c0 : 16, OHW = g->OH * g->OW;
   for (int64_t j = 0; j < cnt; j++) g->y[(c0 + j) * OHW + P] = b[j];
 }
-/* A stored C tile: the TR pixels of strip s from q0. */
+/* A stored C tile: the TR pixels of strip s from q0 (virtual pixels: those that are output pixels). */
 QM_INL void q2_conv_tile(const q2_cv *g, const q2_strip *s, int64_t q0, int32_t (*cb)[16], const q2_rq *q, int64_t c0) {
-  for (int64_t r = 0; r < g->TR; r++)
+  for (int64_t r = 0; r < g->TR; r++) {
+    if (g->Wv) {
+      const int64_t u = q0 + r, ow = u % g->Wv;
+      if (ow < g->OW) q2_conv_px(g, u / g->Wv, ow, _mm512_load_si512(cb[r]), q, c0);
+      continue;
+    }
     q2_conv_px(g, s->oh + (q0 + r) * s->doh, s->ow + (q0 + r) * s->dow, _mm512_load_si512(cb[r]), q, c0);
+  }
 }
 /* Tap (kh, kw) of the tile of strip pixels from q: its first pixel's kc bytes and the row stride, or the
    zero-point row and stride 0 where the tap lies in the padding (for the whole tile, by construction). */
 QM_INL const uint8_t *q2_src(const q2_cv *g, const q2_strip *s, int64_t q, int64_t kh, int64_t kw, const uint8_t *zp,
                              int64_t *st) {
+  if (g->Wv) { /* virtual pixel q of the padded image: never in the padding */
+    *st = g->sw * g->C;
+    return g->x + (q * g->sw + kh * g->dh * g->Wp + kw) * g->C;
+  }
   const int64_t ih = (s->oh + q * s->doh) * g->sh - g->pt + kh * g->dh, iw = (s->ow + q * s->dow) * g->sw - g->pl + kw;
   if (ih < 0 || ih >= g->H || iw < 0 || iw >= g->W) {
     *st = 0;
@@ -469,7 +480,7 @@ QM_INL void q2_convk(uint8_t *y, const uint8_t *x, const int8_t *wp, const int32
   const int64_t C = s->C, H = s->H, W = s->W, M = s->M, OH = s->OH, OW = s->OW, P = OH * OW;
   if (M <= 0 || P <= 0 || s->N <= 0) return;
   q2_cv g = {NULL, NULL, wp, C, H, W, M, OH, OW, s->KH, s->KW, s->sh, s->sw, s->pt, s->pl, s->dh,
-             qllc_t64_kc(C), qllc_t64_ncb(C), 0, 0, y_nhwc, s->z_y, s->lo, s->hi, sgn, (uint8_t)s->z_x};
+             qllc_t64_kc(C), qllc_t64_ncb(C), 0, 0, y_nhwc, 0, 0, s->z_y, s->lo, s->hi, sgn, (uint8_t)s->z_x};
   g.bstep = s->KH * s->KW * g.ncb * g.kc * 16;
   const int64_t nbt = (M + 15) / 16;
   /* h-interior columns [owa, owe), v-interior rows [oha, ohe) */
@@ -479,11 +490,33 @@ QM_INL void q2_convk(uint8_t *y, const uint8_t *x, const int8_t *wp, const int32
   const int64_t ohe = q2_hi(s->pt, s->sh, (s->KH - 1) * s->dh + 1, H, oha, OH);
   const int64_t Lr = owe - owa, Lc = ohe - oha;
   g.TR = Lr >= 16 ? 16 : Lr > 0 ? Lr : Lc >= 16 ? 16 : Lc;
+  /* Virtual pixels instead of strips where they take fewer tiles: an NCHW input is copied anyway (into the
+     padded form instead); an NHWC one is its own padded form when the conv has no padding (read where it
+     lies), else it is copied only for a quarter fewer tiles (narrow images). Needs sh = sw, so that Wv =
+     Wp virtual pixels per output row are sw C bytes apart across rows too. */
+  const int64_t Wp = qllc_amxcl_wp(W, OW, s->KW, s->sw, s->pl), Hp = (OH - 1) * s->sh + (s->KH - 1) * s->dh + 1;
+  const int64_t NV = (OH - 1) * Wp + OW, TRv = NV < 16 ? NV : 16, ntv = (NV + TRv - 1) / TRv;
+  const int64_t nts = g.TR > 0 ? OH * ((Lr + g.TR - 1) / g.TR) + (OW - Lr) * ((Lc + g.TR - 1) / g.TR) : 1 << 30;
+  const int inplace = x_nhwc && s->pt == 0 && s->pl == 0 && Wp == W && Hp <= H;
+  if (s->sh == s->sw && (inplace ? ntv <= nts : x_nhwc ? 4 * ntv < 3 * nts : ntv < nts)) g.Wv = Wp, g.Wp = Wp, g.TR = TRv;
   uint8_t zp[64] __attribute__((aligned(64)));
   __builtin_memset(zp, g.zu, sizeof zp);
   if (g.TR > 0) q2_config((int)g.TR, (int)g.kc);
   for (int64_t b = 0; b < s->N; b++) {
-    if (x_nhwc) g.x = x + b * H * W * C;
+    if (g.Wv && inplace) g.x = x + b * H * W * C;
+    else if (g.Wv) { /* the padded channel-last image: rows of z_x above and below, z_x pixels left and right */
+      const uint8_t *xi = x + b * C * H * W;
+      for (int64_t r = 0; r < Hp; r++)
+        for (int64_t c = 0; c < Wp; c++) {
+          const int64_t ih = r - s->pt, iw = c - s->pl;
+          uint8_t *d = scratch + (r * Wp + c) * C;
+          if (ih < 0 || ih >= H || iw < 0 || iw >= W) __builtin_memset(d, g.zu, (size_t)C);
+          else if (x_nhwc) __builtin_memcpy(d, xi + (ih * W + iw) * C, (size_t)C);
+          else for (int64_t k = 0; k < C; k++) d[k] = xi[k * H * W + ih * W + iw];
+        }
+      QM_SCRATCH_WROTE(Hp * Wp * C);
+      g.x = scratch;
+    } else if (x_nhwc) g.x = x + b * H * W * C;
     else { /* the NCHW image, channel-last into the scratch */
       const uint8_t *xi = x + b * C * H * W;
       for (int64_t p = 0; p < H * W; p++)
@@ -499,6 +532,11 @@ QM_INL void q2_convk(uint8_t *y, const uint8_t *x, const int8_t *wp, const int32
       for (int j = 0; j < 1 + two_b; j++) {
         q2_rqprep(&q[j], bias, m, n, (nb + j) * 16, M - (nb + j) * 16, s->z_y);
         ws[j] = q2_wsum(&g, nb + j);
+      }
+      if (g.Wv) {
+        const q2_strip st = {0, 0, 0, 1, NV};
+        q2_conv_strip(&g, &st, nb, two_b, zp, q);
+        continue;
       }
       for (int64_t oh = 0; oh < OH; oh++) { /* rows: their h-interior columns */
         const q2_strip st = {oh, owa, 0, 1, Lr};
