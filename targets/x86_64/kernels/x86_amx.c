@@ -467,6 +467,42 @@ QM_INL void q2_pixels(const q2_cv *g, int64_t oh0, int64_t oh1, int64_t ow0, int
       for (int j = 0; j < 1 + two_b; j++) q2_conv_px(g, oh, ow, q2_pixel(g, oh, ow, nb + j, ws[j]), &q[j], (nb + j) * 16);
 }
 
+/* Channels c0 .. c0 + 3 of n <= 64 consecutive pixels of one NCHW row (s: channel c0's, planes HW bytes
+   apart) to their channel-last places d + p C (4 bytes a pixel): four masked row loads, the 4 x 64 byte
+   interleave of x86_tr4.h, four 16-dword scatters. */
+QM_INL void q2_tr4(uint8_t *d, int64_t C, const uint8_t *s, int64_t HW, int64_t n) {
+  const __mmask64 k = qx_bits(n);
+  uint8_t t[256] __attribute__((aligned(64)));
+  qx_tr4_512(t, _mm512_maskz_loadu_epi8(k, s), _mm512_maskz_loadu_epi8(k, s + HW), _mm512_maskz_loadu_epi8(k, s + 2 * HW),
+             _mm512_maskz_loadu_epi8(k, s + 3 * HW), 0);
+  const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                         _mm512_set1_epi32((int32_t)C));
+  for (int64_t j = 0; j < 4 && 16 * j < n; j++)
+    _mm512_mask_i32scatter_epi32(d + 16 * j * C, (__mmask16)qx_bits(n - 16 * j), idx, _mm512_load_si512(t + 64 * j), 1);
+}
+/* One input image (x: NHWC, or NCHW when !x_nhwc) channel-last into d as Hp rows of Wp pixels, input row
+   ih at row ih + pt and column iw at iw + pl, z_x (zu) everywhere else: the row strips' unpadded copy of an
+   NCHW image (Hp = H, Wp = W, no padding) or the padded virtual-pixel form. Row copies for an NHWC input. */
+QM_INL void q2_image(uint8_t *d, int x_nhwc, const uint8_t *x, int64_t C, int64_t H, int64_t W, int64_t Hp, int64_t Wp,
+                     int64_t pt, int64_t pl, uint8_t zu) {
+  const int64_t row = Wp * C, left = pl * C, right = (Wp - pl - W) * C;
+  for (int64_t r = 0; r < Hp; r++, d += row) {
+    const int64_t ih = r - pt;
+    if (ih < 0 || ih >= H) {
+      __builtin_memset(d, zu, (size_t)row);
+      continue;
+    }
+    __builtin_memset(d, zu, (size_t)left);
+    __builtin_memset(d + left + W * C, zu, (size_t)right);
+    if (x_nhwc) __builtin_memcpy(d + left, x + ih * W * C, (size_t)(W * C));
+    else
+      for (int64_t c0 = 0; c0 < C; c0 += 4)
+        for (int64_t w0 = 0; w0 < W; w0 += 64)
+          q2_tr4(d + left + w0 * C + c0, C, x + c0 * H * W + ih * W + w0, H * W, W - w0 < 64 ? W - w0 : 64);
+  }
+  QM_SCRATCH_WROTE(Hp * row);
+}
+
 /* First index i >= 0 with i s - p >= 0; one past the last with i s - p + span <= n (>= first, <= cnt). */
 QM_INL int64_t q2_lo(int64_t p, int64_t s) { return p > 0 ? (p + s - 1) / s : 0; }
 QM_INL int64_t q2_hi(int64_t p, int64_t s, int64_t span, int64_t n, int64_t lo, int64_t cnt) {
@@ -503,27 +539,10 @@ QM_INL void q2_convk(uint8_t *y, const uint8_t *x, const int8_t *wp, const int32
   __builtin_memset(zp, g.zu, sizeof zp);
   if (g.TR > 0) q2_config((int)g.TR, (int)g.kc);
   for (int64_t b = 0; b < s->N; b++) {
-    if (g.Wv && inplace) g.x = x + b * H * W * C;
-    else if (g.Wv) { /* the padded channel-last image: rows of z_x above and below, z_x pixels left and right */
-      const uint8_t *xi = x + b * C * H * W;
-      for (int64_t r = 0; r < Hp; r++)
-        for (int64_t c = 0; c < Wp; c++) {
-          const int64_t ih = r - s->pt, iw = c - s->pl;
-          uint8_t *d = scratch + (r * Wp + c) * C;
-          if (ih < 0 || ih >= H || iw < 0 || iw >= W) __builtin_memset(d, g.zu, (size_t)C);
-          else if (x_nhwc) __builtin_memcpy(d, xi + (ih * W + iw) * C, (size_t)C);
-          else for (int64_t k = 0; k < C; k++) d[k] = xi[k * H * W + ih * W + iw];
-        }
-      QM_SCRATCH_WROTE(Hp * Wp * C);
-      g.x = scratch;
-    } else if (x_nhwc) g.x = x + b * H * W * C;
-    else { /* the NCHW image, channel-last into the scratch */
-      const uint8_t *xi = x + b * C * H * W;
-      for (int64_t p = 0; p < H * W; p++)
-        for (int64_t c = 0; c < C; c++) scratch[p * C + c] = xi[c * H * W + p];
-      QM_SCRATCH_WROTE(H * W * C);
-      g.x = scratch;
-    }
+    const uint8_t *xi = x + b * C * H * W; /* image b in either layout */
+    if (g.Wv && !inplace) q2_image(scratch, (int)x_nhwc, xi, C, H, W, Hp, Wp, s->pt, s->pl, g.zu);
+    else if (!g.Wv && !x_nhwc) q2_image(scratch, 0, xi, C, H, W, H, W, 0, 0, g.zu);
+    g.x = x_nhwc && (inplace || !g.Wv) ? xi : scratch;
     g.y = y + b * M * P;
     for (int64_t nb = 0; nb < nbt; nb += 2) {
       const int two_b = nb + 1 < nbt;
