@@ -37,17 +37,22 @@
 #define QLLC_VPROTO_fc QLLC_VARIANT_FC
 #define QLLC_VPROTO_conv2d QLLC_VARIANT_CONV
 /* The parameters a row's flags add after scratch (QLLC_VX_PARAMS_<flags>), and the same as arguments
-   (QLLC_VX_ARGS_<flags>, for wrappers passing them on): only ALT_NHWC has any, the activation layouts. */
+   (QLLC_VX_ARGS_<flags>, for wrappers passing them on): only ALT_NHWC and NHWC_MEASURED have any, the
+   activation layouts. */
 #define QLLC_VX_PARAMS_NONE
 #define QLLC_VX_PARAMS_ALT
 #define QLLC_VX_PARAMS_NARROW
 #define QLLC_VX_PARAMS_MEASURED
+#define QLLC_VX_PARAMS_ALT_MEASURED
 #define QLLC_VX_PARAMS_ALT_NHWC , int64_t x_nhwc, int64_t y_nhwc
+#define QLLC_VX_PARAMS_NHWC_MEASURED , int64_t x_nhwc, int64_t y_nhwc
 #define QLLC_VX_ARGS_NONE
 #define QLLC_VX_ARGS_ALT
 #define QLLC_VX_ARGS_NARROW
 #define QLLC_VX_ARGS_MEASURED
+#define QLLC_VX_ARGS_ALT_MEASURED
 #define QLLC_VX_ARGS_ALT_NHWC , x_nhwc, y_nhwc
+#define QLLC_VX_ARGS_NHWC_MEASURED , x_nhwc, y_nhwc
 /* A row's declaration (variants.h defines QVARIANT as this before including variants.def). */
 #define QLLC_VARIANT_DECLARE(kstem, op, in, w, out, isa, features, fits, layout, scratch, flags)                 \
   QLLC_VPROTO_##op(qllc_k_##kstem##_##in##_##w##_##out##__##isa, QLLC_VT_##in, QLLC_VW_##in, QLLC_VB_##in,        \

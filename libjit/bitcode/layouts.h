@@ -52,12 +52,25 @@
  *      qllc_pack_c2_int32() tests exactly at compile time; such a channel accumulates in one int32 run
  *      from its bias, with no widening to int64, and requantizes in 32-bit lanes (the kernel checks
  *      qllc_req32_fits again: a set byte with another n runs widened). 0: runs widened to int64 and the int64 requantization.
+ *  QLLC_LAYOUT_T64N16 (conv on AMX with implicit im2col, 8-bit weights, group 1, C a multiple of 4, T =
+ *      KH*KW taps): B tiles. Per block nb of 16 output channels (M rounded up to 16, zero channels past
+ *      M), per tap t = kh * KW + kw, per channel block cb of kc = qllc_t64_kc(C) channels (64; C when C <
+ *      64), ncb = qllc_t64_ncb(C) blocks starting at qllc_t64_c0(C, cb) (64 cb; the last one at C - 64, so
+ *      an A tile never reads past a pixel's C bytes, with zero weights for the channels the block before
+ *      it already holds): kc / 4 lines of 16 channels x 4 bytes, w[nb*16 + j][c0 + 4 q + i][t] at
+ *      (((nb * T + t) * ncb + cb) * (kc / 4) + q) * 64 + j * 4 + i. One block is one B tile (kc / 4 rows
+ *      of 64 bytes) and each of its lines a K4N16 line. Size: qllc_t64n16_size(); scratch:
+ *      qllc_scratch_amxcl().
+ *  QLLC_LAYOUT_K64N16 (FC on AMX): K4N16 with K rounded up to 64 (zeros past K), so that every B tile
+ *      of a block of 16 channels has 16 rows. Scratch: qllc_scratch_amxfc().
  *
  * Bias passed to a variant ("bias_c", per output channel, N entries, not padded):
  *   8-bit variants computing u8 x s8 (vpdpbusd): an i8 input is shifted to u8 (x + 128) when packed,
  *   so bias_c[c] = bias[c] - 128 * sum_k w[c][k] for i8 inputs (bias[c] as the scalar kernel gets it,
  *   the -z_x * sum w term already in), computed modulo 2^32 like the int32 accumulator; u8 inputs:
  *   bias_c = bias. Padded taps read the input zero point (z_x, shifted like every other input value).
+ *   T64N16 and K64N16 (the AMX kernels that read the activations where they lie): bias_c = bias for
+ *   both input kinds, since an i8 input is multiplied as signed (TDPBSSD), a u8 one as unsigned (TDPBUSD).
  *   16-bit variants: bias_c = bias (int64, no shift: vpdpwssd is signed x signed).
  *
  * Who reads which (the registry rows, src/lower/kernels.def): ROWS_K4 / K4N16 with the u8 x s8 bias are
@@ -85,6 +98,8 @@ typedef enum qllc_layout {
   QLLC_LAYOUT_C4N16,
   QLLC_LAYOUT_ROWS_C2,
   QLLC_LAYOUT_ROWS_C2_SPLIT,
+  QLLC_LAYOUT_T64N16,
+  QLLC_LAYOUT_K64N16,
 } qllc_layout;
 
 #define QLLC_NB 16          /* output channels per FC weight block */
@@ -195,6 +210,33 @@ static inline int64_t qllc_scratch_cl(int64_t C, int64_t W, int64_t OH, int64_t 
   const int64_t pr = (OW - 1) * stride_w + (KW - 1) * dil_w + 1 - W - pad_left;
   const int64_t Hp = (OH - 1) * stride_h + (KH - 1) * dil_h + 1;
   return qllc_round_up(C * (Hp + 1) * (W + (pad_left > pr ? pad_left : pr)) + 256, 64) + 48 * 64;
+}
+
+/* The AMX conv with implicit im2col (QLLC_LAYOUT_T64N16): channels per block, blocks, and the first
+   channel of block cb. */
+static inline int64_t qllc_t64_kc(int64_t C) { return C < 64 ? C : 64; }
+static inline int64_t qllc_t64_ncb(int64_t C) { return C < 64 ? 1 : (C + 63) / 64; }
+static inline int64_t qllc_t64_c0(int64_t C, int64_t cb) { return cb + 1 < qllc_t64_ncb(C) ? 64 * cb : C - qllc_t64_kc(C); }
+/* Bytes of its packed weights: M output channels, C input channels, T taps. */
+static inline int64_t qllc_t64n16_size(int64_t M, int64_t C, int64_t T) {
+  return qllc_round_up(M, 16) * T * qllc_t64_ncb(C) * qllc_t64_kc(C);
+}
+/* Its scratch: one input image channel-last, padded with z_x: Hp = (OH-1) sh + (KH-1) dh + 1 rows of
+   Wp = W + pad_left + max(pad_right, 0) pixels (the kernel's "virtual pixel" form), or unpadded when
+   that is larger (H W C bytes: an NCHW image converted for the row strips). */
+static inline int64_t qllc_amxcl_wp(int64_t W, int64_t OW, int64_t KW, int64_t sw, int64_t pl) {
+  const int64_t pr = (OW - 1) * sw + KW - W - pl;
+  return W + pl + (pr > 0 ? pr : 0);
+}
+static inline int64_t qllc_scratch_amxcl(int64_t C, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t KH,
+                                         int64_t KW, int64_t sh, int64_t sw, int64_t pl, int64_t dh) {
+  const int64_t hp = (OH - 1) * sh + (KH - 1) * dh + 1, pad = hp * qllc_amxcl_wp(W, OW, KW, sw, pl) * C;
+  return qllc_round_up(pad > H * W * C ? pad : H * W * C, 64);
+}
+/* The AMX FC's (K64N16): up to QLLC_FC_MB input rows padded with zeros to K rounded up to 64, when K is
+   not a multiple of 64 (else the rows are read where they lie, and 64 bytes stand unused). */
+static inline int64_t qllc_scratch_amxfc(int64_t M, int64_t K) {
+  return K % 64 ? (M < QLLC_FC_MB ? M : QLLC_FC_MB) * qllc_round_up(K, 64) : 64;
 }
 
 #endif

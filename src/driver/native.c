@@ -46,7 +46,9 @@ typedef struct native_row {
 #define QLLC_NATIVE_NHWC_ALT 0
 #define QLLC_NATIVE_NHWC_NARROW 0
 #define QLLC_NATIVE_NHWC_MEASURED 0
+#define QLLC_NATIVE_NHWC_ALT_MEASURED 0
 #define QLLC_NATIVE_NHWC_ALT_NHWC 1
+#define QLLC_NATIVE_NHWC_NHWC_MEASURED 1
 #ifdef QLLC_NATIVE_DEF
 #define QVARIANT(kstem, op, in, w, out, isa, features, fits, layout, scratch, flags)                            \
   {"qllc_k_" #kstem "_" #in "_" #w "_" #out "__" #isa, (void (*)(void))qllc_k_##kstem##_##in##_##w##_##out##__##isa, \

@@ -196,7 +196,7 @@ static qllc_status pack_variant(ctx *c, const qllc_node *n, const qllc_qnode *q,
                                 int64_t channels, int64_t K, int64_t taps, const char *wname, const char *bname,
                                 fused_bufs *fb) {
   qllc_arena *a = c->p->arena;
-  size_t wbytes = qllc_pack_size((qllc_layout)v->layout, channels, K);
+  size_t wbytes = qllc_pack_size_taps((qllc_layout)v->layout, channels, K, taps);
   void *wp = qllc_arena_alloc(a, wbytes ? wbytes : 1);
   if (!wp) return qllc_lower_oom(c);
   if (v->esize == 1 && (q->w_elem != QLLC_ELEM_I8 || q->acc_elem != QLLC_ELEM_I32))

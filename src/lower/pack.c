@@ -1,5 +1,6 @@
 /* src/lower/pack.c: packing of 8-bit fused-layer weights and biases into the layouts of
- * libjit/bitcode/layouts.h (ROWS_K4, ROWS_C4 and C4N16 for conv, K4N16 for FC, DW_Q4 for depthwise conv), and the packed
+ * libjit/bitcode/layouts.h (ROWS_K4, ROWS_C4, C4N16 and T64N16 for conv, K4N16 and K64N16 for FC, DW_Q4 for
+ * depthwise conv), and the packed
  * size of every layout. The 16-bit packers are in pack16.c. Also the functions the kernel catalogue's rows
  * name (pack.h): one packer per layout, the scratch sizes and the shape predicates. */
 #include "lower/pack.h"
@@ -22,8 +23,40 @@ size_t qllc_pack_size(qllc_layout l, int64_t ch, int64_t K) {
   case QLLC_LAYOUT_C4N16: return (size_t)(Np * K);
   case QLLC_LAYOUT_ROWS_C2: return (size_t)(ch * Kp2 * 2 + qllc_round_up(ch, 2)); /* + the int32 trailer */
   case QLLC_LAYOUT_ROWS_C2_SPLIT: return (size_t)(2 * ch * Kp2 * 2);
+  case QLLC_LAYOUT_T64N16: return 0; /* its size depends on the taps: qllc_pack_size_taps */
+  case QLLC_LAYOUT_K64N16: return (size_t)(Np * qllc_round_up(K, 64));
   }
   return 0;
+}
+
+size_t qllc_pack_size_taps(qllc_layout l, int64_t ch, int64_t K, int64_t taps) {
+  if (l == QLLC_LAYOUT_T64N16) return taps > 0 ? (size_t)qllc_t64n16_size(ch, K / taps, taps) : 0;
+  return qllc_pack_size(l, ch, K);
+}
+
+void qllc_pack_w8_t64n16(void *wp, const int8_t *w, int64_t ch, int64_t K, int64_t taps) {
+  int8_t *d = wp;
+  const int64_t C = taps > 0 ? K / taps : 0, kc = qllc_t64_kc(C), ncb = qllc_t64_ncb(C);
+  memset(d, 0, qllc_pack_size_taps(QLLC_LAYOUT_T64N16, ch, K, taps));
+  for (int64_t o = 0; o < ch; o++)
+    for (int64_t t = 0; t < taps; t++)
+      for (int64_t cb = 0; cb < ncb; cb++) {
+        const int64_t c0 = qllc_t64_c0(C, cb);
+        for (int64_t k = 0; k < kc; k++) {
+          const int64_t c = c0 + k;
+          if (c < 64 * cb) continue; /* the last block's channels that the block before it holds */
+          d[(((o / QLLC_NB) * taps + t) * ncb + cb) * kc * QLLC_NB + (k / 4) * 64 + (o % QLLC_NB) * 4 + k % 4] =
+              w[(o * C + c) * taps + t];
+        }
+      }
+}
+
+void qllc_pack_w8_k64n16(void *wp, const int8_t *w, int64_t ch, int64_t K) {
+  int8_t *d = wp;
+  const int64_t Kp = qllc_round_up(K, 64);
+  memset(d, 0, qllc_pack_size(QLLC_LAYOUT_K64N16, ch, K));
+  for (int64_t c = 0; c < ch; c++)
+    for (int64_t k = 0; k < K; k++) d[(((c / QLLC_NB) * (Kp / 4) + k / 4) * QLLC_NB + c % QLLC_NB) * 4 + k % 4] = w[c * K + k];
 }
 
 void qllc_pack_w8(qllc_layout l, void *wp, const int8_t *w, int64_t ch, int64_t K) {
@@ -115,6 +148,18 @@ int qllc_fits_c4(const qllc_layer_geom *g, char *why, size_t size) {
   return qllc_c4_fits(g->C, g->group, g->KH, g->KW, g->sh, g->sw);
 }
 
+/* the AMX conv with implicit im2col: tiles of pixels x 64 channels of one tap, read from channel-last
+   rows (group 1, C a multiple of 4 so that a tile row of kc bytes stays inside its pixel, kernel columns
+   next to each other: no dilation along W) */
+int qllc_fits_amxcl(const qllc_layer_geom *g, char *why, size_t size) {
+  const int p = qllc_fits_panel(g, why, size);
+  if (p != 1) return p;
+  if (g->group == 1 && g->C % 4 == 0 && g->dw == 1) return 1;
+  snprintf(why, size, "group %lld, %lld input channels, dilation %lld along W: not the AMX implicit conv's",
+           (long long)g->group, (long long)g->C, (long long)g->dw);
+  return 0;
+}
+
 /* With NCHW ends, a pointwise conv keeps the panel variant (its short reductions leave CL's epilogue and
    transposes too large a share) and a layer C4 fits with few wasted lanes keeps C4; with both ends
    channel-last, CL is faster on both (bench/conv_variants.c, "cl_nhwc": the strided pointwise convs read
@@ -144,6 +189,10 @@ int64_t qllc_vscratch_c4(const qllc_layer_geom *g) {
 int64_t qllc_vscratch_c2(const qllc_layer_geom *g) {
   return qllc_scratch_c2(g->C, g->group, g->W, g->OH, g->OW, g->KH, g->KW, g->pl, g->dh, g->dw);
 }
+int64_t qllc_vscratch_amxcl(const qllc_layer_geom *g) {
+  return qllc_scratch_amxcl(g->C, g->H, g->W, g->OH, g->OW, g->KH, g->KW, g->sh, g->sw, g->pl, g->dh);
+}
+int64_t qllc_vscratch_amxfc(const qllc_layer_geom *g) { return qllc_scratch_amxfc(g->fc_m, g->K); }
 int64_t qllc_vscratch_cl(const qllc_layer_geom *g) {
   return qllc_scratch_cl(g->C, g->W, g->OH, g->OW, g->KH, g->KW, g->sh, g->sw, g->pl, g->dh, g->dw);
 }
@@ -153,8 +202,12 @@ static int64_t pack8(qllc_layout l, const qllc_pack_src *s, void *wp, void *bias
   if (!s->w_i8) return -2;
   if (l == QLLC_LAYOUT_ROWS_C4) qllc_pack_w8_c4(wp, s->w, s->ch, s->K, s->taps);
   else if (l == QLLC_LAYOUT_C4N16) qllc_pack_w8_c4n16(wp, s->w, s->ch, s->K, s->taps);
+  else if (l == QLLC_LAYOUT_T64N16) qllc_pack_w8_t64n16(wp, s->w, s->ch, s->K, s->taps);
+  else if (l == QLLC_LAYOUT_K64N16) qllc_pack_w8_k64n16(wp, s->w, s->ch, s->K);
   else qllc_pack_w8(l, wp, s->w, s->ch, s->K);
-  qllc_pack_bias8(bias_c, s->bias, s->w, s->ch, s->K, s->in_i8);
+  /* the AMX layouts' kernels multiply an i8 input as signed: no u8 shift to correct */
+  const int amx = l == QLLC_LAYOUT_T64N16 || l == QLLC_LAYOUT_K64N16;
+  qllc_pack_bias8(bias_c, s->bias, s->w, s->ch, s->K, s->in_i8 && !amx);
   return -1;
 }
 /* 16-bit layouts: the weights (int8 widened, or int16 split where the layout says), the bias as given */
@@ -172,6 +225,8 @@ QLLC_PACKER(K4N16, pack8)
 QLLC_PACKER(DW_Q4, pack8)
 QLLC_PACKER(ROWS_C4, pack8)
 QLLC_PACKER(C4N16, pack8)
+QLLC_PACKER(T64N16, pack8)
+QLLC_PACKER(K64N16, pack8)
 QLLC_PACKER(ROWS_K2, pack16)
 QLLC_PACKER(ROWS_K2_SPLIT, pack16)
 QLLC_PACKER(K2N16, pack16)

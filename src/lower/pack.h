@@ -16,6 +16,9 @@
 /* Bytes of the packed weights of `ch` output channels of K reductions in layout l (the layout fixes the
  * element size: int8 for PLAIN, ROWS_K4 and K4N16, int16 for the others). */
 size_t qllc_pack_size(qllc_layout l, int64_t ch, int64_t K);
+/* The same for a conv of `taps` = KH*KW taps (K / taps input channels): T64N16's size depends on them
+   (qllc_pack_size gives 0 for it); every other layout's is qllc_pack_size's. */
+size_t qllc_pack_size_taps(qllc_layout l, int64_t ch, int64_t K, int64_t taps);
 
 /* 8-bit weights: ROWS_K4 and K4N16. in_is_i8: the input is int8 (the variant shifts it to u8), so the
  * packed bias is bias - 128 * sum_k w[c][k] (mod 2^32); else bias_c = bias. */
@@ -26,6 +29,11 @@ void qllc_pack_w8_c4(void *wp, const int8_t *w, int64_t ch, int64_t K, int64_t t
 /* C4N16: conv weights (group 1, K / taps channels, a multiple of 4) as K4N16 lines of the ROWS_C4 order.
  * Writes qllc_pack_size(C4N16, ch, K) bytes. */
 void qllc_pack_w8_c4n16(void *wp, const int8_t *w, int64_t ch, int64_t K, int64_t taps);
+/* T64N16: conv weights (group 1, K / taps channels, a multiple of 4) as the AMX conv's B tiles.
+ * Writes qllc_pack_size_taps(T64N16, ch, K, taps) bytes. K64N16: FC weights as K4N16 with K rounded up
+ * to 64. Writes qllc_pack_size(K64N16, ch, K) bytes. */
+void qllc_pack_w8_t64n16(void *wp, const int8_t *w, int64_t ch, int64_t K, int64_t taps);
+void qllc_pack_w8_k64n16(void *wp, const int8_t *w, int64_t ch, int64_t K);
 void qllc_pack_bias8(int32_t *bias_c, const int32_t *bias, const int8_t *w, int64_t ch, int64_t K, int in_is_i8);
 
 /* 16-bit inputs: ROWS_K2, K2N16 (w8 != NULL: 16x8 weights, widened) and ROWS_K2_SPLIT, K2N16_SPLIT
@@ -71,18 +79,20 @@ int qllc_geom_depthwise(const qllc_layer_geom *g);
  *          variants tile 4 output channels of one group against a panel of pixels)
  *   dw     a depthwise conv that qllc_dw_fits
  *   c4     a panel conv that qllc_c4_fits (stride 1, C/group a multiple of 4, more than one tap)
+ *   amxcl  a panel conv of group 1, C a multiple of 4, no dilation along W (the AMX implicit conv)
  *   cl     a panel conv of more than one tap that qllc_cl_fits (group 1, C a multiple of 4); 2 where it
  *          qllc_c4_fits with qllc_c4_lanes_used >= QLLC_C4_MIN_LANES (the C4 variant wastes fewer
  *          pixel lanes there) and for an unpadded strided 1x1 conv; list the cl row before the c4 row
  *          of the same ISA */
 typedef int qllc_fits_fn(const qllc_layer_geom *g, char *why, size_t size);
-qllc_fits_fn qllc_fits_fc, qllc_fits_fc64, qllc_fits_panel, qllc_fits_dw, qllc_fits_c4, qllc_fits_cl;
+qllc_fits_fn qllc_fits_fc, qllc_fits_fc64, qllc_fits_panel, qllc_fits_dw, qllc_fits_c4, qllc_fits_cl, qllc_fits_amxcl;
 
 /* Scratch bytes (libjit/bitcode/layouts.h): conv1 / conv2 qllc_scratch_conv(K, 1 / 2), fc1 / fc2
- * qllc_scratch_fc, dw qllc_scratch_dw, c4 qllc_scratch_c4, c2 qllc_scratch_c2, cl qllc_scratch_cl. */
+ * qllc_scratch_fc, dw qllc_scratch_dw, c4 qllc_scratch_c4, c2 qllc_scratch_c2, cl qllc_scratch_cl,
+ * amxcl qllc_scratch_amxcl, amxfc qllc_scratch_amxfc. */
 typedef int64_t qllc_vscratch_fn(const qllc_layer_geom *g);
 qllc_vscratch_fn qllc_vscratch_conv1, qllc_vscratch_conv2, qllc_vscratch_fc1, qllc_vscratch_fc2, qllc_vscratch_dw,
-    qllc_vscratch_c4, qllc_vscratch_c2, qllc_vscratch_cl;
+    qllc_vscratch_c4, qllc_vscratch_c2, qllc_vscratch_cl, qllc_vscratch_amxcl, qllc_vscratch_amxfc;
 
 /* A fused layer's constants as the quantizer gives them, for a packer. */
 typedef struct qllc_pack_src {
@@ -100,6 +110,7 @@ typedef struct qllc_pack_src {
  * -2 when the weights are of a kind the layout does not take. */
 typedef int64_t qllc_packer_fn(const qllc_pack_src *s, void *wp, void *bias_c);
 qllc_packer_fn qllc_packer_ROWS_K4, qllc_packer_K4N16, qllc_packer_DW_Q4, qllc_packer_ROWS_C4, qllc_packer_C4N16,
+    qllc_packer_T64N16, qllc_packer_K64N16,
     qllc_packer_ROWS_K2, qllc_packer_ROWS_K2_SPLIT, qllc_packer_K2N16, qllc_packer_K2N16_SPLIT, qllc_packer_ROWS_C2,
     qllc_packer_ROWS_C2_SPLIT;
 

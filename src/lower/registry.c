@@ -311,7 +311,7 @@ const qllc_kvariant *qllc_lower_choose(qllc_lower_ctx *c, const char *ref, const
       continue;
     }
     if (v->flags & QLLC_VF_MEASURED) { /* the rule table does not take it: only a measurement does */
-      if (fits) {
+      if (fits && !alt) { /* an ALT row is never named: the general row of its ISA after it speaks for both */
         int n = snprintf(buf + len, sizeof buf - len, "%s__%s only where measured faster (the JIT or --cpu native "
                          "on this CPU)", len ? "; " : "", v->isa);
         if (n > 0 && (size_t)n < sizeof buf - len) len += (size_t)n;

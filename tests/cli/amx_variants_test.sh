@@ -6,11 +6,13 @@
 #      __avx512vnni convs (the AMX conv only where measured faster) and __amx for an FC of 64 rows
 #      (fc64.onnx), not for a GEMV; znver5 / icelake-server run __avx512vnni saying __amx needs amx-tile,
 #      amx-int8; sapphirerapids --features -amx-int8 falls back to __avx512vnni; a --tune-cache file with
-#      AMX timings for a sapphirerapids moves its conv to __amx.
+#      AMX timings for a sapphirerapids moves its conv to __amx, or to conv2dcl__amx (the implicit-im2col
+#      conv, MEASURED, its NCHW ends converted inside: the layouts report) where that one times fastest.
 #   2. Objects (any host: compiled and inspected, not run): bundles with AMX kernels hold tdpbusd (FC: u8
 #      activations x s8 weights) or tdpbsud (conv: s8 weight rows x u8 panel), ldtilecfg and tilerelease,
 #      need no symbol beyond memcpy/memset, and their header says what the host must do first
-#      (net_NEEDS_AMX 1, net_prepare()); bundles without have no tile instruction and net_NEEDS_AMX 0;
+#      (net_NEEDS_AMX 1, net_prepare()); conv2dcl__amx holds tdpbssd (i8 activations, read where they lie)
+#      or tdpbusd (u8); bundles without have no tile instruction and net_NEEDS_AMX 0;
 #      net_prepare() is compiled and called (0 without AMX kernels, an error on a CPU without AMX).
 #   3. Bits: on an AMX host, --cpu native times __amx, and the JIT's bytes equal the reference's
 #      (--cpu x86-64); without AMX, the JIT told --cpu sapphirerapids falls back (Linux refuses the tile
@@ -68,10 +70,17 @@ expect_kernels "int16 on sapphirerapids: no amx variant (int8 only)" 'qllc_k_(co
 if grep -q 'conv2d_i8_i8_[iu]8__avx512vnni' "$tmp/host.tc" 2>/dev/null; then
   { head -n 3 "$tmp/host.tc"
     tail -n +4 "$tmp/host.tc" | awk -F'\t' -v OFS='\t' '{ $1 = "sapphirerapids"; print;
-      if ($2 ~ /^qllc_k_conv2d_.*__avx512vnni$/) { sub(/__avx512vnni$/, "__amx", $2); $4 = "0.001"; print } }'
+      if ($2 ~ /^qllc_k_conv2d_.*__avx512vnni$/) { sub(/__avx512vnni$/, "__amx", $2); $4 = "0.001"; print;
+        sub(/^qllc_k_conv2d_/, "qllc_k_conv2dcl_", $2); $4 = "1000"; print } }'
   } >"$tmp/spr.tc"
   expect_kernels "sapphirerapids, timings from an AMX CPU: amx for the conv they time" \
     '^node /conv2/Conv .*: qllc_k_conv2d_i8_i8_[iu]8__amx  \[timed on sapphirerapids \(--tune-cache\):' 1 "$M" "${Q[@]}" --cpu sapphirerapids --tune-cache "$tmp/spr.tc"
+  # the same with the implicit-im2col conv (conv2dcl__amx, a MEASURED row with NHWC ends) timed fastest
+  awk -F'\t' -v OFS='\t' 'NR > 3 && $2 ~ /^qllc_k_conv2dcl_.*__amx$/ { $4 = "0.0001" } { print }' "$tmp/spr.tc" >"$tmp/spr2.tc"
+  expect_kernels "sapphirerapids, timings from an AMX CPU: conv2dcl__amx where it times fastest" \
+    '^node /conv2/Conv .*: qllc_k_conv2dcl_i8_i8_[iu]8__amx  \[timed on sapphirerapids \(--tune-cache\):' 1 "$M" "${Q[@]}" --cpu sapphirerapids --tune-cache "$tmp/spr2.tc"
+  expect_kernels "conv2dcl__amx: its NCHW ends converted inside, in the layouts report" \
+    '^  node /conv2/Conv \(Conv\): qllc_k_conv2dcl_i8_i8_[iu]8__amx: input NCHW -> channel groups, output -> NCHW$' 1 "$M" "${Q[@]}" --cpu sapphirerapids --tune-cache "$tmp/spr2.tc"
 else
   skip "timings: this CPU has no AVX-512 VNNI panel conv to time"
 fi
@@ -95,6 +104,9 @@ objects() { # NAME MODEL PROFILE WANT(amx|none) COMPILE_ARGS...
           fail "$n: tdpbusd $dp, ldtilecfg $cfg, tilerelease $rel" ;;
     conv) [ "$ds" -gt 0 ] && [ "$cfg" -gt 0 ] && [ "$rel" -gt 0 ] && ok "$n: tdpbsud ($ds), ldtilecfg, tilerelease" ||
           fail "$n: tdpbsud $ds, ldtilecfg $cfg, tilerelease $rel" ;;
+    amxcl) local dss; dss=$(grep -cw tdpbssd <<<"$dis") # i8 activations x s8 weights (u8: tdpbusd)
+          [ $((dss + dp)) -gt 0 ] && [ "$cfg" -gt 0 ] && [ "$rel" -gt 0 ] && ok "$n: tdpbssd ($dss) / tdpbusd ($dp), ldtilecfg, tilerelease" ||
+          fail "$n: tdpbssd $dss, tdpbusd $dp, ldtilecfg $cfg, tilerelease $rel" ;;
     none) [ "$dp" -eq 0 ] && [ "$ds" -eq 0 ] && [ "$cfg" -eq 0 ] && ok "$n: no tile instruction" ||
           fail "$n: tdpbusd $dp, tdpbsud $ds, ldtilecfg $cfg" ;;
   esac
@@ -120,6 +132,7 @@ objects() { # NAME MODEL PROFILE WANT(amx|none) COMPILE_ARGS...
 }
 objects fc64-spr "$F" "$tmp/fc64.yaml" fc --cpu sapphirerapids
 [ -f "$tmp/spr.tc" ] && objects cnn-spr-timed "$M" "$tmp/cnn_bn_pool.yaml" conv --cpu sapphirerapids --tune-cache "$tmp/spr.tc"
+[ -f "$tmp/spr2.tc" ] && objects cnn-spr-timed-cl "$M" "$tmp/cnn_bn_pool.yaml" amxcl --cpu sapphirerapids --tune-cache "$tmp/spr2.tc"
 for n in cnn_bn_pool residual; do
   objects "$n-spr" "$D/$n/model.onnx" "$tmp/$n.yaml" none --cpu sapphirerapids
   objects "$n-znver5" "$D/$n/model.onnx" "$tmp/$n.yaml" none --cpu znver5

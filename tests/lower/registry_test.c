@@ -40,8 +40,9 @@ static void rows_are_spelt_from_columns(void **state) {
     if (k < 3 || strcmp(roles[0], "Y") != 0) fail_msg("%s: %d roles, the first %s", name, k, k > 0 ? roles[0] : "-");
   }
   assert_null(qllc_lower_kernel_name(n, NULL, NULL, NULL, NULL));
-  /* a variant: its reference's roles, then SCRATCH */
+  /* a variant: its reference's roles, then SCRATCH (the first row without the NHWC layouts after it) */
   const char *ref = NULL, *vname = qllc_lower_variant_name(0, &ref, NULL);
+  for (int i = 1; vname && strstr(vname, "conv2dcl"); i++) vname = qllc_lower_variant_name(i, &ref, NULL);
   const char *rr[40], *vr[40];
   int kr = qllc_lower_kernel_roles(ref, rr, 40), kv = qllc_lower_kernel_roles(vname, vr, 40);
   assert_int_equal(kv, kr + 1);
