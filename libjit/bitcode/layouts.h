@@ -53,6 +53,11 @@
  *      from its bias, with no widening to int64, and requantizes in 32-bit lanes (the kernel checks
  *      qllc_req32_fits again: a set byte with another n runs widened). 0: runs widened to int64 and the int64 requantization.
  *
+ *  QLLC_LAYOUT_F32_N32 (float FC, issue 26): for each block nb of 32 output columns (N rounded up to
+ *      32, zero columns past N), the 32 weights of each reduction k one after another: w[nb*32 + j][k]
+ *      at (nb * K + k) * 32 + j, float. A float FC tile reads one contiguous 128-byte line per k
+ *      (targets/x86_64/kernels/x86_f32.c). The float variants take the node's bias as it is.
+ *
  * Bias passed to a variant ("bias_c", per output channel, N entries, not padded):
  *   8-bit variants computing u8 x s8 (vpdpbusd): an i8 input is shifted to u8 (x + 128) when packed,
  *   so bias_c[c] = bias[c] - 128 * sum_k w[c][k] for i8 inputs (bias[c] as the scalar kernel gets it,
@@ -85,6 +90,7 @@ typedef enum qllc_layout {
   QLLC_LAYOUT_C4N16,
   QLLC_LAYOUT_ROWS_C2,
   QLLC_LAYOUT_ROWS_C2_SPLIT,
+  QLLC_LAYOUT_F32_N32,
 } qllc_layout;
 
 #define QLLC_NB 16          /* output channels per FC weight block */
@@ -121,6 +127,11 @@ static inline int64_t qllc_scratch_conv(int64_t K, int64_t esize) {
 static inline int64_t qllc_scratch_fc(int64_t M, int64_t K, int64_t esize) {
   return (M < QLLC_FC_MB ? M : QLLC_FC_MB) * qllc_round_up(K, esize == 1 ? 4 : 2) * esize;
 }
+
+/* Columns per block of QLLC_LAYOUT_F32_N32, and the scratch of a float FC variant: one tile of 8 rows x 32
+   columns (the last, narrower column block runs on a copy). */
+#define QLLC_F32_NB 32
+static inline int64_t qllc_scratch_fc_f32(void) { return 8 * QLLC_F32_NB * 4; }
 
 /* Depthwise (QLLC_LAYOUT_DW_Q4). Bytes of one channel's packed weight row (K = KH*KW taps). */
 static inline int64_t qllc_dw_row(int64_t K) { return qllc_round_up(K + 3, 4); }
