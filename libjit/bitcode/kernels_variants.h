@@ -29,6 +29,13 @@
   void name(float *y, const float *x, const float *wp, const float *bias, int64_t M, int64_t N, int64_t K,         \
             float act_lo, float act_hi, uint8_t *scratch PARAMS);
 
+/* A float Conv variant: the float reference's arguments (qllc_k_conv2d_f32_f32_f32), then scratch. */
+#define QLLC_VARIANT_CONV_F32(name, TI, TW, TB, TO, PARAMS)                                                        \
+  void name(float *y, const float *x, const float *wp, const float *bias, int64_t N, int64_t C, int64_t H,         \
+            int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t stride_h,                \
+            int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w, int64_t group,      \
+            float act_lo, float act_hi, uint8_t *scratch PARAMS);
+
 /* The C types of a row's element kinds: activations, and by input kind the packed weights (16-bit
    inputs: int16, 16x8 weights widened) and the bias (int32 for 8-bit inputs, int64 for 16-bit). */
 #define QLLC_VT_i8 int8_t
@@ -51,6 +58,7 @@
 #define QLLC_VPROTO_conv2d_i8 QLLC_VARIANT_CONV
 #define QLLC_VPROTO_conv2d_u8 QLLC_VARIANT_CONV
 #define QLLC_VPROTO_conv2d_i16 QLLC_VARIANT_CONV
+#define QLLC_VPROTO_conv2d_f32 QLLC_VARIANT_CONV_F32
 /* The parameters a row's flags add after scratch (QLLC_VX_PARAMS_<flags>), and the same as arguments
    (QLLC_VX_ARGS_<flags>, for wrappers passing them on): only ALT_NHWC has any, the activation layouts. */
 #define QLLC_VX_PARAMS_NONE

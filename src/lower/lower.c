@@ -356,14 +356,43 @@ static qllc_status lower_conv(ctx *c, const qllc_node *n) {
   qllc_status st = spatial(c, n, x, y, KH, KW, 0, &g);
   if (st) return st;
   int64_t group = qllc_attr_int(n, "group", 1);
+  const char *ref = kname3(c, "conv2d", x->elem, w->elem, y->elem);
+  /* A float Conv with constant weights runs on a catalogue row where the target has one, its weights
+     packed in the row's layout (lower_fc says the same for FC). */
+  const qllc_kvariant *v = NULL;
+  qllc_buffer *scratch = NULL, *wb = NULL;
+  const char *why = NULL;
+  const int is_f32 = x->elem == QLLC_ELEM_F32 && w->elem == QLLC_ELEM_F32 && y->elem == QLLC_ELEM_F32;
+  qllc_status st2;
+  const int64_t M = w->dims[0], Kc = group > 0 ? x->dims[1] / group * KH * KW : 0;
+  if (is_f32 && is_const(w) && group > 0 && x->rank == 4) {
+    const qllc_layer_geom lg = {.conv = 1, .N = x->dims[0], .C = x->dims[1], .H = x->dims[2], .W = x->dims[3],
+                                .M = M, .OH = g.OH, .OW = g.OW, .KH = g.KH, .KW = g.KW, .sh = g.sh, .sw = g.sw,
+                                .pt = g.pt, .pl = g.pl, .pb = g.pb, .pr = g.pr, .dh = g.dh, .dw = g.dw,
+                                .group = group, .K = Kc};
+    if ((st2 = qllc_lower_fused_pick(c, n, ref, &lg, &v, &scratch, &why))) return st2;
+  }
+  if (v) {
+    const size_t bytes = qllc_pack_size(v->layout, M, Kc);
+    void *packed = qllc_arena_alloc(c->p->arena, bytes ? bytes : 1);
+    if (!packed) return oom(c);
+    const qllc_pack_src src = {.w = w->data, .ch = M, .K = Kc, .taps = KH * KW, .w_f32 = 1};
+    if (v->pack(&src, packed, NULL) == -2) return invalid(c, n, "float variant for weights that are not float");
+    char *pname = qllc_arena_printf(c->p->arena, "%s.packed", w->name);
+    wb = pname ? buffer_new(c, pname, QLLC_REGION_CONST, w->elem, (uint64_t)bytes) : NULL;
+    if (!wb) return oom(c);
+    wb->data = packed;
+    wb->value = w;
+  }
   roles r = {.set = {0}};
   qllc_lower_roles_yx(&r, c, x, y);
-  r_buf(&r, QLLC_ROLE_W, buf_of(c, w));
+  r_buf(&r, QLLC_ROLE_W, wb ? wb : buf_of(c, w));
   r_opt(c, &r, QLLC_ROLE_BIAS, b);
   qllc_lower_roles_conv(&r, x, &g, w->dims[0], group);
   r_float(&r, QLLC_ROLE_ACT_LO, act_lo(n));
   r_float(&r, QLLC_ROLE_ACT_HI, act_hi(n));
-  return call(c, n, kname3(c, "conv2d", x->elem, w->elem, y->elem), &r);
+  if (!is_f32) return call(c, n, ref, &r);
+  return qllc_lower_emit_fused(c, n, ref, v, scratch, why, &r);
 }
 
 static qllc_status lower_fc(ctx *c, const qllc_node *n) {

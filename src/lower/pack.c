@@ -24,6 +24,7 @@ size_t qllc_pack_size(qllc_layout l, int64_t ch, int64_t K) {
   case QLLC_LAYOUT_ROWS_C2: return (size_t)(ch * Kp2 * 2 + qllc_round_up(ch, 2)); /* + the int32 trailer */
   case QLLC_LAYOUT_ROWS_C2_SPLIT: return (size_t)(2 * ch * Kp2 * 2);
   case QLLC_LAYOUT_F32_N32: return (size_t)(qllc_round_up(ch, QLLC_F32_NB) * K) * sizeof(float);
+  case QLLC_LAYOUT_F32_M24: return (size_t)(qllc_round_up(ch, QLLC_F32_MB) * K) * sizeof(float);
   }
   return 0;
 }
@@ -111,6 +112,15 @@ int qllc_fits_dw(const qllc_layer_geom *g, char *why, size_t size) {
   return 0;
 }
 
+/* the float conv variants: group 1 (their weight blocks do not follow groups); a depthwise conv is not their
+   class (the reference's direct loop) */
+int qllc_fits_f32conv(const qllc_layer_geom *g, char *why, size_t size) {
+  if (!g->conv || qllc_geom_depthwise(g)) return -1;
+  if (g->group == 1) return 1;
+  snprintf(why, size, "%lld groups: the float variants take group 1", (long long)g->group);
+  return 0;
+}
+
 int qllc_fits_c4(const qllc_layer_geom *g, char *why, size_t size) {
   const int p = qllc_fits_panel(g, why, size);
   if (p != 1) return p;
@@ -143,6 +153,10 @@ int64_t qllc_vscratch_c2(const qllc_layer_geom *g) {
 int64_t qllc_vscratch_f32fc(const qllc_layer_geom *g) {
   (void)g;
   return qllc_scratch_fc_f32();
+}
+int64_t qllc_vscratch_f32conv(const qllc_layer_geom *g) {
+  (void)g;
+  return qllc_scratch_conv_f32();
 }
 int64_t qllc_vscratch_cl(const qllc_layer_geom *g) {
   return qllc_scratch_cl(g->C, g->W, g->OH, g->OW, g->KH, g->KW, g->sh, g->sw, g->pl, g->dh, g->dw);
@@ -178,6 +192,17 @@ QLLC_PACKER(K2N16, pack16)
 QLLC_PACKER(K2N16_SPLIT, pack16)
 QLLC_PACKER(ROWS_C2_SPLIT, pack16)
 #undef QLLC_PACKER
+/* F32_M24 (float conv): blocks of 24 output channels, each k's 24 weights together, zeros past ch */
+int64_t qllc_packer_F32_M24(const qllc_pack_src *s, void *wp, void *bias_c) {
+  (void)bias_c;
+  if (!s->w_f32) return -2;
+  float *d = wp;
+  const float *w = s->w;
+  memset(d, 0, qllc_pack_size(QLLC_LAYOUT_F32_M24, s->ch, s->K));
+  for (int64_t c = 0; c < s->ch; c++)
+    for (int64_t k = 0; k < s->K; k++) d[((c / QLLC_F32_MB) * s->K + k) * QLLC_F32_MB + c % QLLC_F32_MB] = w[c * s->K + k];
+  return -1;
+}
 /* F32_N32 (float FC): blocks of 32 columns, each k's 32 weights together, zeros past ch */
 int64_t qllc_packer_F32_N32(const qllc_pack_src *s, void *wp, void *bias_c) {
   (void)bias_c;

@@ -71,15 +71,16 @@ int qllc_geom_depthwise(const qllc_layer_geom *g);
  *   c4     a panel conv that qllc_c4_fits (stride 1, C/group a multiple of 4, more than one tap)
  *   cl     a panel conv of more than one tap that qllc_cl_fits (group 1, C a multiple of 4) unless it
  *          qllc_c4_fits with qllc_c4_lanes_used >= QLLC_C4_MIN_LANES (the C4 variant wastes fewer
- *          pixel lanes there); list the cl row before the c4 row of the same ISA */
+ *          pixel lanes there); list the cl row before the c4 row of the same ISA
+ *   f32conv  a conv that is not depthwise, of group 1 (the float conv variants) */
 typedef int qllc_fits_fn(const qllc_layer_geom *g, char *why, size_t size);
-qllc_fits_fn qllc_fits_fc, qllc_fits_fc64, qllc_fits_panel, qllc_fits_dw, qllc_fits_c4, qllc_fits_cl;
+qllc_fits_fn qllc_fits_fc, qllc_fits_fc64, qllc_fits_panel, qllc_fits_dw, qllc_fits_c4, qllc_fits_cl, qllc_fits_f32conv;
 
 /* Scratch bytes (libjit/bitcode/layouts.h): conv1 / conv2 qllc_scratch_conv(K, 1 / 2), fc1 / fc2
  * qllc_scratch_fc, dw qllc_scratch_dw, c4 qllc_scratch_c4, c2 qllc_scratch_c2, cl qllc_scratch_cl. */
 typedef int64_t qllc_vscratch_fn(const qllc_layer_geom *g);
 qllc_vscratch_fn qllc_vscratch_conv1, qllc_vscratch_conv2, qllc_vscratch_fc1, qllc_vscratch_fc2, qllc_vscratch_dw,
-    qllc_vscratch_c4, qllc_vscratch_c2, qllc_vscratch_cl, qllc_vscratch_f32fc;
+    qllc_vscratch_c4, qllc_vscratch_c2, qllc_vscratch_cl, qllc_vscratch_f32fc, qllc_vscratch_f32conv;
 
 /* A fused layer's constants as the quantizer gives them, for a packer. */
 typedef struct qllc_pack_src {
@@ -100,6 +101,6 @@ typedef struct qllc_pack_src {
 typedef int64_t qllc_packer_fn(const qllc_pack_src *s, void *wp, void *bias_c);
 qllc_packer_fn qllc_packer_ROWS_K4, qllc_packer_K4N16, qllc_packer_DW_Q4, qllc_packer_ROWS_C4, qllc_packer_C4N16,
     qllc_packer_ROWS_K2, qllc_packer_ROWS_K2_SPLIT, qllc_packer_K2N16, qllc_packer_K2N16_SPLIT, qllc_packer_ROWS_C2,
-    qllc_packer_ROWS_C2_SPLIT, qllc_packer_F32_N32;
+    qllc_packer_ROWS_C2_SPLIT, qllc_packer_F32_N32, qllc_packer_F32_M24;
 
 #endif
