@@ -348,6 +348,23 @@ static qllc_status spatial(ctx *c, const qllc_node *n, const qllc_value *x, cons
   return QLLC_OK;
 }
 
+/* The constant float weights w[ch][K] of a Conv or FC packed in float row v's layout, as the buffer
+   "<w>.packed" (*wb). */
+static qllc_status pack_float_variant(ctx *c, const qllc_node *n, const qllc_kvariant *v, const qllc_value *w,
+                                      int64_t ch, int64_t K, qllc_buffer **wb) {
+  const size_t bytes = qllc_pack_size(v->layout, ch, K);
+  void *packed = qllc_arena_alloc(c->p->arena, bytes ? bytes : 1);
+  if (!packed) return oom(c);
+  const qllc_pack_src src = {.w = w->data, .ch = ch, .K = K, .taps = 1, .w_f32 = 1};
+  if (v->pack(&src, packed, NULL) == -2) return invalid(c, n, "float variant for weights that are not float");
+  char *pname = qllc_arena_printf(c->p->arena, "%s.packed", w->name);
+  *wb = pname ? buffer_new(c, pname, QLLC_REGION_CONST, w->elem, (uint64_t)bytes) : NULL;
+  if (!*wb) return oom(c);
+  (*wb)->data = packed;
+  (*wb)->value = (qllc_value *)w;
+  return QLLC_OK;
+}
+
 static qllc_status lower_conv(ctx *c, const qllc_node *n) {
   qllc_value *x = n->in[0], *w = n->in[1], *b = n->n_in > 2 ? n->in[2] : NULL, *y = n->out[0];
   if (w->rank != x->rank) return invalid(c, n, "weight rank differs from input rank");
@@ -372,18 +389,7 @@ static qllc_status lower_conv(ctx *c, const qllc_node *n) {
                                 .group = group, .K = Kc};
     if ((st2 = qllc_lower_fused_pick(c, n, ref, &lg, &v, &scratch, &why))) return st2;
   }
-  if (v) {
-    const size_t bytes = qllc_pack_size(v->layout, M, Kc);
-    void *packed = qllc_arena_alloc(c->p->arena, bytes ? bytes : 1);
-    if (!packed) return oom(c);
-    const qllc_pack_src src = {.w = w->data, .ch = M, .K = Kc, .taps = KH * KW, .w_f32 = 1};
-    if (v->pack(&src, packed, NULL) == -2) return invalid(c, n, "float variant for weights that are not float");
-    char *pname = qllc_arena_printf(c->p->arena, "%s.packed", w->name);
-    wb = pname ? buffer_new(c, pname, QLLC_REGION_CONST, w->elem, (uint64_t)bytes) : NULL;
-    if (!wb) return oom(c);
-    wb->data = packed;
-    wb->value = w;
-  }
+  if (v && (st2 = pack_float_variant(c, n, v, w, M, Kc, &wb))) return st2;
   roles r = {.set = {0}};
   qllc_lower_roles_yx(&r, c, x, y);
   r_buf(&r, QLLC_ROLE_W, wb ? wb : buf_of(c, w));
@@ -414,16 +420,7 @@ static qllc_status lower_fc(ctx *c, const qllc_node *n) {
     if ((st = qllc_lower_fused_pick(c, n, ref, &lg, &v, &scratch, &why))) return st;
   }
   if (v) {
-    const size_t bytes = qllc_pack_size(v->layout, N, K);
-    void *packed = qllc_arena_alloc(c->p->arena, bytes ? bytes : 1);
-    if (!packed) return oom(c);
-    const qllc_pack_src src = {.w = w->data, .ch = N, .K = K, .taps = 1, .w_f32 = 1};
-    if (v->pack(&src, packed, NULL) == -2) return invalid(c, n, "float variant for weights that are not float");
-    char *pname = qllc_arena_printf(c->p->arena, "%s.packed", w->name);
-    wb = pname ? buffer_new(c, pname, QLLC_REGION_CONST, w->elem, (uint64_t)bytes) : NULL;
-    if (!wb) return oom(c);
-    wb->data = packed;
-    wb->value = w;
+    if ((st = pack_float_variant(c, n, v, w, N, K, &wb))) return st;
   } else {
     int memo = w->id >= 0 && w->id < c->g->n_values && c->g->values[w->id] == w;
     wb = memo ? c->packed[w->id] : NULL;
