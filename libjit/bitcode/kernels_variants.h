@@ -23,6 +23,19 @@
             int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w,   \
             int64_t group, int32_t z_x, int32_t z_y, int32_t act_lo, int32_t act_hi, uint8_t *scratch PARAMS);
 
+/* A float FC variant (issue 26): the float reference's arguments (kernels_f32.h: qllc_k_fc_f32_f32_f32), the
+   weights packed in the row's layout, the node's bias as it is (may be NULL), then scratch. */
+#define QLLC_VARIANT_FC_F32(name, TI, TW, TB, TO, PARAMS)                                                          \
+  void name(float *y, const float *x, const float *wp, const float *bias, int64_t M, int64_t N, int64_t K,         \
+            float act_lo, float act_hi, uint8_t *scratch PARAMS);
+
+/* A float Conv variant: the float reference's arguments (qllc_k_conv2d_f32_f32_f32), then scratch. */
+#define QLLC_VARIANT_CONV_F32(name, TI, TW, TB, TO, PARAMS)                                                        \
+  void name(float *y, const float *x, const float *wp, const float *bias, int64_t N, int64_t C, int64_t H,         \
+            int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t stride_h,                \
+            int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w, int64_t group,      \
+            float act_lo, float act_hi, uint8_t *scratch PARAMS);
+
 /* The C types of a row's element kinds: activations, and by input kind the packed weights (16-bit
    inputs: int16, 16x8 weights widened) and the bias (int32 for 8-bit inputs, int64 for 16-bit). */
 #define QLLC_VT_i8 int8_t
@@ -34,8 +47,18 @@
 #define QLLC_VB_i8 int32_t
 #define QLLC_VB_u8 int32_t
 #define QLLC_VB_i16 int64_t
-#define QLLC_VPROTO_fc QLLC_VARIANT_FC
-#define QLLC_VPROTO_conv2d QLLC_VARIANT_CONV
+#define QLLC_VT_f32 float
+#define QLLC_VW_f32 float
+#define QLLC_VB_f32 float
+/* A row's prototype by op and input kind: the quantized signatures, or the float ones */
+#define QLLC_VPROTO_fc_i8 QLLC_VARIANT_FC
+#define QLLC_VPROTO_fc_u8 QLLC_VARIANT_FC
+#define QLLC_VPROTO_fc_i16 QLLC_VARIANT_FC
+#define QLLC_VPROTO_fc_f32 QLLC_VARIANT_FC_F32
+#define QLLC_VPROTO_conv2d_i8 QLLC_VARIANT_CONV
+#define QLLC_VPROTO_conv2d_u8 QLLC_VARIANT_CONV
+#define QLLC_VPROTO_conv2d_i16 QLLC_VARIANT_CONV
+#define QLLC_VPROTO_conv2d_f32 QLLC_VARIANT_CONV_F32
 /* The parameters a row's flags add after scratch (QLLC_VX_PARAMS_<flags>), and the same as arguments
    (QLLC_VX_ARGS_<flags>, for wrappers passing them on): only ALT_NHWC and NHWC_MEASURED have any, the
    activation layouts. */
@@ -55,7 +78,7 @@
 #define QLLC_VX_ARGS_NHWC_MEASURED , x_nhwc, y_nhwc
 /* A row's declaration (variants.h defines QVARIANT as this before including variants.def). */
 #define QLLC_VARIANT_DECLARE(kstem, op, in, w, out, isa, features, fits, layout, scratch, flags)                 \
-  QLLC_VPROTO_##op(qllc_k_##kstem##_##in##_##w##_##out##__##isa, QLLC_VT_##in, QLLC_VW_##in, QLLC_VB_##in,        \
+  QLLC_VPROTO_##op##_##in(qllc_k_##kstem##_##in##_##w##_##out##__##isa, QLLC_VT_##in, QLLC_VW_##in, QLLC_VB_##in,        \
                    QLLC_VT_##out, QLLC_VX_PARAMS_##flags)
 
 /* The four 8-bit input / output combinations of one variant, int8 weights: the rows

@@ -64,6 +64,15 @@
  *  QLLC_LAYOUT_K64N16 (FC on AMX): K4N16 with K rounded up to 64 (zeros past K), so that every B tile
  *      of a block of 16 channels has 16 rows. Scratch: qllc_scratch_amxfc().
  *
+ *  QLLC_LAYOUT_F32_N32 (float FC, issue 26): for each block nb of 32 output columns (N rounded up to
+ *      32, zero columns past N), the 32 weights of each reduction k one after another: w[nb*32 + j][k]
+ *      at (nb * K + k) * 32 + j, float. A float FC tile reads one 16-float vector of a line per k
+ *      (targets/x86_64/kernels/x86_f32.c). The float variants take the node's bias as it is.
+ *  QLLC_LAYOUT_F32_M24 (float conv, group 1, K = C*KH*KW): for each block mb of 24 output channels (M
+ *      rounded up to 24, zero channels past M), the 24 weights of each reduction k one after another:
+ *      w[mb*24 + i][k] at (mb * K + k) * 24 + i, float. The tile's multiplies take them as embedded
+ *      broadcasts, against input panels packed at run time (libjit/bitcode/conv_panel_f32.h).
+ *
  * Bias passed to a variant ("bias_c", per output channel, N entries, not padded):
  *   8-bit variants computing u8 x s8 (vpdpbusd): an i8 input is shifted to u8 (x + 128) when packed,
  *   so bias_c[c] = bias[c] - 128 * sum_k w[c][k] for i8 inputs (bias[c] as the scalar kernel gets it,
@@ -100,6 +109,8 @@ typedef enum qllc_layout {
   QLLC_LAYOUT_ROWS_C2_SPLIT,
   QLLC_LAYOUT_T64N16,
   QLLC_LAYOUT_K64N16,
+  QLLC_LAYOUT_F32_N32,
+  QLLC_LAYOUT_F32_M24,
 } qllc_layout;
 
 #define QLLC_NB 16          /* output channels per FC weight block */
@@ -136,6 +147,14 @@ static inline int64_t qllc_scratch_conv(int64_t K, int64_t esize) {
 static inline int64_t qllc_scratch_fc(int64_t M, int64_t K, int64_t esize) {
   return (M < QLLC_FC_MB ? M : QLLC_FC_MB) * qllc_round_up(K, esize == 1 ? 4 : 2) * esize;
 }
+
+/* Columns per block of QLLC_LAYOUT_F32_N32, output channels per block of QLLC_LAYOUT_F32_M24. */
+#define QLLC_F32_NB 32
+#define QLLC_F32_MB 24
+/* The float FC variants' scratch: 24 rows of x for 512 k, then a tile of 24 x 16 floats (the last
+   columns on a copy). The float conv variants': one input panel of 64 KiB, then that tile. */
+static inline int64_t qllc_scratch_fc_f32(void) { return (512 * QLLC_F32_MB + QLLC_F32_MB * 16) * 4; }
+static inline int64_t qllc_scratch_conv_f32(void) { return (16384 + QLLC_F32_MB * 16) * 4; }
 
 /* Depthwise (QLLC_LAYOUT_DW_Q4). Bytes of one channel's packed weight row (K = KH*KW taps). */
 static inline int64_t qllc_dw_row(int64_t K) { return qllc_round_up(K + 3, 4); }

@@ -60,7 +60,7 @@ static void note_generic_cpu(qllc_drv_model *m, qllc_graph *g, const qllc_option
   char text[1024];
   if (faster > 0)
     snprintf(text, sizeof text,
-             "no --cpu: compiled for the generic %s CPU; %d of its %d quantized layers run portable kernels where "
+             "no --cpu: compiled for the generic %s CPU; %d of its %d Conv and FC layers run portable kernels where "
              "this machine (%s) runs faster ones, and the rest of the code is generic too. For this machine: "
              "--cpu native (or --cpu %s); --quiet hides this note",
              dflt.cpu, faster, layers, host.cpu, host.cpu);

@@ -348,6 +348,23 @@ static qllc_status spatial(ctx *c, const qllc_node *n, const qllc_value *x, cons
   return QLLC_OK;
 }
 
+/* The constant float weights w[ch][K] of a Conv or FC packed in float row v's layout, as the buffer
+   "<w>.packed" (*wb). */
+static qllc_status pack_float_variant(ctx *c, const qllc_node *n, const qllc_kvariant *v, const qllc_value *w,
+                                      int64_t ch, int64_t K, qllc_buffer **wb) {
+  const size_t bytes = qllc_pack_size(v->layout, ch, K);
+  void *packed = qllc_arena_alloc(c->p->arena, bytes ? bytes : 1);
+  if (!packed) return oom(c);
+  const qllc_pack_src src = {.w = w->data, .ch = ch, .K = K, .taps = 1, .w_f32 = 1};
+  if (v->pack(&src, packed, NULL) == -2) return invalid(c, n, "float variant for weights that are not float");
+  char *pname = qllc_arena_printf(c->p->arena, "%s.packed", w->name);
+  *wb = pname ? buffer_new(c, pname, QLLC_REGION_CONST, w->elem, (uint64_t)bytes) : NULL;
+  if (!*wb) return oom(c);
+  (*wb)->data = packed;
+  (*wb)->value = (qllc_value *)w;
+  return QLLC_OK;
+}
+
 static qllc_status lower_conv(ctx *c, const qllc_node *n) {
   qllc_value *x = n->in[0], *w = n->in[1], *b = n->n_in > 2 ? n->in[2] : NULL, *y = n->out[0];
   if (w->rank != x->rank) return invalid(c, n, "weight rank differs from input rank");
@@ -356,14 +373,32 @@ static qllc_status lower_conv(ctx *c, const qllc_node *n) {
   qllc_status st = spatial(c, n, x, y, KH, KW, 0, &g);
   if (st) return st;
   int64_t group = qllc_attr_int(n, "group", 1);
+  const char *ref = kname3(c, "conv2d", x->elem, w->elem, y->elem);
+  /* A float Conv with constant weights runs on a catalogue row where the target has one, its weights
+     packed in the row's layout (lower_fc says the same for FC). */
+  const qllc_kvariant *v = NULL;
+  qllc_buffer *scratch = NULL, *wb = NULL;
+  const char *why = NULL;
+  const int is_f32 = x->elem == QLLC_ELEM_F32 && w->elem == QLLC_ELEM_F32 && y->elem == QLLC_ELEM_F32;
+  qllc_status st2;
+  const int64_t M = w->dims[0], Kc = group > 0 ? x->dims[1] / group * KH * KW : 0;
+  if (is_f32 && is_const(w) && group > 0 && x->rank == 4) {
+    const qllc_layer_geom lg = {.conv = 1, .N = x->dims[0], .C = x->dims[1], .H = x->dims[2], .W = x->dims[3],
+                                .M = M, .OH = g.OH, .OW = g.OW, .KH = g.KH, .KW = g.KW, .sh = g.sh, .sw = g.sw,
+                                .pt = g.pt, .pl = g.pl, .pb = g.pb, .pr = g.pr, .dh = g.dh, .dw = g.dw,
+                                .group = group, .K = Kc};
+    if ((st2 = qllc_lower_fused_pick(c, n, ref, &lg, &v, &scratch, &why))) return st2;
+  }
+  if (v && (st2 = pack_float_variant(c, n, v, w, M, Kc, &wb))) return st2;
   roles r = {.set = {0}};
   qllc_lower_roles_yx(&r, c, x, y);
-  r_buf(&r, QLLC_ROLE_W, buf_of(c, w));
+  r_buf(&r, QLLC_ROLE_W, wb ? wb : buf_of(c, w));
   r_opt(c, &r, QLLC_ROLE_BIAS, b);
   qllc_lower_roles_conv(&r, x, &g, w->dims[0], group);
   r_float(&r, QLLC_ROLE_ACT_LO, act_lo(n));
   r_float(&r, QLLC_ROLE_ACT_HI, act_hi(n));
-  return call(c, n, kname3(c, "conv2d", x->elem, w->elem, y->elem), &r);
+  if (!is_f32) return call(c, n, ref, &r);
+  return qllc_lower_emit_fused(c, n, ref, v, scratch, why, &r);
 }
 
 static qllc_status lower_fc(ctx *c, const qllc_node *n) {
@@ -372,22 +407,38 @@ static qllc_status lower_fc(ctx *c, const qllc_node *n) {
   int64_t N = w->dims[0], K = w->dims[1];
   if (K == 0 || qllc_value_numel(x) % K) return invalid(c, n, "input size is not a multiple of K");
   int64_t M = qllc_value_numel(x) / K;
-  int memo = w->id >= 0 && w->id < c->g->n_values && c->g->values[w->id] == w;
-  qllc_buffer *wb = memo ? c->packed[w->id] : NULL;
-  if (!wb) {
-    /* Pack W[N][K] -> Wp[K][N] so the kernel's inner loop runs over contiguous n. */
-    size_t es = qllc_elem_size((qllc_elem_kind)w->elem);
-    uint8_t *packed = qllc_arena_alloc(c->p->arena, (size_t)(N * K) * es + 1);
-    if (!packed) return oom(c);
-    const uint8_t *src = w->data;
-    for (int64_t i = 0; i < N; i++)
-      for (int64_t k = 0; k < K; k++) memcpy(packed + (size_t)(k * N + i) * es, src + (size_t)(i * K + k) * es, es);
-    char *pname = qllc_arena_printf(c->p->arena, "%s.packed", w->name);
-    wb = pname ? buffer_new(c, pname, QLLC_REGION_CONST, w->elem, (uint64_t)(N * K) * es) : NULL;
-    if (!wb) return oom(c);
-    wb->data = packed;
-    wb->value = w;
-    if (memo) c->packed[w->id] = wb;
+  const char *ref = kname3(c, "fc", x->elem, w->elem, y->elem);
+  /* A float FC runs on a catalogue row where the target has one (targets/<arch>/kernels/variants.def):
+     its weights packed in the row's layout, the node's bias as it is. */
+  const qllc_kvariant *v = NULL;
+  qllc_buffer *scratch = NULL, *wb = NULL;
+  const char *why = NULL;
+  const int is_f32 = x->elem == QLLC_ELEM_F32 && w->elem == QLLC_ELEM_F32 && y->elem == QLLC_ELEM_F32;
+  qllc_status st;
+  if (is_f32) {
+    const qllc_layer_geom lg = {.conv = 0, .fc_m = M, .fc_n = N, .K = K};
+    if ((st = qllc_lower_fused_pick(c, n, ref, &lg, &v, &scratch, &why))) return st;
+  }
+  if (v) {
+    if ((st = pack_float_variant(c, n, v, w, N, K, &wb))) return st;
+  } else {
+    int memo = w->id >= 0 && w->id < c->g->n_values && c->g->values[w->id] == w;
+    wb = memo ? c->packed[w->id] : NULL;
+    if (!wb) {
+      /* Pack W[N][K] -> Wp[K][N] so the kernel's inner loop runs over contiguous n. */
+      size_t es = qllc_elem_size((qllc_elem_kind)w->elem);
+      uint8_t *packed = qllc_arena_alloc(c->p->arena, (size_t)(N * K) * es + 1);
+      if (!packed) return oom(c);
+      const uint8_t *src = w->data;
+      for (int64_t i = 0; i < N; i++)
+        for (int64_t k = 0; k < K; k++) memcpy(packed + (size_t)(k * N + i) * es, src + (size_t)(i * K + k) * es, es);
+      char *pname = qllc_arena_printf(c->p->arena, "%s.packed", w->name);
+      wb = pname ? buffer_new(c, pname, QLLC_REGION_CONST, w->elem, (uint64_t)(N * K) * es) : NULL;
+      if (!wb) return oom(c);
+      wb->data = packed;
+      wb->value = w;
+      if (memo) c->packed[w->id] = wb;
+    }
   }
   roles r = {.set = {0}};
   qllc_lower_roles_yx(&r, c, x, y);
@@ -398,7 +449,8 @@ static qllc_status lower_fc(ctx *c, const qllc_node *n) {
   r_int(&r, QLLC_ROLE_DIM_K, K);
   r_float(&r, QLLC_ROLE_ACT_LO, act_lo(n));
   r_float(&r, QLLC_ROLE_ACT_HI, act_hi(n));
-  return call(c, n, kname3(c, "fc", x->elem, w->elem, y->elem), &r);
+  if (!is_f32) return call(c, n, ref, &r);
+  return qllc_lower_emit_fused(c, n, ref, v, scratch, why, &r);
 }
 
 static qllc_status lower_gemm(ctx *c, const qllc_node *n) {

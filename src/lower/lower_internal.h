@@ -145,6 +145,16 @@ const qllc_kvariant *qllc_lower_choose(struct qllc_lower_ctx *c, const char *ref
 int qllc_lower_candidates(struct qllc_lower_ctx *c, const char *ref, const qllc_layer_geom *g,
                           const qllc_kvariant *first, const qllc_kvariant **out, int max);
 
+/* lower_q.c: a fused layer's row (NULL: the reference ref), chosen by the rule table or, where the target
+ * has a choose hook, by measurement among qllc_lower_candidates; *why for the report; *scratch the
+ * "<node>.scratch" buffer the row sizes. Used by the quantized Conv/FC lowerings and the float FC. */
+qllc_status qllc_lower_fused_pick(qllc_lower_ctx *c, const qllc_node *n, const char *ref, const qllc_layer_geom *g,
+                                  const qllc_kvariant **v, qllc_buffer **scratch, const char **why);
+/* Emits the layer's call: v's (with SCRATCH, and NCHW layouts for an ALT_NHWC row) or ref's, and records
+ * why for the report. */
+qllc_status qllc_lower_emit_fused(qllc_lower_ctx *c, const qllc_node *n, const char *ref, const qllc_kvariant *v,
+                                  qllc_buffer *scratch, const char *why, qllc_lower_roles *r);
+
 typedef qllc_status (*qllc_lower_fn)(qllc_lower_ctx *c, const qllc_node *n);
 
 static inline qllc_arg *qllc_lower_push(qllc_lower_args *av, qllc_arg_kind kind) {

@@ -205,7 +205,7 @@ static qllc_status pack_variant(ctx *c, const qllc_node *n, const qllc_qnode *q,
   void *bc = qllc_arena_alloc(a, (size_t)(channels ? channels : 1) * bsize);
   if (!bc) return qllc_lower_oom(c);
   const qllc_pack_src src = {q->w_packed, q->w_elem == QLLC_ELEM_I8, q->in_elem == QLLC_ELEM_I8, q->bias, q->n,
-                             q->z_y, channels, K, taps};
+                             q->z_y, channels, K, taps, 0};
   int64_t k32 = v->pack(&src, wp, bc);
   if (k32 == -2) return qllc_lower_invalid(c, n, "16x8 variant for a layer whose weights are not int8");
   if (k32 >= 0) { /* the channels whose constants bound their sums inside int32 */
@@ -224,8 +224,8 @@ static qllc_status pack_variant(ctx *c, const qllc_node *n, const qllc_qnode *q,
 
 /* The catalogue's row for a fused layer whose reference kernel is ref (NULL: the reference), the reason
  * kept for the report in *why; and the scratch buffer its row sizes ("<node>.scratch", activation region). */
-static qllc_status fused_pick(ctx *c, const qllc_node *n, const char *ref, const qllc_layer_geom *g,
-                              const qllc_kvariant **v, qllc_buffer **scratch, const char **why) {
+qllc_status qllc_lower_fused_pick(ctx *c, const qllc_node *n, const char *ref, const qllc_layer_geom *g,
+                                  const qllc_kvariant **v, qllc_buffer **scratch, const char **why) {
   *scratch = NULL;
   if (!ref) return qllc_lower_oom(c);
   c->no_nhwc_only = 0;
@@ -265,8 +265,8 @@ static qllc_status fused_pick(ctx *c, const qllc_node *n, const char *ref, const
 }
 
 /* Emits a fused layer's call (a variant's: with SCRATCH) and records why its kernel was chosen. */
-static qllc_status emit_fused(ctx *c, const qllc_node *n, const char *ref, const qllc_kvariant *v,
-                              qllc_buffer *scratch, const char *why, roles *r) {
+qllc_status qllc_lower_emit_fused(ctx *c, const qllc_node *n, const char *ref, const qllc_kvariant *v,
+                                  qllc_buffer *scratch, const char *why, qllc_lower_roles *r) {
   if (v) r_buf(r, QLLC_ROLE_SCRATCH, scratch);
   if (v && (v->flags & QLLC_VF_NHWC)) /* NCHW until the layout pass (layout.c) finds a value both ends take */
     qllc_role_int(r, QLLC_ROLE_LAYOUT_X, 0), qllc_role_int(r, QLLC_ROLE_LAYOUT_Y, 0);
@@ -362,12 +362,12 @@ qllc_status qllc_lower_q_conv(ctx *c, const qllc_node *n) {
     const qllc_layer_geom lg = {.conv = 1, .N = x->dims[0], .C = x->dims[1], .H = g.H, .W = g.W, .M = M, .OH = g.OH,
                                 .OW = g.OW, .KH = KH, .KW = KW, .sh = g.sh, .sw = g.sw, .pt = g.pt, .pl = g.pl,
                                 .pb = g.pb, .pr = g.pr, .dh = g.dh, .dw = g.dw, .group = group, .K = K};
-    if ((st = fused_pick(c, n, ref, &lg, &v, &scratch, &why))) return st;
+    if ((st = qllc_lower_fused_pick(c, n, ref, &lg, &v, &scratch, &why))) return st;
   }
   roles r = {.set = {0}};
   if ((st = fused_common(c, n, x, y, M, K, KH * KW, v, &q, &r))) return st;
   qllc_lower_roles_conv(&r, x, &g, M, group);
-  return emit_fused(c, n, ref, v, scratch, why, &r);
+  return qllc_lower_emit_fused(c, n, ref, v, scratch, why, &r);
 }
 
 /* FC, and Gemm / MatMul whose constant operand the quantizer packed as [N][K]. */
@@ -401,14 +401,14 @@ qllc_status qllc_lower_q_fc(ctx *c, const qllc_node *n) {
   if (q && q->kind == QLLC_QK_FUSED) {
     ref = kname3(c, "fc", q->in_elem, q->w_elem, q->out_elem);
     const qllc_layer_geom lg = {.conv = 0, .fc_m = M, .fc_n = N, .K = K};
-    if ((st = fused_pick(c, n, ref, &lg, &v, &scratch, &why))) return st;
+    if ((st = qllc_lower_fused_pick(c, n, ref, &lg, &v, &scratch, &why))) return st;
   }
   roles r = {.set = {0}};
   if ((st = fused_common(c, n, x, y, N, K, 1, v, &q, &r))) return st;
   r_int(&r, QLLC_ROLE_DIM_M, M);
   r_int(&r, QLLC_ROLE_DIM_N, N);
   r_int(&r, QLLC_ROLE_DIM_K, K);
-  return emit_fused(c, n, ref, v, scratch, why, &r);
+  return qllc_lower_emit_fused(c, n, ref, v, scratch, why, &r);
 }
 
 qllc_status qllc_lower_q_channel_affine(ctx *c, const qllc_node *n) {

@@ -1,6 +1,6 @@
 /* src/lower/pack.c: packing of 8-bit fused-layer weights and biases into the layouts of
  * libjit/bitcode/layouts.h (ROWS_K4, ROWS_C4, C4N16 and T64N16 for conv, K4N16 and K64N16 for FC, DW_Q4 for
- * depthwise conv), and the packed
+ * depthwise conv; and the float FC's F32_N32 and conv's F32_M24), and the packed
  * size of every layout. The 16-bit packers are in pack16.c. Also the functions the kernel catalogue's rows
  * name (pack.h): one packer per layout, the scratch sizes and the shape predicates. */
 #include "lower/pack.h"
@@ -25,6 +25,8 @@ size_t qllc_pack_size(qllc_layout l, int64_t ch, int64_t K) {
   case QLLC_LAYOUT_ROWS_C2_SPLIT: return (size_t)(2 * ch * Kp2 * 2);
   case QLLC_LAYOUT_T64N16: return 0; /* its size depends on the taps: qllc_pack_size_taps */
   case QLLC_LAYOUT_K64N16: return (size_t)(Np * qllc_round_up(K, 64));
+  case QLLC_LAYOUT_F32_N32: return (size_t)(qllc_round_up(ch, QLLC_F32_NB) * K) * sizeof(float);
+  case QLLC_LAYOUT_F32_M24: return (size_t)(qllc_round_up(ch, QLLC_F32_MB) * K) * sizeof(float);
   }
   return 0;
 }
@@ -142,6 +144,15 @@ int qllc_fits_dw(const qllc_layer_geom *g, char *why, size_t size) {
   return 0;
 }
 
+/* the float conv variants: group 1 (their weight blocks do not follow groups); a depthwise conv is not their
+   class (the reference's direct loop) */
+int qllc_fits_f32conv(const qllc_layer_geom *g, char *why, size_t size) {
+  if (!g->conv || qllc_geom_depthwise(g)) return -1;
+  if (g->group == 1) return 1;
+  snprintf(why, size, "%lld groups: the float variants take group 1", (long long)g->group);
+  return 0;
+}
+
 int qllc_fits_c4(const qllc_layer_geom *g, char *why, size_t size) {
   const int p = qllc_fits_panel(g, why, size);
   if (p != 1) return p;
@@ -193,6 +204,14 @@ int64_t qllc_vscratch_amxcl(const qllc_layer_geom *g) {
   return qllc_scratch_amxcl(g->C, g->H, g->W, g->OH, g->OW, g->KH, g->KW, g->sh, g->sw, g->pl, g->dh);
 }
 int64_t qllc_vscratch_amxfc(const qllc_layer_geom *g) { return qllc_scratch_amxfc(g->fc_m, g->K); }
+int64_t qllc_vscratch_f32fc(const qllc_layer_geom *g) {
+  (void)g;
+  return qllc_scratch_fc_f32();
+}
+int64_t qllc_vscratch_f32conv(const qllc_layer_geom *g) {
+  (void)g;
+  return qllc_scratch_conv_f32();
+}
 int64_t qllc_vscratch_cl(const qllc_layer_geom *g) {
   return qllc_scratch_cl(g->C, g->W, g->OH, g->OW, g->KH, g->KW, g->sh, g->sw, g->pl, g->dh, g->dw);
 }
@@ -233,6 +252,28 @@ QLLC_PACKER(K2N16, pack16)
 QLLC_PACKER(K2N16_SPLIT, pack16)
 QLLC_PACKER(ROWS_C2_SPLIT, pack16)
 #undef QLLC_PACKER
+/* F32_M24 (float conv): blocks of 24 output channels, each k's 24 weights together, zeros past ch */
+int64_t qllc_packer_F32_M24(const qllc_pack_src *s, void *wp, void *bias_c) {
+  (void)bias_c;
+  if (!s->w_f32) return -2;
+  float *d = wp;
+  const float *w = s->w;
+  memset(d, 0, qllc_pack_size(QLLC_LAYOUT_F32_M24, s->ch, s->K));
+  for (int64_t c = 0; c < s->ch; c++)
+    for (int64_t k = 0; k < s->K; k++) d[((c / QLLC_F32_MB) * s->K + k) * QLLC_F32_MB + c % QLLC_F32_MB] = w[c * s->K + k];
+  return -1;
+}
+/* F32_N32 (float FC): blocks of 32 columns, each k's 32 weights together, zeros past ch */
+int64_t qllc_packer_F32_N32(const qllc_pack_src *s, void *wp, void *bias_c) {
+  (void)bias_c;
+  if (!s->w_f32) return -2;
+  float *d = wp;
+  const float *w = s->w;
+  memset(d, 0, qllc_pack_size(QLLC_LAYOUT_F32_N32, s->ch, s->K));
+  for (int64_t c = 0; c < s->ch; c++)
+    for (int64_t k = 0; k < s->K; k++) d[((c / QLLC_F32_NB) * s->K + k) * QLLC_F32_NB + c % QLLC_F32_NB] = w[c * s->K + k];
+  return -1;
+}
 /* ROWS_C2 (16x8 only): and the trailer of the channels whose constants bound their sums inside int32 */
 int64_t qllc_packer_ROWS_C2(const qllc_pack_src *s, void *wp, void *bias_c) {
   if (!s->w_i8) return -2;

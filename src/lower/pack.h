@@ -14,7 +14,7 @@
 #include "../../libjit/bitcode/layouts.h"
 
 /* Bytes of the packed weights of `ch` output channels of K reductions in layout l (the layout fixes the
- * element size: int8 for PLAIN, ROWS_K4 and K4N16, int16 for the others). */
+ * element size: int8 for PLAIN, ROWS_K4 and K4N16, float for F32_N32, int16 for the others). */
 size_t qllc_pack_size(qllc_layout l, int64_t ch, int64_t K);
 /* The same for a conv of `taps` = KH*KW taps (K / taps input channels): T64N16's size depends on them
    (qllc_pack_size gives 0 for it); every other layout's is qllc_pack_size's. */
@@ -83,16 +83,19 @@ int qllc_geom_depthwise(const qllc_layer_geom *g);
  *   cl     a panel conv of more than one tap that qllc_cl_fits (group 1, C a multiple of 4); 2 where it
  *          qllc_c4_fits with qllc_c4_lanes_used >= QLLC_C4_MIN_LANES (the C4 variant wastes fewer
  *          pixel lanes there) and for an unpadded strided 1x1 conv; list the cl row before the c4 row
- *          of the same ISA */
+ *          of the same ISA
+ *   f32conv  a conv that is not depthwise, of group 1 (the float conv variants) */
 typedef int qllc_fits_fn(const qllc_layer_geom *g, char *why, size_t size);
-qllc_fits_fn qllc_fits_fc, qllc_fits_fc64, qllc_fits_panel, qllc_fits_dw, qllc_fits_c4, qllc_fits_cl, qllc_fits_amxcl;
+qllc_fits_fn qllc_fits_fc, qllc_fits_fc64, qllc_fits_panel, qllc_fits_dw, qllc_fits_c4, qllc_fits_cl, qllc_fits_amxcl,
+    qllc_fits_f32conv;
 
 /* Scratch bytes (libjit/bitcode/layouts.h): conv1 / conv2 qllc_scratch_conv(K, 1 / 2), fc1 / fc2
  * qllc_scratch_fc, dw qllc_scratch_dw, c4 qllc_scratch_c4, c2 qllc_scratch_c2, cl qllc_scratch_cl,
  * amxcl qllc_scratch_amxcl, amxfc qllc_scratch_amxfc. */
 typedef int64_t qllc_vscratch_fn(const qllc_layer_geom *g);
 qllc_vscratch_fn qllc_vscratch_conv1, qllc_vscratch_conv2, qllc_vscratch_fc1, qllc_vscratch_fc2, qllc_vscratch_dw,
-    qllc_vscratch_c4, qllc_vscratch_c2, qllc_vscratch_cl, qllc_vscratch_amxcl, qllc_vscratch_amxfc;
+    qllc_vscratch_c4, qllc_vscratch_c2, qllc_vscratch_cl, qllc_vscratch_amxcl, qllc_vscratch_amxfc,
+    qllc_vscratch_f32fc, qllc_vscratch_f32conv;
 
 /* A fused layer's constants as the quantizer gives them, for a packer. */
 typedef struct qllc_pack_src {
@@ -103,15 +106,17 @@ typedef struct qllc_pack_src {
   const int32_t *n;      /* [ch] shifts and the output zero point (ROWS_C2's trailer) */
   int32_t z_y;
   int64_t ch, K, taps;   /* taps: KH*KW for a conv, 1 for an FC */
+  int w_f32;             /* float weights (the float layouts; w is float[ch][K], bias is not read) */
 } qllc_pack_src;
 /* A layout's packer: writes qllc_pack_size(layout, ch, K) bytes of weights to wp and ch biases to
- * bias_c (int32 for the 8-bit layouts, as qllc_pack_bias8; int64 for the others, as given). Returns
+ * bias_c (int32 for the 8-bit layouts, as qllc_pack_bias8; int64 for the 16-bit ones, as given; the
+ * float layouts write no bias: their variants take the node's bias as it is, bias_c may be NULL). Returns
  * -1, or for ROWS_C2 the number of output channels that accumulate in int32 (the report's mode), or
  * -2 when the weights are of a kind the layout does not take. */
 typedef int64_t qllc_packer_fn(const qllc_pack_src *s, void *wp, void *bias_c);
 qllc_packer_fn qllc_packer_ROWS_K4, qllc_packer_K4N16, qllc_packer_DW_Q4, qllc_packer_ROWS_C4, qllc_packer_C4N16,
     qllc_packer_T64N16, qllc_packer_K64N16,
     qllc_packer_ROWS_K2, qllc_packer_ROWS_K2_SPLIT, qllc_packer_K2N16, qllc_packer_K2N16_SPLIT, qllc_packer_ROWS_C2,
-    qllc_packer_ROWS_C2_SPLIT;
+    qllc_packer_ROWS_C2_SPLIT, qllc_packer_F32_N32, qllc_packer_F32_M24;
 
 #endif

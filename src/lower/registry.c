@@ -69,6 +69,7 @@ static const qllc_krow rows[] = {
 #define QLLC_ESIZE_i8 1
 #define QLLC_ESIZE_u8 1
 #define QLLC_ESIZE_i16 2
+#define QLLC_ESIZE_f32 4
 #define QLLC_VSTR_(x) #x
 #define QLLC_VSTR(x) QLLC_VSTR_(x)
 #define QVARIANT(kstem, op, in, w, out, isa, features, fits, layout, scratch, flags)                            \

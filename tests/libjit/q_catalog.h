@@ -29,6 +29,16 @@ typedef void q_conv_lfn(void *y, const void *x, const void *w, const void *b, co
 typedef void q_fc_gfn(void *y, const void *x, const void *w, const void *b, const int32_t *m, const int32_t *n,
                       int64_t M, int64_t N, int64_t K, int32_t z_x, int32_t z_y, int32_t lo, int32_t hi, uint8_t *s);
 
+/* A float FC row (kernels_variants.h, QLLC_VARIANT_FC_F32) and its reference, qllc_k_fc_f32_f32_f32 (whose
+   weights are w[K][N], where the row's are packed by its packer). */
+typedef void q_fcf_fn(float *y, const float *x, const float *w, const float *b, int64_t M, int64_t N, int64_t K,
+                      float lo, float hi, uint8_t *s);
+/* A float Conv row (QLLC_VARIANT_CONV_F32); its reference is qllc_k_conv2d_f32_f32_f32. */
+typedef void q_convf_fn(float *y, const float *x, const float *w, const float *b, int64_t N, int64_t C, int64_t H,
+                        int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw,
+                        int64_t pt, int64_t pl, int64_t dh, int64_t dw, int64_t group, float lo, float hi,
+                        uint8_t *s);
+
 typedef struct q_vrow {
   const char *name, *ref_name, *kstem, *in, *w, *out, *isa, *features, *fits_id;
   int conv, esize, alt;
@@ -39,6 +49,8 @@ typedef struct q_vrow {
   q_conv_gfn *conv_fn, *conv_ref; /* conv rows (conv_fn of an ALT_NHWC row: NCHW in and out) */
   q_fc_gfn *fc_fn, *fc_ref;       /* fc rows */
   q_conv_lfn *conv_lay;           /* an ALT_NHWC conv row with its layouts; NULL for other rows */
+  q_fcf_fn *fcf_fn;               /* a float fc row (its reference: qllc_k_fc_f32_f32_f32) */
+  q_convf_fn *convf_fn;           /* a float conv row (its reference: qllc_k_conv2d_f32_f32_f32) */
 } q_vrow;
 
 #define Q_CAT_STR_(x) #x
@@ -97,26 +109,40 @@ typedef struct q_vrow {
     (void)s;                                                                                                   \
     ref((TO *)y, (const TI *)x, (const TR *)w, (const TB *)b, m, n, M, N, K, z_x, z_y, lo, hi);               \
   }
+/* The wrappers by op and input kind: the quantized rows' above; a float row is called directly */
+#define Q_CAT_KIND_i8 q
+#define Q_CAT_KIND_u8 q
+#define Q_CAT_KIND_i16 q
+#define Q_CAT_KIND_f32 f
+#define Q_CAT_WRAP_fc_q Q_CAT_WRAP_fc
+#define Q_CAT_WRAP_conv2d_q Q_CAT_WRAP_conv2d
+#define Q_CAT_WRAP_fc_f(fn, ref, TI, TW, TB, TO, TR, flags)
+#define Q_CAT_WRAP_conv2d_f(fn, ref, TI, TW, TB, TO, TR, flags)
+#define Q_CAT_PASTE_(a, b, c) a##b##_##c
+#define Q_CAT_PASTE(a, b, c) Q_CAT_PASTE_(a, b, c)
 #define QVARIANT(kstem, op, in, w, out, isa, features, fits, layout, scratch, flags)                            \
   qllc_fits_fn qllc_fits_##fits;                                                                               \
   qllc_packer_fn qllc_packer_##layout;                                                                         \
   qllc_vscratch_fn qllc_vscratch_##scratch;                                                                    \
-  Q_CAT_WRAP_##op(qllc_k_##kstem##_##in##_##w##_##out##__##isa, qllc_k_##op##_##in##_##w##_##out, QLLC_VT_##in,   \
+  Q_CAT_PASTE(Q_CAT_WRAP_, op, Q_CAT_KIND_##in)(qllc_k_##kstem##_##in##_##w##_##out##__##isa, qllc_k_##op##_##in##_##w##_##out, QLLC_VT_##in,   \
                   QLLC_VW_##in, QLLC_VB_##in, QLLC_VT_##out, QLLC_VT_##w, flags)
 #include Q_CATALOG_DEF
 
-#define Q_CAT_FNS_conv2d(fn, flags) (q_catv_##fn), (q_catr_##fn), NULL, NULL, Q_CAT_LAYFN_##flags(fn)
-#define Q_CAT_FNS_fc(fn, flags) NULL, NULL, (q_catv_##fn), (q_catr_##fn), NULL
+#define Q_CAT_FNS_conv2d_q(fn, flags) (q_catv_##fn), (q_catr_##fn), NULL, NULL, Q_CAT_LAYFN_##flags(fn), NULL, NULL
+#define Q_CAT_FNS_fc_q(fn, flags) NULL, NULL, (q_catv_##fn), (q_catr_##fn), NULL, NULL, NULL
+#define Q_CAT_FNS_fc_f(fn, flags) NULL, NULL, NULL, NULL, NULL, (fn), NULL
+#define Q_CAT_FNS_conv2d_f(fn, flags) NULL, NULL, NULL, NULL, NULL, NULL, (fn)
 #define Q_CAT_ISCONV_conv2d 1
 #define Q_CAT_ISCONV_fc 0
 #define Q_CAT_ESIZE_i8 1
 #define Q_CAT_ESIZE_u8 1
 #define Q_CAT_ESIZE_i16 2
+#define Q_CAT_ESIZE_f32 4
 #define QVARIANT(kstem, op, in, w, out, isa, features, fits, layout, scratch, flags)                            \
   {Q_CAT_STR(qllc_k_##kstem##_##in##_##w##_##out##__##isa), Q_CAT_STR(qllc_k_##op##_##in##_##w##_##out), #kstem, \
    #in, #w, #out, #isa, features, #fits, Q_CAT_ISCONV_##op, Q_CAT_ESIZE_##in, QLLC_VF_##flags##_T,              \
    QLLC_LAYOUT_##layout, qllc_fits_##fits, qllc_packer_##layout, qllc_vscratch_##scratch,                    \
-   Q_CAT_FNS_##op(qllc_k_##kstem##_##in##_##w##_##out##__##isa, flags)},
+   Q_CAT_PASTE(Q_CAT_FNS_, op, Q_CAT_KIND_##in)(qllc_k_##kstem##_##in##_##w##_##out##__##isa, flags)},
 #define QLLC_VF_NONE_T 0
 #define QLLC_VF_ALT_T 1
 #define QLLC_VF_NARROW_T 2
@@ -155,9 +181,10 @@ static Q_UNUSED int q_row_combo(const q_vrow *r) { return (r->in[0] == 'u') * 2 
 
 /* Which kernel test runs a row: q_x86_q8_test.c / q_arm_kernels.c the 8-bit panel, FC and direct rows,
    q_x86_dw_test.c the depthwise ones, q_x86_q16_test.c / q_arm_kernels.c the 16-bit ones,
-   q_amx_test.c the AMX ones (tile state and its emulator). */
-enum { Q_SUITE_Q8, Q_SUITE_DW, Q_SUITE_Q16, Q_SUITE_AMX, Q_SUITE_NONE };
+   q_amx_test.c the AMX ones (tile state and its emulator), f32_x86_test.c the float ones. */
+enum { Q_SUITE_Q8, Q_SUITE_DW, Q_SUITE_Q16, Q_SUITE_AMX, Q_SUITE_F32, Q_SUITE_NONE };
 static Q_UNUSED int q_row_suite(const q_vrow *r) {
+  if (r->esize == 4) return r->fcf_fn || r->convf_fn ? Q_SUITE_F32 : Q_SUITE_NONE;
   if (strstr(r->features, "amx-")) return Q_SUITE_AMX;
   if (r->esize == 2) return !strcmp(r->fits_id, "c4") || !strcmp(r->fits_id, "panel") || !strcmp(r->fits_id, "fc")
                                 ? Q_SUITE_Q16 : Q_SUITE_NONE;

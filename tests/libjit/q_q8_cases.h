@@ -28,7 +28,7 @@ static Q_UNUSED void q8_pack(const q_vrow *r, const q8_operands *o, int64_t ch, 
                              gbuf *gwp, gbuf *gbc, int8_t **wp, int32_t **bias_c) {
   *wp = galloc(gwp, qllc_pack_size(r->layout, ch, K));
   *bias_c = galloc(gbc, (size_t)ch * 4);
-  const qllc_pack_src s = {o->w, 1, ki == K_I8, o->bias, o->n, o->z_y, ch, K, taps};
+  const qllc_pack_src s = {o->w, 1, ki == K_I8, o->bias, o->n, o->z_y, ch, K, taps, 0};
   r->pack(&s, *wp, *bias_c);
 }
 

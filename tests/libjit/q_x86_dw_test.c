@@ -66,7 +66,7 @@ static void run_dw(int combo, const dw_case *t) {
   gbuf gwp, gbc, gs;
   int8_t *wp = galloc(&gwp, qllc_pack_size(r->layout, C, K));
   int32_t *bias_c = galloc(&gbc, (size_t)C * 4);
-  const qllc_pack_src src = {o.w, 1, ki == K_I8, o.bias, o.n, o.z_y, C, K, K};
+  const qllc_pack_src src = {o.w, 1, ki == K_I8, o.bias, o.n, o.z_y, C, K, K, 0};
   r->pack(&src, wp, bias_c);
   const qllc_layer_geom lg = q_conv_geom(d);
   const size_t ssz = (size_t)r->scratch(&lg);

@@ -169,7 +169,7 @@ static void *packed_w(const q_vrow *r, int wide, const void *w, const int64_t *b
   size_t sz = qllc_pack_size(r->layout, ch, K);
   void *wp = aligned_alloc(64, (sz + 63) / 64 * 64);
   int64_t *bc = malloc((size_t)(ch ? ch : 1) * 8);
-  const qllc_pack_src src = {w, !wide, 0, bias, n, z_y, ch, K, taps};
+  const qllc_pack_src src = {w, !wide, 0, bias, n, z_y, ch, K, taps, 0};
   const int64_t k = r->pack(&src, wp, bc);
   if (k32) *k32 = k;
   for (int64_t c = 0; c < ch; c++)

@@ -190,3 +190,6 @@ DW8_KERNEL(int8_t, i8, int8_t, i8, 0x80, 0)
 DW8_KERNEL(int8_t, i8, uint8_t, u8, 0x80, 1)
 DW8_KERNEL(uint8_t, u8, int8_t, i8, 0, 0)
 DW8_KERNEL(uint8_t, u8, uint8_t, u8, 0, 1)
+
+/* The float FC and Conv variants (issue 26) end this translation unit (x86_f32.h says why). */
+#include "x86_f32.h"
