@@ -176,7 +176,7 @@ static void emu_conv_counts(const char *shape, const int64_t *d, int print, int 
   q8_operands_make(&o, K_I8, K_I8, nx, M, K, 3, 0, 0, 0, 1, 0, 0);
   int8_t *w1 = malloc(qllc_pack_size(QLLC_LAYOUT_ROWS_K4, M, K)), *w2 = malloc(qllc_pack_size_taps(QLLC_LAYOUT_T64N16, M, K, T));
   int32_t *b1 = ivec(M), *b2 = ivec(M);
-  const qllc_pack_src src = {o.w, 1, 1, o.bias, o.n, o.z_y, M, K, T};
+  const qllc_pack_src src = {o.w, 1, 1, o.bias, o.n, o.z_y, M, K, T, 0};
   qllc_packer_ROWS_K4(&src, w1, b1);
   qllc_packer_T64N16(&src, w2, b2);
   const qllc_layer_geom g = q_conv_geom(d);
@@ -216,7 +216,7 @@ static void emu_fc_counts(const char *shape, int64_t M, int64_t N, int64_t K, in
   q8_operands_make(&o, K_U8, K_U8, M * K, N, K, 7, 0, 0, 0, 1, 0, 0);
   int8_t *w1 = malloc(qllc_pack_size(QLLC_LAYOUT_K4N16, N, K)), *w2 = malloc(qllc_pack_size(QLLC_LAYOUT_K64N16, N, K));
   int32_t *b1 = ivec(N), *b2 = ivec(N);
-  const qllc_pack_src src = {o.w, 1, 0, o.bias, o.n, o.z_y, N, K, 1};
+  const qllc_pack_src src = {o.w, 1, 0, o.bias, o.n, o.z_y, N, K, 1, 0};
   qllc_packer_K4N16(&src, w1, b1);
   qllc_packer_K64N16(&src, w2, b2);
   const qllc_layer_geom g = {.conv = 0, .fc_m = M, .fc_n = N, .K = K};

@@ -207,7 +207,7 @@ static void run_fc2(int combo, int64_t M, int64_t N, int64_t K) {
                    (int)irand(0, 5), (int)irand(0, 1));
   int8_t *wp = malloc(qllc_pack_size(QLLC_LAYOUT_K64N16, N, K));
   int32_t *bias_c = ivec(N);
-  const qllc_pack_src src = {o.w, 1, ki == K_I8, o.bias, o.n, o.z_y, N, K, 1};
+  const qllc_pack_src src = {o.w, 1, ki == K_I8, o.bias, o.n, o.z_y, N, K, 1, 0};
   qllc_packer_K64N16(&src, wp, bias_c);
   const qllc_layer_geom g = {.conv = 0, .fc_m = M, .fc_n = N, .K = K};
   const size_t ssz = (size_t)qllc_vscratch_amxfc(&g);
@@ -252,7 +252,7 @@ static void run_conv2(int combo, const int64_t *d, int64_t xl, int64_t yl) {
       for (int64_t p = 0; p < H * W; p++) xn[(b * H * W + p) * C + c] = ((uint8_t *)o.x)[(b * C + c) * H * W + p];
   int8_t *wp = malloc(qllc_pack_size_taps(QLLC_LAYOUT_T64N16, M, K, T));
   int32_t *bias_c = ivec(M);
-  const qllc_pack_src src = {o.w, 1, ki == K_I8, o.bias, o.n, o.z_y, M, K, T};
+  const qllc_pack_src src = {o.w, 1, ki == K_I8, o.bias, o.n, o.z_y, M, K, T, 0};
   qllc_packer_T64N16(&src, wp, bias_c);
   const size_t ssz = (size_t)qllc_vscratch_amxcl(&g);
   uint8_t *scratch = gzone(ssz), *want = calloc((size_t)ny, 1), *got = gzone((size_t)ny);
