@@ -1,11 +1,12 @@
 /* bench/onednn.c: the oneDNN side of bench/side_by_side.sh, and the machine's measured int8 peak.
  *
- *   onednn int8|f32 fc1|fc64|conv [--ms RUN_MS] [--warmup-ms W] [--plain-io]
+ *   onednn int8|f32 fc1|fc64|conv|conv28 [--ms RUN_MS] [--warmup-ms W] [--plain-io]
  *   onednn peak
  *   onednn version
  *
  * Shapes (as bench/sbs_models.py): fc1 = inner product 1x1024 -> 1024, fc64 = 64x1024 -> 1024,
- * conv = 3x3 pad 1 stride 1, 64 -> 64 channels at 56x56, N = 1; all with bias.
+ * conv = 3x3 pad 1 stride 1, 64 -> 64 channels at 56x56, conv28 = the same, 128 -> 128 at 28x28; N = 1;
+ * all with bias.
  *
  * int8: u8 source, s8 weights, s32 bias, s8 destination, one output scale per output channel
  * (oneDNN 2.x: dnnl_primitive_attr_set_output_scales, mask 1 << 1, values fixed at creation). f32: all
@@ -173,6 +174,7 @@ static const shape shapes[] = {
     {"fc1", 0, 1, 1024, 1024, 1, 1, 1, 1},
     {"fc64", 0, 64, 1024, 1024, 1, 1, 1, 1},
     {"conv", 1, 1, 64, 64, 56, 56, 3, 3},
+    {"conv28", 1, 1, 128, 128, 28, 28, 3, 3},
 };
 
 static dnnl_memory_t make_mem(const dnnl_memory_desc_t *md, dnnl_engine_t eng) {
@@ -404,7 +406,7 @@ int main(int argc, char **argv) {
   if (np == 2 && (strcmp(pos[0], "int8") == 0 || strcmp(pos[0], "f32") == 0))
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
       if (strcmp(pos[1], shapes[i].name) == 0) return layer(&shapes[i], pos[0][0] == 'i', run_ms, warm_ms, plain_io);
-  fprintf(stderr, "usage: onednn int8|f32 fc1|fc64|conv [--ms RUN_MS] [--warmup-ms W] [--plain-io]\n"
+  fprintf(stderr, "usage: onednn int8|f32 fc1|fc64|conv|conv28 [--ms RUN_MS] [--warmup-ms W] [--plain-io]\n"
                   "       onednn peak\n       onednn version\n");
   return 2;
 }

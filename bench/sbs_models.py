@@ -9,6 +9,7 @@ Writes, for each shape, OUTDIR/NAME.onnx (float, opset 13, seeded random weights
     fc1     Gemm  x[1,1024]  * W[1024,1024]^T + b[1024]      (transB=1)
     fc64    Gemm  x[64,1024] * W[1024,1024]^T + b[1024]
     conv    Conv  x[1,64,56,56], W[64,64,3,3], b[64], pads 1, strides 1
+    conv28  Conv  x[1,128,28,28], W[128,128,3,3], b[128], pads 1, strides 1
 
 Inputs are uniform in [0, 1), as after a ReLU: the int8 input's range then starts at 0, so its zero point
 is 0 and the int8 layer sees what oneDNN's u8 source does (no input zero point). Weights are normal with
@@ -26,6 +27,7 @@ SHAPES = {
     "fc1": ("Gemm", [1, 1024], [1024, 1024]),
     "fc64": ("Gemm", [64, 1024], [1024, 1024]),
     "conv": ("Conv", [1, 64, 56, 56], [64, 64, 3, 3]),
+    "conv28": ("Conv", [1, 128, 28, 28], [128, 128, 3, 3]),
 }
 
 

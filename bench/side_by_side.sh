@@ -8,14 +8,15 @@
 #
 # Environment: TURNS (5) alternating turns per layer; RUN_MS (200) timed calls per turn, about this many
 # milliseconds of them (at least 20 calls), each call timed alone, after WARMUP_MS (50) of warm-up calls;
-# CORE (0) the core everything runs on; SHAPES ("fc1 fc64 conv"); ORT (1) run bench/ort/run.sh too, with
-# ORT_RUNS (30) runs and ORT_REPEAT (2) alternations.
+# CORE (0) the core everything runs on; SHAPES ("fc1 fc64 conv conv28"); ORT (1) run bench/ort/run.sh
+# too, with ORT_RUNS (30) runs and ORT_REPEAT (2) alternations.
 #
 # 1. Installs what is missing: libdnnl-dev (oneDNN's C API, Debian's 2.x build with OpenMP), numpy and
 #    onnx for the model script, torch for bench/ort's ResNet-18 (all Debian packages); bench/ort/run.sh
 #    installs the onnxruntime npm package itself. Builds qllc (make qllc_core qllc).
-# 2. Single layers, the same three shapes for every contender: fc1 = FC 1x1024 -> 1024, fc64 = FC
-#    64x1024 -> 1024, conv = Conv 3x3 pad 1 stride 1, 64 -> 64 channels at 56x56, N = 1, with bias.
+# 2. Single layers, the same four shapes for every contender: fc1 = FC 1x1024 -> 1024, fc64 = FC
+#    64x1024 -> 1024, conv = Conv 3x3 pad 1 stride 1, 64 -> 64 channels at 56x56, conv28 = the same, 128 -> 128
+#    at 28x28; N = 1, with bias.
 #    - oneDNN (bench/onednn.c): int8 u8 x s8 -> s8, s32 bias, per-output-channel output scales, weights
 #      reordered to oneDNN's layout once (format any), primitive created once; run with
 #      ONEDNN_MAX_CPU_ISA=AVX512_CORE_VNNI and with the default ISA; and f32. Its activations are in the
@@ -40,7 +41,7 @@ TURNS=${TURNS:-5}
 RUN_MS=${RUN_MS:-200}
 WARMUP_MS=${WARMUP_MS:-50}
 CORE=${CORE:-0}
-SHAPES=${SHAPES:-fc1 fc64 conv}
+SHAPES=${SHAPES:-fc1 fc64 conv conv28}
 ORT=${ORT:-1}
 ORT_RUNS=${ORT_RUNS:-30}
 ORT_REPEAT=${ORT_REPEAT:-2}
@@ -109,7 +110,7 @@ RES=$OUT/results.txt
 : >"$RES"
 CONTENDERS="onednn_vnni onednn_vnni_plain onednn_default onednn_f32 qllc_int8 qllc_int16 qllc_16x8 qllc_float"
 [ "$AMX" = 1 ] && CONTENDERS="$CONTENDERS qllc_int8noamx"
-macs_of() { case $1 in fc1) echo 1048576 ;; fc64) echo 67108864 ;; conv) echo 115605504 ;; esac; }
+macs_of() { case $1 in fc1) echo 1048576 ;; fc64) echo 67108864 ;; conv|conv28) echo 115605504 ;; esac; }
 T=(--ms "$RUN_MS" --warmup-ms "$WARMUP_MS")
 for s in $SHAPES; do
   log "timing $s: $TURNS turns of $CONTENDERS"
@@ -143,14 +144,14 @@ runs = {}
 for line in open(res):
     d = kv(line)
     runs.setdefault((d['shape'], d['who']), []).append(d)
-macs = {'fc1': 1048576, 'fc64': 67108864, 'conv': 115605504}
+macs = {'fc1': 1048576, 'fc64': 67108864, 'conv': 115605504, 'conv28': 115605504}
 label = {'onednn_vnni': 'oneDNN int8, max ISA avx512_core_vnni',
          'onednn_vnni_plain': 'oneDNN int8, avx512_core_vnni, activation reorders from/to plain layout timed',
          'onednn_default': 'oneDNN int8, default ISA',
          'onednn_f32': 'oneDNN f32', 'qllc_int8': 'qllc int8', 'qllc_int16': 'qllc int16',
          'qllc_16x8': 'qllc 16x8', 'qllc_float': 'qllc float',
          'qllc_int8noamx': 'qllc int8, --features -amx-tile,-amx-int8'}
-desc = {'fc1': 'FC 1x1024 -> 1024', 'fc64': 'FC 64x1024 -> 1024', 'conv': 'Conv 3x3 64->64 56x56'}
+desc = {'fc1': 'FC 1x1024 -> 1024', 'fc64': 'FC 64x1024 -> 1024', 'conv': 'Conv 3x3 64->64 56x56', 'conv28': 'Conv 3x3 128->128 28x28'}
 
 def sqnr(shape, p):
     try:

@@ -79,8 +79,12 @@ if grep -q 'conv2d_i8_i8_[iu]8__avx512vnni' "$tmp/host.tc" 2>/dev/null; then
   awk -F'\t' -v OFS='\t' 'NR > 3 && $2 ~ /^qllc_k_conv2dcl_.*__amx$/ { $4 = "0.0001" } { print }' "$tmp/spr.tc" >"$tmp/spr2.tc"
   expect_kernels "sapphirerapids, timings from an AMX CPU: conv2dcl__amx where it times fastest" \
     '^node /conv2/Conv .*: qllc_k_conv2dcl_i8_i8_[iu]8__amx  \[timed on sapphirerapids \(--tune-cache\):' 1 "$M" "${Q[@]}" --cpu sapphirerapids --tune-cache "$tmp/spr2.tc"
-  expect_kernels "conv2dcl__amx: its NCHW ends converted inside, in the layouts report" \
-    '^  node /conv2/Conv \(Conv\): qllc_k_conv2dcl_i8_i8_[iu]8__amx: input NCHW -> channel groups, output -> NCHW$' 1 "$M" "${Q[@]}" --cpu sapphirerapids --tune-cache "$tmp/spr2.tc"
+  # its input comes channel-last from the max pool's twin (which converts its own NCHW input); its output,
+  # read by the Pad and average pool (no channel-last forms), is converted inside
+  expect_kernels "conv2dcl__amx: an NHWC input from the pool's twin, its NCHW output converted inside" \
+    '^  node /conv2/Conv \(Conv\): qllc_k_conv2dcl_i8_i8_[iu]8__amx: output -> NCHW$' 1 "$M" "${Q[@]}" --cpu sapphirerapids --tune-cache "$tmp/spr2.tc"
+  expect_kernels "conv2dcl__amx: the pool before it writes NHWC" \
+    '^  node /MaxPool \(MaxPool\): qllc_k_maxpool2dcl_i8_i8: input NCHW -> channel groups$' 1 "$M" "${Q[@]}" --cpu sapphirerapids --tune-cache "$tmp/spr2.tc"
 else
   skip "timings: this CPU has no AVX-512 VNNI panel conv to time"
 fi
