@@ -163,8 +163,8 @@ typedef struct qllc_options {
   void (*note)(void *ctx, const char *text);
   void *note_ctx;
   /* progress of a long step (since 0.3): the precision search and qllc_compare call it with one short
-     line (no newline) that replaces the previous one, and with NULL when the step ends. NULL: none. The qllc tool draws it on
-     stderr when stderr is a terminal. */
+     line (no newline) that replaces the previous one, and with NULL when the step ends. NULL: none.
+     The qllc tool draws it on stderr when stderr is a terminal. */
   void (*progress)(void *ctx, const char *text);
   void *progress_ctx;
 } qllc_options;
