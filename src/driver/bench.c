@@ -20,7 +20,7 @@
 
 #include "driver/driver_internal.h"
 
-static double now_ns(void) {
+double qllc_drv_now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
@@ -31,8 +31,7 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* The q-quantile (0..1) of v[0..n), sorted in place: the nearest rank. */
-static double quantile(double *v, int n, double q) {
+double qllc_drv_quantile(double *v, int n, double q) {
   qsort(v, (size_t)n, sizeof *v, cmp_double);
   int k = (int)(q * (n - 1) + 0.5);
   return v[k < 0 ? 0 : k >= n ? n - 1 : k];
@@ -187,13 +186,13 @@ qllc_status qllc_drv_bench(qllc_drv_model *m, const qllc_options *o, const qllc_
       uint64_t a0 = ticks();
       pairs[k] = (double)(ticks() - a0);
     }
-    overhead = quantile(pairs, 501, 0.5);
-    n0 = now_ns(), c0 = (double)ticks();
+    overhead = qllc_drv_quantile(pairs, 501, 0.5);
+    n0 = qllc_drv_now_ns(), c0 = (double)ticks();
   }
   for (int k = 0; st == QLLC_OK && k < warmup + runs; k++) {
-    double t0 = now_ns();
+    double t0 = qllc_drv_now_ns();
     int rc = j.entry(NULL, mut, act);
-    double t1 = now_ns();
+    double t1 = qllc_drv_now_ns();
     int rs = rc ? 0 : sentry(NULL, smut, sact);
     if (rc || rs) {
       st = qllc_fail(diag, QLLC_ERR_RUNTIME, NULL, "the compiled model returned error %d", rc ? rc : rs);
@@ -208,7 +207,7 @@ qllc_status qllc_drv_bench(qllc_drv_model *m, const qllc_options *o, const qllc_
   }
   double per_ns = 0; /* counts per ns */
   if (st == QLLC_OK) {
-    double c1 = (double)ticks(), n1 = now_ns();
+    double c1 = (double)ticks(), n1 = qllc_drv_now_ns();
     per_ns = n1 > n0 && c1 > c0 ? (c1 - c0) / (n1 - n0) : 0;
     if (!(per_ns > 0)) st = qllc_fail(diag, QLLC_ERR_UNSUPPORTED, NULL, "qllc bench: this machine's time counter does not advance");
   }
@@ -238,9 +237,9 @@ qllc_status qllc_drv_bench(qllc_drv_model *m, const qllc_options *o, const qllc_
       b->kernel = strdup(in->kernel ? in->kernel : "-");
       if (!b->node || !b->op || !b->kernel) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
     }
-    r->median_ns = quantile(whole, runs, 0.5);
-    r->min_ns = whole[0]; /* sorted by quantile */
-    r->p90_ns = quantile(whole, runs, 0.9);
+    r->median_ns = qllc_drv_quantile(whole, runs, 0.5);
+    r->min_ns = whole[0]; /* sorted by qllc_drv_quantile */
+    r->p90_ns = qllc_drv_quantile(whole, runs, 0.9);
   }
   if (st == QLLC_OK) *out = r, r = NULL;
   qllc_bench_result_free(r);

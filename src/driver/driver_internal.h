@@ -171,6 +171,11 @@ double qllc_sqnr_db(double signal, double noise);
 /* Quantizes graph g in place with the options the caller holds and the precision map. */
 typedef qllc_status (*qllc_quantize_fn)(void *ctx, qllc_graph *g, const qllc_prec_map *map, qllc_diag *diag);
 
+/* The clock and the median of `qllc bench` (bench.c), shared with variant timing (tune.c): CLOCK_MONOTONIC
+ * in ns; the q-quantile (0..1) of v[0..n) by nearest rank, v sorted in place. */
+double qllc_drv_now_ns(void);
+double qllc_drv_quantile(double *v, int n, double q);
+
 /* Times the model compiled with a precision map, as `qllc bench` does (*out: dispose with
  * qllc_bench_result_free): the search's cost when the target CPU is this machine. */
 typedef struct qllc_search_timer {

@@ -259,12 +259,6 @@ static int tune_choose(void *ctx, const qllc_node *n, const char *shape, const c
   return best;
 }
 
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
-
 /* The extract's lowering: copy j of layer i runs candidate j (made: the copies, row by row). */
 typedef struct forcing {
   const pending *pend;
@@ -284,11 +278,6 @@ static int force_choose(void *ctx, const qllc_node *n, const char *shape, const 
         return -1;
       }
   return -1;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
 }
 
 /* 1 when the test hook QLLC_TUNE_SLOW names part of kernel. */
@@ -364,14 +353,13 @@ static qllc_status measure(tuner *t, const qllc_graph *g, const qllc_lower_targe
           continue;
         }
         for (int run = -1; st == QLLC_OK && run < TUNE_RUNS; run++) {
-          const double t0 = now_us();
+          const double t0 = qllc_drv_now_ns();
           if (qllc_drv_native_call(in, mut, act) != 0)
             st = qllc_fail(diag, QLLC_ERR_INVALID, in->node->name, "internal error: cannot call %s natively", in->kernel);
-          if (run >= 0) d[run] = now_us() - t0;
+          if (run >= 0) d[run] = (qllc_drv_now_ns() - t0) * 1e-3;
         }
         if (st != QLLC_OK) break;
-        qsort(d, TUNE_RUNS, sizeof *d, cmp_double);
-        double v = d[TUNE_RUNS / 2];
+        double v = qllc_drv_quantile(d, TUNE_RUNS, 0.5);
         if (planted_slow(uniq[i].cands[j])) v *= 1000;
         /* kept as the cache file writes it (%.3f), so that a compile which measures and one which reads
            the file choose and report alike (the report's %.1f of 12.2504 and of 12.250 differ) */

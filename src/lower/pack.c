@@ -252,27 +252,24 @@ QLLC_PACKER(K2N16, pack16)
 QLLC_PACKER(K2N16_SPLIT, pack16)
 QLLC_PACKER(ROWS_C2_SPLIT, pack16)
 #undef QLLC_PACKER
-/* F32_M24 (float conv): blocks of 24 output channels, each k's 24 weights together, zeros past ch */
-int64_t qllc_packer_F32_M24(const qllc_pack_src *s, void *wp, void *bias_c) {
-  (void)bias_c;
+/* The float layouts: blocks of nb output channels (F32_M24 for the conv: 24; F32_N32 for the FC: 32), each
+   k's nb weights together, zeros past ch; no bias to make (the float kernels add the plain one) */
+static int64_t pack_f32_blocks(const qllc_pack_src *s, void *wp, qllc_layout l, int64_t nb) {
   if (!s->w_f32) return -2;
   float *d = wp;
   const float *w = s->w;
-  memset(d, 0, qllc_pack_size(QLLC_LAYOUT_F32_M24, s->ch, s->K));
+  memset(d, 0, qllc_pack_size(l, s->ch, s->K));
   for (int64_t c = 0; c < s->ch; c++)
-    for (int64_t k = 0; k < s->K; k++) d[((c / QLLC_F32_MB) * s->K + k) * QLLC_F32_MB + c % QLLC_F32_MB] = w[c * s->K + k];
+    for (int64_t k = 0; k < s->K; k++) d[((c / nb) * s->K + k) * nb + c % nb] = w[c * s->K + k];
   return -1;
 }
-/* F32_N32 (float FC): blocks of 32 columns, each k's 32 weights together, zeros past ch */
+int64_t qllc_packer_F32_M24(const qllc_pack_src *s, void *wp, void *bias_c) {
+  (void)bias_c;
+  return pack_f32_blocks(s, wp, QLLC_LAYOUT_F32_M24, QLLC_F32_MB);
+}
 int64_t qllc_packer_F32_N32(const qllc_pack_src *s, void *wp, void *bias_c) {
   (void)bias_c;
-  if (!s->w_f32) return -2;
-  float *d = wp;
-  const float *w = s->w;
-  memset(d, 0, qllc_pack_size(QLLC_LAYOUT_F32_N32, s->ch, s->K));
-  for (int64_t c = 0; c < s->ch; c++)
-    for (int64_t k = 0; k < s->K; k++) d[((c / QLLC_F32_NB) * s->K + k) * QLLC_F32_NB + c % QLLC_F32_NB] = w[c * s->K + k];
-  return -1;
+  return pack_f32_blocks(s, wp, QLLC_LAYOUT_F32_N32, QLLC_F32_NB);
 }
 /* ROWS_C2 (16x8 only): and the trailer of the channels whose constants bound their sums inside int32 */
 int64_t qllc_packer_ROWS_C2(const qllc_pack_src *s, void *wp, void *bias_c) {
