@@ -393,3 +393,6 @@ QA_MM void qa_cv_mm_tile(const int CP, uint8_t *y, int64_t NP, const uint8_t *pa
   QA_DEF(uint8_t, u8, uint8_t, u8, isa, T, FC, CONV)
 QA_DEF_ISA(dotprod, QA_T_DOT, qa_fc_dot, qa_conv_dot)
 QA_DEF_ISA(i8mm, QA_T_MM, qa_fc_mm, qa_conv_mm)
+
+/* The float FC and Conv variants (issue 26) end this translation unit (arm_f32.h says why). */
+#include "arm_f32.h"
