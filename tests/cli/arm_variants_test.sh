@@ -5,13 +5,14 @@
 #   1. Selection and report (`qllc info --target aarch64`): neoverse-n2 / cortex-a710 / apple-m2 run
 #      __i8mm, neoverse-n1 / cortex-a76 __dotprod (saying i8mm is missing), cortex-a53 the reference
 #      (saying what it lacks), generic --features +dotprod picks __dotprod, --features -i8mm falls back;
-#      int16 and 16x8 layers run __neon on every CPU.
+#      int16 and 16x8 layers run __neon on every CPU; so do float convs and FCs (arm_f32.h).
 #   2. Objects (inspected, not run): neoverse-n2 holds usmmla, neoverse-n1 udot and no mmla, cortex-a53
-#      neither; the objects need no symbol beyond memcpy/memset.
+#      neither; the objects need no symbol beyond memcpy/memset; the float objects multiply by a lane
+#      (fmul v.4s, v.4s, v.s[i]) and never fuse (no fmla / fmadd: not the reference's bits).
 #   3. Bits: the int8 bundles for cortex-a53 (reference), neoverse-n1 (dotprod) and neoverse-n2 (i8mm),
-#      and the int16 and 16x8 bundles (__neon), run under `qemu-aarch64 -cpu max`, write the bytes the
-#      x86_64 JIT (`qllc run`, this host's variant) writes, on a conv + FC model and a residual conv
-#      model (SKIPPED without the cross tools).
+#      and the int16 and 16x8 bundles (__neon), and the float bundles (generic, cortex-a53: __neon), run
+#      under `qemu-aarch64 -cpu max`, write the bytes the x86_64 JIT (`qllc run`, this host's variant)
+#      writes, on a conv + FC model and a residual conv model (SKIPPED without the cross tools).
 set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
 D=$QLLC_SOURCE_DIR/tests/models/data
@@ -53,6 +54,9 @@ expect_kernels "generic +dotprod: dotprod" '__dotprod  \[cpu generic: __i8mm nee
 expect_kernels "generic +dotprod,+i8mm: i8mm" '__i8mm$' 3 "$M" "${Q[@]}" --cpu generic --features +dotprod,+i8mm
 expect_kernels "int16 (generic): neon" '^node .*: qllc_k_(conv2d|fc)_i16_i16_i16__neon$' 3 "$M" --profile "$tmp/cnn_bn_pool.yaml" --precision int16 --target aarch64
 expect_kernels "16x8 (generic): neon" '^node .*: qllc_k_(conv2d|fc)_i16_i8_i16__neon$' 3 "$M" --profile "$tmp/cnn_bn_pool.yaml" --precision int16 --weight-precision int8 --target aarch64
+for c in generic cortex-a53 neoverse-v2; do
+  expect_kernels "float $c: neon" '^node .*: qllc_k_(conv2d|fc)_f32_f32_f32__neon$' 3 "$M" --target aarch64 --cpu $c
+done
 expect_kernels "neoverse-n2 -i8mm: dotprod" '__dotprod  \[cpu neoverse-n2: __i8mm needs i8mm\]$' 3 "$M" "${Q[@]}" --cpu neoverse-n2 --features=-i8mm
 
 # ---- 2. objects ----
@@ -74,6 +78,17 @@ for n in cnn_bn_pool residual; do
     esac
     und=$("$NM" "$tmp/$n-$c/net.o" | awk '$1 == "U" {print $2}' | grep -vxE 'memcpy|memset' | tr '\n' ' ')
     [ -z "$und" ] && ok "$n $c: no symbol beyond memcpy/memset" || fail "$n $c: undefined symbols: $und"
+  done
+done
+
+for n in cnn_bn_pool residual; do
+  for c in generic cortex-a53; do
+    compile "$tmp/$n-f32-$c" "$D/$n/model.onnx" "$tmp/$n.yaml" $c --precision float || continue
+    dis=$("$OBJDUMP" -d "$tmp/$n-f32-$c/net.o")
+    lane=$(grep -cE '\bfmul\s+v[0-9]+\.4s, v[0-9]+\.4s, v[0-9]+\.s\[' <<<"$dis")
+    fused=$(grep -cE '\b(fmla|fmls|fmadd|fmsub|fnmadd|fnmsub)\b' <<<"$dis")
+    [ "$lane" -gt 0 ] && [ "$fused" -eq 0 ] && ok "$n float $c: fmul by lane ($lane), no fused multiply-add" ||
+      fail "$n float $c: fmul by lane $lane, fused multiply-adds $fused"
   done
 done
 
@@ -104,8 +119,9 @@ EOC
     compile "$tmp/$n-16x8-cortex-a53" "$D/$n/model.onnx" "$tmp/$n.yaml" cortex-a53 --precision int16 --weight-precision int8
   done
   for n in cnn_bn_pool residual; do
-   for prec in int8 i16 16x8; do
+   for prec in int8 i16 16x8 f32; do
     case $prec in
+    f32) P=(--precision float); cpus="generic cortex-a53"; pre="f32-" ;;
     int8) P=(--precision int8); cpus="cortex-a53 neoverse-n1 neoverse-n2"; pre="" ;;
     i16) P=(--precision int16); cpus="cortex-a53"; pre="i16-" ;;
     16x8) P=(--precision int16 --weight-precision int8); cpus="cortex-a53"; pre="16x8-" ;;

@@ -1,13 +1,8 @@
 /* tests/libjit/f32_x86_test.c: the float rows of the x86_64 kernel catalogue (targets/x86_64/kernels/
- * variants.def, in f32; q_catalog.h, Q_SUITE_F32), each run on a table of shapes, packed by the row's
- * packer into its layout and compared bit for bit with its reference: FC (tails in M, N and K, k blocks,
- * one row, no bias, a clamp, special values) with qllc_k_fc_f32_f32_f32 (libjit/bitcode/fc.c, checked
- * against double sums in gemm_test.c) on the plain w[K][N] it takes; Conv (pixel and channel tails,
- * strides, dilations, groups, 1x1, 7x7, k chunks) with qllc_k_conv2d_f32_f32_f32 (conv.c, checked against
- * double in conv_test.c). Inputs and weights end at a
- * PROT_NONE page, so a read past them faults; output and scratch carry a guard zone that must stay
- * untouched. A row whose features the host lacks is SKIPPED. Also the F32_N32 packer against an
- * independent enumeration. */
+ * variants.def, in f32; q_catalog.h, Q_SUITE_F32), each run on the table of FC and Conv shapes of
+ * f32_cases.h (shared with the aarch64 rows' test, q_arm_kernels.c), packed by the row's packer into its
+ * layout and compared bit for bit with its reference. A row whose features the host lacks is SKIPPED.
+ * Also the F32_M24 and F32_N32 packers against an independent enumeration. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,127 +19,7 @@
 #define Q_CATALOG_DEF "../../targets/x86_64/kernels/variants.def"
 #include "q_catalog.h"
 
-/* uniform in [-1, 1) */
-static float frand(void) { return (float)((double)(next() >> 11) / 9007199254740992.0 * 2.0 - 1.0); }
-
-typedef struct fc_case {
-  int64_t M, N, K;
-  int bias;     /* 0: NULL */
-  float lo, hi; /* the fused clamp */
-  int special;  /* a few inputs inf, -inf, NaN, -0 */
-} fc_case;
-
-static const fc_case cases[] = {
-    {1, 1, 1, 1, -INFINITY, INFINITY, 0},   {1, 10, 1024, 1, -INFINITY, INFINITY, 0},
-    {1, 128, 64, 0, -INFINITY, INFINITY, 0}, {1, 1024, 1024, 1, -INFINITY, INFINITY, 0},
-    {1, 160, 33, 1, 0.0f, INFINITY, 0},     {2, 31, 5, 1, -INFINITY, INFINITY, 0},
-    {3, 33, 7, 0, -0.5f, 0.5f, 0},           {8, 32, 16, 1, -INFINITY, INFINITY, 0},
-    {9, 65, 513, 1, 0.0f, 6.0f, 0},          {13, 64, 3, 1, -INFINITY, INFINITY, 1},
-    {17, 100, 1030, 1, -INFINITY, INFINITY, 0}, {64, 96, 600, 0, 0.0f, INFINITY, 0},
-    {64, 256, 256, 1, -INFINITY, INFINITY, 1},  {7, 1, 2000, 1, -INFINITY, INFINITY, 0},
-    {5, 200, 0, 1, -1.0f, 1.0f, 0},
-};
-
-/* One row on one case: 0 when it gives the reference's bytes. */
-static void run_case(const q_vrow *r, const fc_case *c) {
-  const int64_t M = c->M, N = c->N, K = c->K;
-  gbuf gx, gw, gb, gp;
-  float *x = galloc(&gx, (size_t)(M * K > 0 ? M * K : 1) * sizeof(float));
-  float *w = galloc(&gw, (size_t)(N * K > 0 ? N * K : 1) * sizeof(float)); /* w[N][K], as the node holds it */
-  float *b = galloc(&gb, (size_t)N * sizeof(float));
-  for (int64_t i = 0; i < M * K; i++) x[i] = frand();
-  for (int64_t i = 0; i < N * K; i++) w[i] = frand();
-  for (int64_t i = 0; i < N; i++) b[i] = frand();
-  if (c->special && M * K >= 4) {
-    x[0] = INFINITY, x[M * K / 2] = -INFINITY, x[M * K - 1] = NAN, x[1] = -0.0f;
-  }
-  float *wt = malloc((size_t)(N * K > 0 ? N * K : 1) * sizeof(float)); /* the reference's w[K][N] */
-  for (int64_t n = 0; n < N; n++)
-    for (int64_t k = 0; k < K; k++) wt[k * N + n] = w[n * K + k];
-  const size_t pbytes = qllc_pack_size(r->layout, N, K);
-  void *wp = galloc(&gp, pbytes ? pbytes : 1);
-  const qllc_pack_src src = {.w = w, .ch = N, .K = K, .taps = 1, .w_f32 = 1};
-  assert_int_equal(r->pack(&src, wp, NULL), -1);
-  const qllc_layer_geom g = q_fc_geom(M, N, K);
-  char why[160];
-  assert_int_equal(r->fits(&g, why, sizeof why), 1);
-  const size_t sbytes = (size_t)r->scratch(&g), ybytes = (size_t)(M * N) * sizeof(float);
-  uint8_t *s = gzone(sbytes), *yv = gzone(ybytes), *yr = gzone(ybytes);
-  const float *bias = c->bias ? b : NULL;
-  qllc_k_fc_f32_f32_f32((float *)yr, x, wt, bias, M, N, K, c->lo, c->hi);
-  r->fcf_fn((float *)yv, x, wp, bias, M, N, K, c->lo, c->hi, s);
-  if (memcmp(yv, yr, ybytes) != 0) {
-    for (int64_t i = 0; i < M * N; i++) {
-      uint32_t a, e;
-      memcpy(&a, yv + i * 4, 4), memcpy(&e, yr + i * 4, 4);
-      if (a != e)
-        fail_msg("%s: M=%lld N=%lld K=%lld: y[%lld][%lld] = %a, reference %a", r->name, (long long)M, (long long)N,
-                 (long long)K, (long long)(i / N), (long long)(i % N), ((float *)yv)[i], ((float *)yr)[i]);
-    }
-  }
-  assert_true(guard_ok(yv, ybytes));
-  assert_true(guard_ok(s, sbytes));
-  free(s), free(yv), free(yr), free(wt);
-  gfree(&gx), gfree(&gw), gfree(&gb), gfree(&gp);
-}
-
-/* Conv: N C H W M KH KW stride_h stride_w pad_top pad_left pad_bottom pad_right dil_h dil_w group, bias, clamp */
-typedef struct conv_case {
-  int64_t d[16];
-  int bias;
-  float lo, hi;
-} conv_case;
-static const conv_case conv_cases[] = {
-    {{1, 3, 8, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 1, -INFINITY, INFINITY},
-    {{1, 16, 14, 14, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 1, 0.0f, INFINITY},    /* 196 pixels: a 4-pixel tail */
-    {{2, 8, 9, 7, 13, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1}, 0, -INFINITY, INFINITY},  /* stride 2, 13 channels */
-    {{1, 32, 10, 10, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1}, 1, -1.0f, 1.0f},      /* 1x1 */
-    {{1, 64, 12, 12, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 1, -INFINITY, INFINITY}, /* K = 576: k chunks */
-    {{1, 8, 11, 11, 12, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1}, 1, -INFINITY, INFINITY}, /* dilation 2 */
-    {{1, 24, 9, 9, 50, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 1, -INFINITY, INFINITY},  /* 50 channels: 24 24 2 */
-    {{1, 3, 23, 23, 8, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1}, 1, 0.0f, 6.0f},           /* a 7x7 stem */
-    {{1, 128, 6, 6, 5, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1}, 0, -INFINITY, INFINITY},  /* K = 1152 */
-};
-
-static void run_conv_case(const q_vrow *r, const conv_case *cc) {
-  const int64_t *d = cc->d;
-  const int64_t N = d[0], C = d[1], H = d[2], W = d[3], M = d[4], KH = d[5], KW = d[6], sh = d[7], sw = d[8];
-  const int64_t pt = d[9], pl = d[10], pb = d[11], pr = d[12], dh = d[13], dw = d[14], group = d[15];
-  const int64_t OH = (H + pt + pb - (KH - 1) * dh - 1) / sh + 1, OW = (W + pl + pr - (KW - 1) * dw - 1) / sw + 1;
-  const int64_t K = C / group * KH * KW, nx = N * C * H * W, nw = M * K, ny = N * M * OH * OW;
-  const int64_t geo[16] = {N, C, H, W, M, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw, group};
-  const qllc_layer_geom g = q_conv_geom(geo);
-  char why[160];
-  assert_int_equal(r->fits(&g, why, sizeof why), 1);
-  gbuf gx, gw, gb, gp;
-  float *x = galloc(&gx, (size_t)nx * sizeof(float)), *w = galloc(&gw, (size_t)nw * sizeof(float));
-  float *b = galloc(&gb, (size_t)M * sizeof(float));
-  for (int64_t i = 0; i < nx; i++) x[i] = frand();
-  for (int64_t i = 0; i < nw; i++) w[i] = frand();
-  for (int64_t i = 0; i < M; i++) b[i] = frand();
-  const size_t pbytes = qllc_pack_size(r->layout, M, K);
-  void *wp = galloc(&gp, pbytes);
-  const qllc_pack_src src = {.w = w, .ch = M, .K = K, .taps = KH * KW, .w_f32 = 1};
-  assert_int_equal(r->pack(&src, wp, NULL), -1);
-  const size_t sbytes = (size_t)r->scratch(&g), ybytes = (size_t)ny * sizeof(float);
-  uint8_t *s = gzone(sbytes), *yv = gzone(ybytes), *yr = gzone(ybytes);
-  const float *bias = cc->bias ? b : NULL;
-  qllc_k_conv2d_f32_f32_f32((float *)yr, x, w, bias, N, C, H, W, M, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw, group,
-                            cc->lo, cc->hi);
-  r->convf_fn((float *)yv, x, wp, bias, N, C, H, W, M, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw, group, cc->lo, cc->hi,
-              s);
-  for (int64_t i = 0; i < ny; i++) {
-    uint32_t a, e;
-    memcpy(&a, yv + i * 4, 4), memcpy(&e, yr + i * 4, 4);
-    if (a != e)
-      fail_msg("%s: conv C=%lld M=%lld %lldx%lld: y[%lld] = %a, reference %a", r->name, (long long)C, (long long)M,
-               (long long)KH, (long long)KW, (long long)i, ((float *)yv)[i], ((float *)yr)[i]);
-  }
-  assert_true(guard_ok(yv, ybytes));
-  assert_true(guard_ok(s, sbytes));
-  free(s), free(yv), free(yr);
-  gfree(&gx), gfree(&gw), gfree(&gb), gfree(&gp);
-}
+#include "f32_cases.h"
 
 static void test_row(void **state) {
   const q_vrow *r = *state;
@@ -152,10 +27,7 @@ static void test_row(void **state) {
     print_message("%s: needs %s, which this CPU lacks\n", r->name, r->features);
     skip();
   }
-  if (r->fcf_fn)
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(r, &cases[i]);
-  if (r->convf_fn)
-    for (size_t i = 0; i < sizeof conv_cases / sizeof conv_cases[0]; i++) run_conv_case(r, &conv_cases[i]);
+  f32_run_row(r);
 }
 
 /* F32_M24: w[c][k] at ((c / 24) * K + k) * 24 + c % 24, zeros in the channels past ch. */

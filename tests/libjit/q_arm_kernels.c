@@ -1,12 +1,13 @@
 /* tests/libjit/q_arm_kernels.c: every aarch64 row of the kernel catalogue (targets/aarch64/kernels/
- * variants.def: arm_q8.c dotprod and i8mm, arm_q16.c neon 16x8 and int16 x int16) bit for bit against
- * its reference of q_layers.c, with weights and bias packed by the row's packer (src/lower/pack.c /
- * pack16.c) into a scratch of the row's size. Cross-compiled with aarch64-linux-gnu-gcc and run under
+ * variants.def: arm_q8.c dotprod and i8mm, arm_q16.c neon 16x8 and int16 x int16, arm_f32.h neon float
+ * FC and Conv) bit for bit against its reference (q_layers.c; the float rows: fc.c and conv.c on
+ * f32_cases.h's table, shared with f32_x86_test.c), with weights and bias packed by the row's packer
+ * (src/lower/pack.c / pack16.c) into a scratch of the row's size. Cross-compiled with aarch64-linux-gnu-gcc and run under
  * qemu-aarch64 -cpu max by q_arm_test.sh (no cmocka there: q_arm_shim/cmocka.h). Inputs, weights and
  * parameter arrays end at a PROT_NONE page (a read past them faults); outputs and scratch carry a guard
  * zone. A row whose features the CPU lacks (getauxval hwcaps) is reported SKIPPED, and the driver exits
  * 77 when every one was skipped. The 8-bit cases and their runs are q_x86_q8_test.c's (q_q8_cases.h).
- * Usage: q_arm_kernels [ISA]... (default: all; neon16 names the neon rows). */
+ * Usage: q_arm_kernels [ISA]... (default: all; neon16 names the 16-bit neon rows, f32 the float rows). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <sys/auxv.h>
 
 #include "../../targets/aarch64/kernels/variants.h"
+#include "kernels_f32.h"
 #include "kernels_q.h"
 #include "lower/pack.h"
 
@@ -22,6 +24,7 @@
 #define Q_CATALOG_DEF "../../targets/aarch64/kernels/variants.def"
 #define Q_CATALOG_HOST_HAS
 #include "q_q8_cases.h"
+#include "f32_cases.h"
 
 #ifndef HWCAP_ASIMDDP
 #define HWCAP_ASIMDDP (1 << 20)
@@ -224,7 +227,8 @@ int main(int argc, char **argv) {
   static q_group g8[Q_NROWS], g16[Q_NROWS];
   const int n8 = q_groups(Q_SUITE_Q8, g8), n16 = q_groups(Q_SUITE_Q16, g16);
   for (int i = 0; i < Q_NROWS; i++)
-    if (q_row_suite(&q_rows[i]) != Q_SUITE_Q8 && q_row_suite(&q_rows[i]) != Q_SUITE_Q16) {
+    if (q_row_suite(&q_rows[i]) != Q_SUITE_Q8 && q_row_suite(&q_rows[i]) != Q_SUITE_Q16 &&
+        q_row_suite(&q_rows[i]) != Q_SUITE_F32) {
       printf("FAIL %s: no suite here runs this row\n", q_rows[i].name);
       return 1;
     }
@@ -243,6 +247,20 @@ int main(int argc, char **argv) {
     if (k >= n8) q16_suites();
     else if (G->first->conv) conv_suite();
     else fc_suite();
+    ran++;
+  }
+  /* the float rows, each on f32_cases.h's table */
+  for (int i = 0; i < Q_NROWS; i++) {
+    const q_vrow *r = &q_rows[i];
+    if (q_row_suite(r) != Q_SUITE_F32 || !wanted(argc, argv, "f32")) continue;
+    if (!q_row_runs(r)) {
+      printf("SKIPPED %s: needs %s, which this CPU lacks (hwcaps)\n", r->name, r->features);
+      skipped++;
+      continue;
+    }
+    const int before = shim_failures;
+    f32_run_row(r);
+    print_message("%s: %d failures\n", r->name, shim_failures - before);
     ran++;
   }
   printf("%d suites run, %d skipped, %d failures\n", ran, skipped, shim_failures);
