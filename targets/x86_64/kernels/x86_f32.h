@@ -36,10 +36,8 @@
 
 #define UNROLL _Pragma("GCC unroll 24")
 
-/* mr rows x nv vectors of c (row stride ldc; vector v at c + 16 v) += a b over k < kc: a[i][k] at
-   a[k * a_sk + i]; b's vector v of row k at b + (v / 2) * bstride + (v % 2) * 16 + k * ldb. first: start
-   from init (NULL: 0; row_init: init[i] in all of row i, else init[16 v ..] per column), else from c;
-   last: clamp. */
+/* The tile f32_blocked.h declares (its arguments are described there): strip v of 16 floats as one
+   16-float vector, the scalar of a broadcast in the multiply. */
 QLLC_INLINE void f32_tile(const int mr, const int nv, float *QLLC_RESTRICT c, int64_t ldc,
                           const float *QLLC_RESTRICT a, int64_t a_sk, const float *QLLC_RESTRICT b, int64_t bstride,
                           int64_t ldb, int64_t kc, const float *QLLC_RESTRICT init, const int row_init, int first,
