@@ -141,12 +141,15 @@ static void f32_run_conv(const q_vrow *r, const f32_conv_case *cc) {
   gfree(&gx), gfree(&gw), gfree(&gb), gfree(&gp);
 }
 
-/* Every case of the row's op. */
-static void f32_run_row(const q_vrow *r) {
+/* Every case of the row's op; returns how many. */
+static int f32_run_row(const q_vrow *r) {
+  int n = 0;
   if (r->fcf_fn)
-    for (size_t i = 0; i < sizeof f32_fc_cases / sizeof f32_fc_cases[0]; i++) f32_run_fc(r, &f32_fc_cases[i]);
+    for (size_t i = 0; i < sizeof f32_fc_cases / sizeof f32_fc_cases[0]; i++) f32_run_fc(r, &f32_fc_cases[i]), n++;
   if (r->convf_fn)
-    for (size_t i = 0; i < sizeof f32_conv_cases / sizeof f32_conv_cases[0]; i++) f32_run_conv(r, &f32_conv_cases[i]);
+    for (size_t i = 0; i < sizeof f32_conv_cases / sizeof f32_conv_cases[0]; i++)
+      f32_run_conv(r, &f32_conv_cases[i]), n++;
+  return n;
 }
 
 #endif

@@ -258,9 +258,8 @@ int main(int argc, char **argv) {
       skipped++;
       continue;
     }
-    const int before = shim_failures;
-    f32_run_row(r);
-    print_message("%s: %d failures\n", r->name, shim_failures - before);
+    const int before = shim_failures, cases = f32_run_row(r);
+    print_message("%s: %d cases, %d failures\n", r->name, cases, shim_failures - before);
     ran++;
   }
   printf("%d suites run, %d skipped, %d failures\n", ran, skipped, shim_failures);
