@@ -20,16 +20,9 @@
 #      elsewhere SKIPPED (this needs AMX hardware: qemu does not emulate it; Intel SDE would).
 #      tests/libjit/q_amx_emu_test.c runs the kernels' tiling on any AVX-512 host with the tile
 #      instructions emulated in C; tests/libjit/q_amx_test.c runs them on AMX hardware.
-set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
+. "$QLLC_SOURCE_DIR/tests/lib.sh"
 D=$QLLC_SOURCE_DIR/tests/models/data
-fails=0 skips=0 oks=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; oks=$((oks + 1)); }
-skip() { echo "SKIPPED: $*"; skips=$((skips + 1)); }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-OBJDUMP=$(command -v llvm-objdump-19 || echo /usr/lib/llvm-19/bin/llvm-objdump)
-NM=$(command -v llvm-nm-19 || echo /usr/lib/llvm-19/bin/llvm-nm)
 
 for n in cnn_bn_pool residual; do
   mkdir -p "$tmp/calib-$n" && cp "$D/$n/input_0.npy" "$tmp/calib-$n/"
@@ -167,5 +160,4 @@ else
     ok "JIT --cpu sapphirerapids without AMX: falls back, the reference's bytes" ||
     fail "JIT --cpu sapphirerapids without AMX: no fallback or other bytes"
 fi
-echo "amx_variants_test: $oks passed, $fails failed, $skips skipped"
-[ $fails -eq 0 ]
+finish amx_variants_test

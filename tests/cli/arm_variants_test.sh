@@ -13,16 +13,9 @@
 #      and the int16 and 16x8 bundles (__neon), and the float bundles (generic, cortex-a53: __neon), run
 #      under `qemu-aarch64 -cpu max`, write the bytes the x86_64 JIT (`qllc run`, this host's variant)
 #      writes, on a conv + FC model and a residual conv model (SKIPPED without the cross tools).
-set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
+. "$QLLC_SOURCE_DIR/tests/lib.sh"
 D=$QLLC_SOURCE_DIR/tests/models/data
-fails=0 skips=0 oks=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; oks=$((oks + 1)); }
-skip() { echo "SKIPPED: $*"; skips=$((skips + 1)); }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-OBJDUMP=$(command -v llvm-objdump-19 || echo /usr/lib/llvm-19/bin/llvm-objdump)
-NM=$(command -v llvm-nm-19 || echo /usr/lib/llvm-19/bin/llvm-nm)
 
 for n in cnn_bn_pool residual; do # calibrated on their one test input
   mkdir -p "$tmp/calib-$n" && cp "$D/$n/input_0.npy" "$tmp/calib-$n/"
@@ -146,5 +139,4 @@ EOC
    done
   done
 fi
-echo "arm_variants_test: $oks passed, $fails failed, $skips skipped"
-[ $fails -eq 0 ]
+finish arm_variants_test

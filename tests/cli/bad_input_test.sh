@@ -2,12 +2,9 @@
 # tests/cli/bad_input_test.sh: bad input gives a non-zero exit, exactly ONE line on stderr of the form
 # `qllc: error: <file>: [node '<node>': ]<message>` naming the right file (and node where there is one),
 # and no partial bundle: every failing compile targets a fresh directory that must not exist afterwards.
-set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
+. "$QLLC_SOURCE_DIR/tests/lib.sh"
 D=$QLLC_SOURCE_DIR/tests/cli/data
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 # expect_error WANT_RC NEEDLE1 [NEEDLE2 ...] -- qllc-args...  (WANT_RC "nz": any non-zero)
 expect_error() {
@@ -188,5 +185,4 @@ kill $feeder 2>/dev/null; wait $feeder 2>/dev/null
 head -c 70000 /dev/zero | cat "$tmp/head.npy" - >"$tmp/long.npy"
 expect_error 1 long.npy "tensor file is larger than the limit of 65680 bytes" -- run "$D/small.onnx" --input "$tmp/long.npy"
 
-[ $fails -eq 0 ] && echo "bad_input_test: all passed" || echo "bad_input_test: $fails failed"
-[ $fails -eq 0 ]
+finish bad_input_test

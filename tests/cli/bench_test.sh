@@ -4,11 +4,8 @@
 # and the layers' times adding up to the whole per-inference time within 10 % (the one timing condition:
 # a consistency check between the plain and the instrumented build, not a speed threshold). Also --csv's
 # header, GOPS on the MAC layers only, and usage errors.
-set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. "$QLLC_SOURCE_DIR/tests/lib.sh"
 S=$QLLC_SOURCE_DIR/tests/cli/data/shapes
 DIG=$QLLC_SOURCE_DIR/models/digits
 
@@ -70,4 +67,4 @@ check_rows "digits --input" "$tmp/in.csv" "$DIG/digits.onnx"
 "$QLLC" bench "$DIG/digits.onnx" --target aarch64 >/dev/null 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q "aarch64" "$tmp/err" || fail "bench --target aarch64 on this host: $(cat "$tmp/err")"
 
-[ $fails -eq 0 ] && echo "bench_test: OK" || { echo "bench_test: $fails failure(s)"; exit 1; }
+finish bench_test

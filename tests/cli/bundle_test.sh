@@ -11,14 +11,11 @@
 #   - with the numpy reference computed at generation time (float64 rounded to float32): atol 1e-4.
 # Also: a .pb input, --weights file (weights read from NAME.weights.bin at run time), --reloc static, a two-input /
 # two-output model, and two bundles linked into one program (no symbol clashes).
-set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
+. "$QLLC_SOURCE_DIR/tests/lib.sh"
 D=$QLLC_SOURCE_DIR/tests/cli/data
 CC=${CC:-gcc}
 command -v "$CC" >/dev/null || { echo "no C compiler; skipping"; exit 77; }
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 "$CC" -O2 -o "$tmp/npycmp" "$QLLC_SOURCE_DIR/tests/models/npycmp.c" -lm || { echo "cannot build npycmp"; exit 1; }
 close() { # ACTUAL EXPECTED ATOL what
@@ -86,5 +83,4 @@ C
 "$CC" -std=c11 -Wall -Werror -I"$tmp/b" -I"$tmp/t" "$tmp/both.c" "$tmp/b/small.o" "$tmp/t/two_io.o" -o "$tmp/both" &&
   "$tmp/both" || fail "two bundles in one program"
 
-[ $fails -eq 0 ] && echo "bundle_test: all passed" || echo "bundle_test: $fails failed"
-[ $fails -eq 0 ]
+finish bundle_test

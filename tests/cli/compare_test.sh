@@ -8,11 +8,8 @@
 #    first line says which);
 #  - progress lines on stderr only when it is a terminal;
 #  - errors: no precision (usage, exit 2), a missing data set (exit 1, one line).
-set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. "$QLLC_SOURCE_DIR/tests/lib.sh"
 D=$QLLC_SOURCE_DIR/tests/quant_e2e/data/outlier
 M=$D/model.onnx
 
@@ -45,12 +42,7 @@ sed -n 3p "$tmp/out" | grep -Eq '^(8|9|10)[0-9]\.[0-9] ' || fail "int16 output S
 [ "$(sed 1d "$tmp/out")" = "$(sed 1d "$tmp/out.d")" ] || fail "kept samples differ from calib.npy's first 4: $(cat "$tmp/out" "$tmp/out.d")"
 # progress: on a terminal only (stderr redirected to a file above: no '\r')
 grep -q $'\r' "$tmp/out" && fail "progress drawn on a file"
-if command -v script >/dev/null; then
-  script -qec "'$QLLC' compare '$M' --profile '$tmp/p.yaml' --precision int16 --samples 4" /dev/null >"$tmp/tty" 2>&1
-  grep -q $'\rcompare: sample 4/4' "$tmp/tty" || fail "no progress on a terminal: $(cat -v "$tmp/tty" | head -3)"
-else
-  echo "skipped: progress on a terminal (no 'script' command)"
-fi
+on_terminal $'\rcompare: sample 4/4' compare "$M" --profile "$tmp/p.yaml" --precision int16 --samples 4
 # a profile without them (an older qllc's): samples drawn from its input histograms, and the first line says so
 sed '/^samples:/,$d' "$tmp/p.yaml" >"$tmp/p_old.yaml"
 grep -q '^samples:' "$tmp/p.yaml" && ! grep -q '^samples:' "$tmp/p_old.yaml" || fail "no samples section to strip"
@@ -65,4 +57,4 @@ grep -q "^qllc: error: compare: give --precision int8|int16 and --profile FILE$"
 [ $rc = 1 ] || fail "missing data set: exit $rc"
 [ "$(wc -l <"$tmp/out")" = 1 ] && grep -q "none.npy" "$tmp/out" || fail "missing data set: $(cat "$tmp/out")"
 
-[ $fails = 0 ] && echo "compare_test: ok" || { echo "compare_test: $fails failure(s)"; exit 1; }
+finish compare_test

@@ -4,13 +4,10 @@
 # rejected; bound (.npy or .pb) the model runs and y has the bound shape and numpy's values (Relu of a
 # reshape is exact, so the payloads must be identical). Errors: a name that is not an input, a wrong
 # shape, a wrong element kind, a malformed value, a missing file: exit status and one-line message.
-set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
+. "$QLLC_SOURCE_DIR/tests/lib.sh"
 D=$QLLC_SOURCE_DIR/tests/cli/data
 M=$D/reshape_bind.onnx
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 # same_npy GOT REF: the same shape in the header and the same 96-byte payload (24 float32)
 same_npy() {

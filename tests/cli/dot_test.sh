@@ -7,14 +7,10 @@
 # legend swatches, and 2 quantize/dequantize nodes when quantized), 3 "fused" clusters (+ the legend),
 # every layer filled with its precision's colour (src/driver/dot.c PREC_COLOR), and edges labelled with the
 # quantized type and scale. --dot - writes the graph to stdout alone; a bad path is a one-line error.
-set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
+. "$QLLC_SOURCE_DIR/tests/lib.sh"
 command -v dot >/dev/null || { echo "graphviz (dot) is not installed (scripts/bootstrap installs it); skipping"; exit 77; }
 M=$QLLC_SOURCE_DIR/models/digits
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 "$QLLC" profile "$M/digits.onnx" --dataset "$M/calib_x.npy" -o "$tmp/p.yaml" >/dev/null 2>&1 || fail "qllc profile"
 
 count() { grep -c "$1" "$2"; }

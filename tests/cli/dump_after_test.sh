@@ -2,12 +2,9 @@
 # tests/cli/dump_after_test.sh: every pass name that --dump-after lists (in its error for an unknown
 # name) is accepted and prints the IR after that pass ("# after NAME"; "import" prints the graph as
 # loaded). The list comes from the pipeline itself, so a pass added or renamed there is tested here.
-set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
+. "$QLLC_SOURCE_DIR/tests/lib.sh"
 D=$QLLC_SOURCE_DIR/tests/cli/data
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 "$QLLC" info "$D/small.onnx" --dump-after no_such_pass >/dev/null 2>"$tmp/err" && fail "an unknown pass was accepted"
 list=$(sed -n 's/.*(passes: \(.*\))$/\1/p' "$tmp/err" | tr -d ',')
@@ -27,5 +24,4 @@ for pass in $list; do
   fi
 done
 "$QLLC" info "$D/small.onnx" --dump-after quantize >/dev/null 2>"$tmp/err" && fail "quantize without --precision accepted"
-[ $fails -eq 0 ] && echo "dump_after_test: all passed" || echo "dump_after_test: $fails failed"
-[ $fails -eq 0 ]
+finish dump_after_test

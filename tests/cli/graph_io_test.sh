@@ -3,12 +3,9 @@
 # one error line naming the file (and the node), as onnxruntime refuses it, instead of being merged or
 # converted silently: a graph input declared twice (tests/cli/data/dup_input.onnx), a float output
 # declared INT32 (int32_output.onnx). A correct model still loads.
-set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
+. "$QLLC_SOURCE_DIR/tests/lib.sh"
 D=$QLLC_SOURCE_DIR/tests/cli/data
-fails=0 oks=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; oks=$((oks + 1)); }
 check() { # MODEL NEEDLE...
   local m=$1; shift
   "$QLLC" info "$D/$m" >/dev/null 2>"$TMPDIR_/err"; local rc=$?
@@ -20,5 +17,4 @@ TMPDIR_=$(mktemp -d); trap 'rm -rf "$TMPDIR_"' EXIT
 check dup_input.onnx dup_input.onnx "graph input 'x' is declared twice"
 check int32_output.onnx int32_output.onnx "node 'relu'" "graph output 'y' is declared INT32 but its producer computes f32"
 "$QLLC" info "$D/small.onnx" >/dev/null 2>&1 && ok "small.onnx still loads" || fail "small.onnx does not load"
-echo "graph_io_test: $oks passed, $fails failed"
-[ $fails -eq 0 ]
+finish graph_io_test

@@ -5,11 +5,8 @@
 #  - every "--option" string in the tool's sources appears in some command's help (nothing parsed
 #    silently), and every option a help lists is accepted by that command's parser;
 #  - bad flag values and unknown options are usage errors (exit 2) with one line naming the flag.
-set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. "$QLLC_SOURCE_DIR/tests/lib.sh"
 
 "$QLLC" --help >"$tmp/top" 2>&1 || fail "qllc --help exit $?"
 for c in run compile info profile compare bench; do grep -q "$c" "$tmp/top" || fail "qllc --help does not list '$c'"; done
@@ -79,5 +76,4 @@ check_usage "--bins" profile "$m" --dataset x.npy -o "$tmp/p.yaml" --bins 7
 check_usage "--precision" profile "$m" --dataset x.npy -o "$tmp/p.yaml" --precision int8
 [ -e "$tmp/b" ] && fail "a usage error created the output directory"
 
-[ $fails -eq 0 ] && echo "help_test: all passed" || echo "help_test: $fails failed"
-[ $fails -eq 0 ]
+finish help_test

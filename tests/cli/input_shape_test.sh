@@ -8,11 +8,8 @@
 #  - compile, info, profile and bench take it too (the bundle header shows the pinned shape);
 #  - bad values are errors naming the option and the input: unknown name, rank, a fixed dim changed,
 #    a size of 0, a name given twice, an input bound with --const.
-set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. "$QLLC_SOURCE_DIR/tests/lib.sh"
 S=$QLLC_SOURCE_DIR/tests/cli/data/shapes
 CC=${CC:-cc}
 "$CC" -O2 -std=c11 -o "$tmp/npycmp" "$QLLC_SOURCE_DIR/tests/models/npycmp.c" -lm || { echo "FAIL: cannot build npycmp"; exit 1; }
@@ -65,4 +62,4 @@ D=$QLLC_SOURCE_DIR/tests/cli/data
 [ $? -eq 1 ] && grep -q -- "--input-shape shape: that input is bound to a constant (--const)" "$tmp/err" ||
   fail "--input-shape of a bound input: $(cat "$tmp/err")"
 
-[ $fails -eq 0 ] && echo "input_shape_test: OK" || { echo "input_shape_test: $fails failure(s)"; exit 1; }
+finish input_shape_test

@@ -13,16 +13,12 @@
 #     prints the same logits;
 #   - find_package(qllc 9.0) fails (the version file is honoured);
 #   - the shared library exports the API of qllc.h and nothing else.
-set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}" "${QLLC_BUILD_DIR:?}"
+. "$QLLC_SOURCE_DIR/tests/lib.sh"
 S=$QLLC_SOURCE_DIR
 for t in cc cmake pkg-config nm readelf; do
   command -v $t >/dev/null || { echo "no $t; skipping"; exit 77; }
 done
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 P=$tmp/prefix
 # under scripts/test --sanitize the installed libraries are instrumented: link the programs the same way
 SAN=()

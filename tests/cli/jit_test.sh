@@ -2,13 +2,11 @@
 # tests/cli/jit_test.sh: the public-API example (examples/run_model.c) loads, JIT-compiles and runs small
 # models; its printed outputs must match the numpy references of tests/cli/data (atol 1e-4), both with
 # an input file and with the zeros it makes itself. References are read from the .npy payload with od.
-set -u
 : "${QLLC_SOURCE_DIR:?}" "${QLLC_BUILD_DIR:?}"
+. "$QLLC_SOURCE_DIR/tests/lib.sh"
 D=$QLLC_SOURCE_DIR/tests/cli/data
 RUN=$QLLC_BUILD_DIR/examples/run_model
 [ -x "$RUN" ] || { echo "no $RUN (examples not built)"; exit 1; }
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # the float32 payload of a small .npy (NBYTES at the end of the file) as text
 npy_values() { tail -c "$2" "$1" | od -An -v -f | tr -s ' \n' '  '; }
@@ -42,5 +40,4 @@ err=$("$RUN" "$D/unsupported.onnx" 2>&1 >/dev/null) && fail "run_model on an uns
 [ "$(wc -l <<<"$err")" -eq 1 ] || fail "run_model error is not one line: $err"
 grep -q logsoftmax_node <<<"$err" || fail "run_model error lacks the node: $err"
 
-[ $fails -eq 0 ] && echo "jit_test: all passed" || echo "jit_test: $fails failed"
-[ $fails -eq 0 ]
+finish jit_test

@@ -15,14 +15,9 @@
 #    the target;
 # and, when a map was written, that replaying it gives the same bundle bytes (.o and .h).
 # Keeps each target's output, header and map as $tmp/{out,net,map}.NAME.PLUS[.h].
-# Sourcing it sets up what the tests share: fail MESSAGE (counted), $tmp (removed on exit), and
-# finish NAME (the verdict and exit status).
-set -u
+# Sourcing it sources tests/lib.sh (fail, ok, skip, $tmp, finish).
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-finish() { [ $fails = 0 ] && echo "$1: ok" || { echo "$1: $fails failure(s)"; exit 1; }; }
+. "$QLLC_SOURCE_DIR/tests/lib.sh"
 
 check_targets() {
   local m=$1 M=$2 C=$3 E=$4 pluses=$5

@@ -71,10 +71,6 @@ cmp -s "$tmp/map.stdout" "$tmp/mapg" || fail "--precision-map-out - differs from
 [ $rc = 2 ] || fail "--precision-map-out - without --min-sqnr: exit $rc"
 # progress: none here (stderr is a file), lines on a terminal
 grep -q $'\r' "$tmp/err" && fail "progress drawn on a file"
-if command -v script >/dev/null; then
-  script -qec "'$QLLC' compile '$M' --profile '$tmp/p.yaml' --precision int8 --min-sqnr $t -o '$tmp/b5'" /dev/null >"$tmp/tty" 2>&1
-  grep -q $'\rprecision search: every layer at int8' "$tmp/tty" || fail "no progress on a terminal: $(cat -v "$tmp/tty" | head -5)"
-else
-  echo "skipped: progress on a terminal (no 'script' command)"
-fi
+on_terminal $'\rprecision search: every layer at int8' compile "$M" --profile "$tmp/p.yaml" --precision int8 \
+  --min-sqnr "$t" -o "$tmp/b5"
 finish min_sqnr_time_test

@@ -4,13 +4,9 @@
 #   --min-sqnr, --precision-map, --precision-map-out without --precision int8/int16 (the model would stay
 #   float); --search-dataset without --min-sqnr; --name a C or C++ keyword, a C library name, a reserved
 #   identifier. A good name still compiles, and its header compiles as C and C++.
-set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
+. "$QLLC_SOURCE_DIR/tests/lib.sh"
 D=$QLLC_SOURCE_DIR/tests/cli/data
-fails=0 oks=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; oks=$((oks + 1)); }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 M=$D/small.onnx
 "$QLLC" profile "$M" --dataset "$D/small_x.npy" -o "$tmp/p.yaml" >/dev/null 2>&1 || fail "profile"
 
@@ -40,5 +36,4 @@ cp "$tmp/good/m.c" "$tmp/good/m.cc"
 cc -std=c11 -Wall -Werror -I "$tmp/good" -c "$tmp/good/m.c" -o "$tmp/good/m.o" 2>"$tmp/err" &&
   c++ -Wall -Werror -I "$tmp/good" -c "$tmp/good/m.cc" -o "$tmp/good/mm.o" 2>>"$tmp/err" &&
   ok "--name int_model: its header compiles as C and C++" || fail "the header does not compile: $(cat "$tmp/err")"
-echo "options_test: $oks passed, $fails failed"
-[ $fails -eq 0 ]
+finish options_test

@@ -6,13 +6,8 @@
 #   2. A profile that fails keeps the file it would have replaced, and leaves no temporary.
 #   3. --precision-map-out is written when the compile succeeds and not at all when it fails.
 #   4. `run` removes the outputs it wrote when a later output cannot be written; errors exit below 128.
-set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
-fails=0 skips=0 oks=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; oks=$((oks + 1)); }
-skip() { echo "SKIPPED: $*"; skips=$((skips + 1)); }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. "$QLLC_SOURCE_DIR/tests/lib.sh"
 D=$QLLC_SOURCE_DIR/tests/cli/data
 P=("$D/small.onnx" --dataset "x=$D/small_x.npy")
 no_tmp() { # no temporary left in directory $1
@@ -96,5 +91,4 @@ else
   fail "run two_io: cannot tell its outputs: $(cat "$tmp/run.out")"
 fi
 
-echo "outfile_test: $oks passed, $fails failed, $skips skipped"
-[ $fails -eq 0 ]
+finish outfile_test

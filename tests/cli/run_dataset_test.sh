@@ -4,11 +4,8 @@
 # float: the first 5); .npz data sets (np.savez_compressed: deflated, and np.savez: stored, by array name) give the same
 # bytes as a directory of .npy files; `--output FILE.npz` writes the same bytes, and a bare `--input
 # FILE.npz` feeds the inputs by array name. Bad data sets are errors naming the file.
-set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. "$QLLC_SOURCE_DIR/tests/lib.sh"
 S=$QLLC_SOURCE_DIR/tests/cli/data/shapes
 DIG=$QLLC_SOURCE_DIR/models/digits
 M=$DIG/digits.onnx
@@ -68,4 +65,4 @@ cp "$S/digits20.npz" "$tmp/damaged.npz"; printf '\x00\x00\x00\x00' | dd of="$tmp
 "$QLLC" run "$M" --dataset "$tmp/damaged.npz" >/dev/null 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q "damaged.npz: .*malformed .npz" "$tmp/err" || fail "damaged .npz: $(cat "$tmp/err")"
 
-[ $fails -eq 0 ] && echo "run_dataset_test: OK" || { echo "run_dataset_test: $fails failure(s)"; exit 1; }
+finish run_dataset_test

@@ -12,13 +12,8 @@
 #      --cpu); `info` names its CPU first.
 #   5. A --weights file bundle called with NULL constant weights returns 1 instead of faulting.
 # Steps 1-3 are SKIPPED on a CPU where no layer has two candidates (no AVX-512 VNNI).
-set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
-fails=0 skips=0 oks=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; oks=$((oks + 1)); }
-skip() { echo "SKIPPED: $*"; skips=$((skips + 1)); }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. "$QLLC_SOURCE_DIR/tests/lib.sh"
 M=$QLLC_SOURCE_DIR/tests/cli/data/direct_convs/model.onnx
 X=$QLLC_SOURCE_DIR/tests/cli/data/direct_convs/input_0.npy
 "$QLLC" profile "$M" --dataset "$X" -o "$tmp/p.yaml" >/dev/null 2>"$tmp/err" || fail "profile: $(cat "$tmp/err")"
@@ -116,5 +111,4 @@ else
   fail "cannot build the NULL-weights caller: $(cat "$tmp/err")"
 fi
 
-echo "tune_test: $oks passed, $fails failed, $skips skipped"
-[ $fails -eq 0 ]
+finish tune_test

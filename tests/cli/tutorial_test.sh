@@ -5,15 +5,13 @@
 # (the files they make are committed under models/digits). Then the answer is checked: the aarch64
 # bundle, run under qemu, says "digit: 8" for examples/tutorial/eight.pgm, and its scores are the int8
 # JIT's (qllc run in the tutorial's last step) to the printed 3 decimals.
-set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
+. "$QLLC_SOURCE_DIR/tests/lib.sh"
 S=$QLLC_SOURCE_DIR
 for t in aarch64-linux-gnu-gcc qemu-aarch64; do
   command -v $t >/dev/null || { echo "no $t (scripts/bootstrap installs it); skipping"; exit 77; }
 done
 [ -d /usr/aarch64-linux-gnu ] || { echo "no aarch64 C library in /usr/aarch64-linux-gnu; skipping"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/bin" "$tmp/root"
 ln -s "$QLLC" "$tmp/bin/qllc"
 ln -s "$S/models" "$tmp/root/models"
@@ -29,8 +27,6 @@ if ! (cd "$tmp/root" && PATH="$tmp/bin:$PATH" bash -e -x "$tmp/tutorial.sh") >"$
   echo "FAIL: a command of docs/tutorial.md failed (log above)"
   exit 1
 fi
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 ans=$tmp/root/tutorial/answer.txt
 grep -qx 'digit: 8' "$ans" || fail "the aarch64 bundle's answer: $(cat "$ans")"
 # the doc shows the answer the test got

@@ -18,14 +18,9 @@
 #   in part 3 their bytes equal the reference's.
 #   4. --strict refuses a layer that would run the portable kernel because the CPU lacks every variant's
 #      features (x86-64-v2), and accepts the same model for znver4.
-set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
+. "$QLLC_SOURCE_DIR/tests/lib.sh"
 D=$QLLC_SOURCE_DIR/tests/models/data
-fails=0 skips=0 oks=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; oks=$((oks + 1)); }
-skip() { echo "SKIPPED: $*"; skips=$((skips + 1)); }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 flags=$(grep -m1 '^flags' /proc/cpuinfo)
 has() { for f in "$@"; do [[ " $flags " == *" $f "* ]] || return 1; done; }
 
@@ -158,5 +153,4 @@ else fail "--strict --cpu x86-64-v2: unexpected message: $(cat "$tmp/strict.out"
   ok "--strict --cpu znver4: accepted (no portable fallback; AMX is not one of znver4's features)" ||
   fail "--strict --cpu znver4 refused: $(cat "$tmp/strict.out")"
 
-echo "variants_test: $oks passed, $fails failed, $skips skipped"
-[ $fails -eq 0 ]
+finish variants_test

@@ -29,8 +29,8 @@
 #   - aarch64 --reloc static and pic, and --weights file, link and run under qemu with the same bytes;
 #     a --reloc pic object links into a shared library that a program uses (both targets).
 # Exit 77 only when aarch64-linux-gnu-gcc or qemu-aarch64 is missing.
-set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
+. "$QLLC_SOURCE_DIR/tests/lib.sh"
 S=$QLLC_SOURCE_DIR
 ACC=${AARCH64_CC:-aarch64-linux-gnu-gcc}      # overridable, e.g. for another toolchain prefix
 ACXX=${AARCH64_CXX:-aarch64-linux-gnu-g++}
@@ -42,9 +42,6 @@ FLOAT_TOL=${CROSS_FLOAT_TOL:-0}
 NM=/usr/lib/llvm-19/bin/llvm-nm
 [ -x "$NM" ] || NM=nm
 OBJDUMP=objdump
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 gcc -std=c11 -O2 -Wall -Werror -o "$tmp/rawtool" "$S/tests/cross/rawtool.c" -lm || { echo "cannot build rawtool"; exit 1; }
 R=$tmp/rawtool
 

@@ -22,8 +22,8 @@
 #   3. aarch64 and x86_64 bundles agree exactly (the same integer kernels and IEEE float ops, no FMA:
 #      -ffp-contract=off);
 #   4. with kernels.c only: hswish stays float, the reason names qllc_k_custom_com_acme_HardSwish_i8_i8.
-set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}" "${QLLC_BUILD_DIR:?}"
+. "$QLLC_SOURCE_DIR/tests/lib.sh"
 E=$QLLC_SOURCE_DIR/examples/custom_kernel
 BC=$QLLC_BUILD_DIR/examples/custom_kernel
 CC=${CC:-gcc}
@@ -32,9 +32,6 @@ QEMU="qemu-aarch64 -L /usr/aarch64-linux-gnu"
 for f in kernels_x86_64 kernels_q_x86_64 kernels_aarch64 kernels_q_aarch64; do
   [ -f "$BC/$f.bc" ] || { echo "FAIL: $BC/$f.bc not built (target custom_kernel_bitcode)"; exit 1; }
 done
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 "$CC" -O2 -o "$tmp/npycmp" "$QLLC_SOURCE_DIR/tests/models/npycmp.c" -lm || { echo "cannot build npycmp"; exit 1; }
 driver_src=$QLLC_SOURCE_DIR/tests/cli/data/bundle_main.c
 K_X86=(--kernels "$BC/kernels_x86_64.bc" --kernels "$BC/kernels_q_x86_64.bc")

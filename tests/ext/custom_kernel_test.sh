@@ -15,8 +15,8 @@
 #   5. without --kernels the custom node is an error naming the node and the function it needs;
 #   6. int8: `qllc profile --kernels` runs the float model with the user kernels; the quantized bundle's
 #      header says why the custom op stays float and that it runs a user kernel; --strict refuses it.
-set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}" "${QLLC_BUILD_DIR:?}"
+. "$QLLC_SOURCE_DIR/tests/lib.sh"
 E=$QLLC_SOURCE_DIR/examples/custom_kernel
 BC=$QLLC_BUILD_DIR/examples/custom_kernel
 CC=${CC:-gcc}
@@ -24,9 +24,6 @@ ACC=${AARCH64_CC:-aarch64-linux-gnu-gcc}
 QEMU="qemu-aarch64 -L /usr/aarch64-linux-gnu"
 [ -f "$BC/kernels_x86_64.bc" ] && [ -f "$BC/kernels_aarch64.bc" ] || {
   echo "FAIL: $BC/kernels_<arch>.bc not built (target custom_kernel_bitcode)"; exit 1; }
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 "$CC" -O2 -o "$tmp/npycmp" "$QLLC_SOURCE_DIR/tests/models/npycmp.c" -lm || { echo "cannot build npycmp"; exit 1; }
 close() { # ACTUAL EXPECTED ATOL what
   "$tmp/npycmp" "$1" "$2" "$3" 0 >"$tmp/cmp" 2>&1 || fail "$4: $(cat "$tmp/cmp")"

@@ -11,15 +11,12 @@
 #   another triple       aarch64 bitcode for an x86_64 compile and the reverse
 #   not bitcode          a C source given as --kernels
 #   model errors         a custom node without value_info (at load), a string attribute (at lowering)
-set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
+. "$QLLC_SOURCE_DIR/tests/lib.sh"
 E=$QLLC_SOURCE_DIR/examples/custom_kernel
 INC=$QLLC_SOURCE_DIR/include
 CLANG=${CLANG19:-clang-19}
 command -v "$CLANG" >/dev/null || { echo "skip: $CLANG not found"; exit 77; }
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 bc() { # NAME [clang flags]: compiles $tmp/NAME.c to $tmp/NAME.bc
   local n=$1; shift

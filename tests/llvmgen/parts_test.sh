@@ -7,13 +7,9 @@
 #   - the x86_64 bundle's object has the parts NAME.part0 .. NAME.part2 as local functions, the entry
 #     global, and a driver linked with it gives the same bytes;
 #   - an aarch64 bundle under qemu too (when the cross tools exist).
-set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
+. "$QLLC_SOURCE_DIR/tests/lib.sh"
 D=$QLLC_SOURCE_DIR/tests/llvmgen/data
-fails=0 oks=0 skips=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; oks=$((oks + 1)); }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 want=$(tail -c 64 "$D/long_chain_y.npy" | od -An -tx1 | tr -d ' \n')
 
 "$QLLC" run "$D/long_chain.onnx" -i "$D/long_chain_x.npy" --output-dir "$tmp/jit" >"$tmp/run.log" 2>&1 ||
@@ -52,5 +48,4 @@ if command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64 >/dev/
 else
   echo "SKIPPED: aarch64: no cross compiler or qemu"; skips=$((skips + 1))
 fi
-echo "parts_test: $oks passed, $fails failed, $skips skipped"
-[ $fails -eq 0 ]
+finish parts_test

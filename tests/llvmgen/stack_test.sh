@@ -6,13 +6,9 @@
 # thread with a 4 MiB stack filled with a pattern, finds the deepest byte the call changed, subtracts what
 # a thread that makes no call changes, and requires that depth to be at most NAME_STACK_SIZE (and more than
 # 256 bytes, so the measurement is seen to work).
-set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
+. "$QLLC_SOURCE_DIR/tests/lib.sh"
 D=$QLLC_SOURCE_DIR/tests/models/data/cnn_bn_pool
-fails=0 oks=0 skips=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; oks=$((oks + 1)); }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 flags=$(grep -m1 '^flags' /proc/cpuinfo)
 
 cat >"$tmp/driver.c" <<'EOF'
@@ -89,5 +85,4 @@ if command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64 >/dev/
 else
   echo "SKIPPED: aarch64: no cross compiler or qemu"; skips=$((skips + 1))
 fi
-echo "stack_test: $oks passed, $fails failed, $skips skipped"
-[ $fails -eq 0 ]
+finish stack_test

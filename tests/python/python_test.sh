@@ -5,18 +5,14 @@
 #   3. qllc_test.py (unittest) with that site directory on PYTHONPATH and nothing else;
 #   4. the package in the build tree (PYTHONPATH=BUILD/python) loads the build's library.
 # Needs python3 with numpy (Debian's python3-numpy, which scripts/bootstrap installs); skipped without.
-set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}" "${QLLC_BUILD_DIR:?}"
+. "$QLLC_SOURCE_DIR/tests/lib.sh"
 S=$QLLC_SOURCE_DIR B=$QLLC_BUILD_DIR
 py=/usr/bin/python3
 [ -x $py ] || py=$(command -v python3) || { echo "no python3; skipping"; exit 77; }
 # a sanitizer build's library needs its runtimes loaded first, which python3 does not do
 [ "${QLLC_SANITIZED:-0}" = 1 ] && { echo "the library is built with sanitizers (scripts/test --sanitize): python3 cannot load it; skipping"; exit 77; }
 $py -c 'import numpy' 2>/dev/null || { echo "$py has no numpy (Debian: python3-numpy; scripts/bootstrap installs it); skipping"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 cmake --install "$B" --prefix "$tmp/p" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; echo "FAIL: cmake --install"; exit 1; }
 init=$(find "$tmp/p" -path '*/qllc/__init__.py' | head -1)

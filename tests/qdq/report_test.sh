@@ -6,12 +6,9 @@
 #  - qdq_partial.onnx (tests/qdq/make_partial_model.py): the Conv that fuses, the Sigmoid and the Conv
 #    with float weights kept in float each with the reason, the Q/DQ left explicit, the summary counts;
 #  - a float model still says "all nodes float".
-set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
+. "$QLLC_SOURCE_DIR/tests/lib.sh"
 D=$QLLC_SOURCE_DIR/tests/qdq/data
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 has() { grep -Eq -- "$2" "$1" || fail "$1 lacks /$2/"; }
 hasnt() { ! grep -Eq -- "$2" "$1" || fail "$1 has /$2/"; }
 

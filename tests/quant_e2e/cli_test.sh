@@ -8,11 +8,8 @@
 #  - `qllc run` with the same options gives float output close to float;
 #  - bad input: a profile of another model (hash mismatch), a profile missing a value, malformed YAML
 #    (file:line), an unknown schema (usage error), no --profile: one line each, exit 1 (2 for usage).
-set -u
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. "$QLLC_SOURCE_DIR/tests/lib.sh"
 D=$QLLC_SOURCE_DIR/tests/quant_e2e/data
 M=$D/test_cnn/model.onnx
 
@@ -102,5 +99,4 @@ check_err "no input named 'nope'" 1 profile "$M" --dataset "nope=$D/test_cnn/cal
 [ -e "$tmp/x" ] && fail "a failed compile created its output directory"
 [ -e "$tmp/x.yaml" ] && fail "a failed profile left a file"
 
-[ $fails -eq 0 ] && echo "cli_test: all passed" || echo "cli_test: $fails failed"
-[ $fails -eq 0 ]
+finish cli_test
