@@ -291,7 +291,7 @@ ZI void zcl_tile(const int NP, const int NO, uint8_t *dst, const qx_clout *ot, c
     __m128i v[QX_CL_NP];
     if (cq[j].fast) {
       QX_UNROLL for (int i = 0; i < NP; i++)
-        v[i] = _mm512_cvtepi32_epi8(z_reqh(acc[i][j], cq[j].m, cq[j].mo, cq[j].r, cq[j].sh, lo32, hi32));
+        v[i] = z_reqh8(acc[i][j], cq[j].m, cq[j].mo, cq[j].r, cq[j].sh, lo32, hi32, act_lo, act_hi);
     } else {
       const __m512i zy = _mm512_set1_epi64(z_y), lo = _mm512_set1_epi64(act_lo), hi = _mm512_set1_epi64(act_hi);
       QX_UNROLL for (int i = 0; i < NP; i++) v[i] = _mm512_cvtepi32_epi8(z_req(acc[i][j], &cq[j].q, zy, lo, hi));

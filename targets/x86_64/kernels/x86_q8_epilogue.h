@@ -34,6 +34,15 @@ ZI __m512i z_req(__m512i acc, const qx_zq *q, __m512i zy, __m512i lo, __m512i hi
 ZI __m512i z_reqh(__m512i acc, __m512i m, __m512i mo, __m512i r, __m512i sh, __m512i lo, __m512i hi) {
   return qx_reqh_512(acc, m, mo, r, sh, lo, hi);
 }
+/* z_reqh narrowed to 16 bytes: where [act_lo, act_hi] is the whole of [-128, 127] or [0, 255], vpmovsdb /
+   vpmovusdb (after a max with 0) saturate to it themselves, so the clamp is not needed (the same bytes). */
+ZI __m128i z_reqh8(__m512i acc, __m512i m, __m512i mo, __m512i r, __m512i sh, __m512i lo, __m512i hi, int32_t act_lo,
+                   int32_t act_hi) {
+  if (act_lo == -128 && act_hi == 127) return _mm512_cvtsepi32_epi8(qx_reqh_512_nc(acc, m, mo, r, sh));
+  if (act_lo == 0 && act_hi == 255)
+    return _mm512_cvtusepi32_epi8(_mm512_max_epi32(qx_reqh_512_nc(acc, m, mo, r, sh), _mm512_setzero_si512()));
+  return _mm512_cvtepi32_epi8(qx_reqh_512(acc, m, mo, r, sh, lo, hi));
+}
 /* The low bytes of the first cnt lanes (values already inside the output type's range). */
 ZI void z_store8(uint8_t *d, __m512i v, int64_t cnt) {
   __m128i b = _mm512_cvtepi32_epi8(v);
