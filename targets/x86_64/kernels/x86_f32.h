@@ -48,13 +48,14 @@
 #define UNROLL _Pragma("GCC unroll 24")
 
 /* mr rows x nv vectors of c (row stride ldc; vector v at c + 16 v) += a b over k < kc: a[i][k] at
-   a[k * a_sk + i]; b's vector v of row k at b + (v / 2) * bstride + (v % 2) * 16 + k * ldb. first: start
+   a[k * a_sk + i]; b's vector v of row k at b + (v / 2) * bstride + (v % 2) * 16 + k * ldb, or with an
+   offset table boff (one vector: the direct conv's taps) at b + boff[k]. first: start
    from init (NULL: 0; row_init: init[i] in all of row i, else init[16 v ..] per column), else from c;
    last: clamp. */
 QLLC_INLINE void f32_tile(const int mr, const int nv, float *QLLC_RESTRICT c, int64_t ldc,
                           const float *QLLC_RESTRICT a, int64_t a_sk, const float *QLLC_RESTRICT b, int64_t bstride,
-                          int64_t ldb, int64_t kc, const float *QLLC_RESTRICT init, const int row_init, int first,
-                          int last, float lo, float hi) {
+                          int64_t ldb, const int64_t *QLLC_RESTRICT boff, int64_t kc, const float *QLLC_RESTRICT init,
+                          const int row_init, int first, int last, float lo, float hi) {
   qllc_v16f acc[F_MR][FC_GV];
   UNROLL for (int i = 0; i < mr; i++) UNROLL for (int v = 0; v < nv; v++) {
     if (first) acc[i][v] = !init ? qv_splat(0.0f) : row_init ? qv_splat(init[i]) : qv_load(init + F_V * v);
@@ -62,7 +63,8 @@ QLLC_INLINE void f32_tile(const int mr, const int nv, float *QLLC_RESTRICT c, in
   }
   for (int64_t k = 0; k < kc; k++) {
     qllc_v16f bv[FC_GV];
-    UNROLL for (int v = 0; v < nv; v++) bv[v] = qv_load(b + (v / 2) * bstride + (v % 2) * F_V + k * ldb);
+    UNROLL for (int v = 0; v < nv; v++)
+      bv[v] = qv_load(b + (v / 2) * bstride + (v % 2) * F_V + (boff ? boff[k] : k * ldb));
     UNROLL for (int i = 0; i < mr; i++) {
       const float s = a[k * a_sk + i];
       UNROLL for (int v = 0; v < nv; v++) acc[i][v] += s * bv[v];
@@ -79,12 +81,12 @@ QLLC_INLINE void f32_tile(const int mr, const int nv, float *QLLC_RESTRICT c, in
    its own unrolled code), by binary decomposition */
 QLLC_INLINE void f32_rows(const int mr, int64_t rows, float *QLLC_RESTRICT c, int64_t ldc,
                           const float *QLLC_RESTRICT a, int64_t a_sk, const float *QLLC_RESTRICT b, int64_t ldb,
-                          int64_t kc, const float *QLLC_RESTRICT init, const int row_init, int first, int last,
-                          float lo, float hi) {
+                          const int64_t *QLLC_RESTRICT boff, int64_t kc, const float *QLLC_RESTRICT init,
+                          const int row_init, int first, int last, float lo, float hi) {
 #define F32_PART(r)                                                                                              \
   if (mr >= r && rows - i >= r) {                                                                               \
-    f32_tile(r, 1, c + i * ldc, ldc, a + i, a_sk, b, 0, ldb, kc, init && row_init ? init + i : init, row_init,  \
-             first, last, lo, hi);                                                                             \
+    f32_tile(r, 1, c + i * ldc, ldc, a + i, a_sk, b, 0, ldb, boff, kc, init && row_init ? init + i : init,      \
+             row_init, first, last, lo, hi);                                                                   \
     i += r;                                                                                                    \
   }
   int64_t i = 0;
@@ -120,10 +122,10 @@ QLLC_INLINE void fc_f32_body(const int mr, float *QLLC_RESTRICT y, const float *
     if (M == 1) { /* one row: x in place, FC_GV vectors at once */
       int64_t q = 0;
       for (; q + FC_GV <= nq; q += FC_GV)
-        f32_tile(1, FC_GV, y + q * F_V, 0, x + k0, 1, fc_bvec(wp, K, q, k0), F_NB * K, F_NB, kc,
+        f32_tile(1, FC_GV, y + q * F_V, 0, x + k0, 1, fc_bvec(wp, K, q, k0), F_NB * K, F_NB, NULL, kc,
                  b ? b + q * F_V : NULL, 0, first, last, lo, hi);
       for (; q < nq; q++)
-        f32_tile(1, 1, y + q * F_V, 0, x + k0, 1, fc_bvec(wp, K, q, k0), 0, F_NB, kc, b ? b + q * F_V : NULL, 0,
+        f32_tile(1, 1, y + q * F_V, 0, x + k0, 1, fc_bvec(wp, K, q, k0), 0, F_NB, NULL, kc, b ? b + q * F_V : NULL, 0,
                  first, last, lo, hi);
     }
     for (int64_t m0 = 0; m0 < M; m0 += mr) {
@@ -132,7 +134,7 @@ QLLC_INLINE void fc_f32_body(const int mr, float *QLLC_RESTRICT y, const float *
         for (int64_t k = 0; k < kc; k++) /* x[m0 .. m0 + rows)[k0 .. k0 + kc) as [k][mr] */
           for (int64_t i = 0; i < rows; i++) xs[k * mr + i] = x[(m0 + i) * K + k0 + k];
         for (int64_t q = 0; q < nq; q++)
-          f32_rows(mr, rows, y + m0 * N + q * F_V, N, xs, mr, fc_bvec(wp, K, q, k0), F_NB, kc,
+          f32_rows(mr, rows, y + m0 * N + q * F_V, N, xs, mr, fc_bvec(wp, K, q, k0), F_NB, NULL, kc,
                    b ? b + q * F_V : NULL, 0, first, last, lo, hi);
       }
       if (nt) { /* the last columns, on a copy (the packed weights are 0 past N) */
@@ -141,10 +143,10 @@ QLLC_INLINE void fc_f32_body(const int mr, float *QLLC_RESTRICT y, const float *
           for (int64_t i = 0; i < rows; i++)
             for (int64_t j = 0; j < F_V; j++) tmp[i * F_V + j] = j < nt ? yt[i * N + j] : 0.0f;
         if (M > 1)
-          f32_rows(mr, rows, tmp, F_V, xs, mr, fc_bvec(wp, K, nq, k0), F_NB, kc, b ? tinit : NULL, 0, first, last,
+          f32_rows(mr, rows, tmp, F_V, xs, mr, fc_bvec(wp, K, nq, k0), F_NB, NULL, kc, b ? tinit : NULL, 0, first, last,
                    lo, hi);
         else
-          f32_tile(1, 1, tmp, 0, x + k0, 1, fc_bvec(wp, K, nq, k0), 0, F_NB, kc, b ? tinit : NULL, 0, first, last,
+          f32_tile(1, 1, tmp, 0, x + k0, 1, fc_bvec(wp, K, nq, k0), 0, F_NB, NULL, kc, b ? tinit : NULL, 0, first, last,
                    lo, hi);
         for (int64_t i = 0; i < rows; i++)
           for (int64_t j = 0; j < nt; j++) yt[i * N + j] = tmp[i * F_V + j];
@@ -191,17 +193,108 @@ QLLC_INLINE void conv_f32_body(const int mr, float *QLLC_RESTRICT y, const float
             const float *bi = b ? b + m0 : NULL;
             float *yb = yn + m0 * NP + p0 + j0;
             if (nj == F_V) {
-              f32_rows(mr, rows, yb, NP, a, F_MR, panel + j0, ldp, kc, bi, 1, first, last, lo, hi);
+              f32_rows(mr, rows, yb, NP, a, F_MR, panel + j0, ldp, NULL, kc, bi, 1, first, last, lo, hi);
               continue;
             }
             if (!first) /* fewer than 16 pixels: on a copy */
               for (int64_t i = 0; i < rows; i++)
                 for (int64_t j = 0; j < F_V; j++) tmp[i * F_V + j] = j < nj ? yb[i * NP + j] : 0.0f;
-            f32_rows(mr, rows, tmp, F_V, a, F_MR, panel + j0, ldp, kc, bi, 1, first, last, lo, hi);
+            f32_rows(mr, rows, tmp, F_V, a, F_MR, panel + j0, ldp, NULL, kc, bi, 1, first, last, lo, hi);
             for (int64_t i = 0; i < rows; i++)
               for (int64_t j = 0; j < nj; j++) yb[i * NP + j] = tmp[i * F_V + j];
           }
         }
+      }
+    }
+  }
+}
+
+/* ---- Direct conv, stride 1 ------------------------------------------------------------------------------ */
+/* The same GEMM with no panel: the input padded once per image into the scratch (C planes of Hp x Wp,
+ * layouts.h, qllc_scratch_conv_f32d; a 1x1 conv without padding reads it in place), the output pixels
+ * taken in the padded pitch, q = oh * Wp + ow, so that tap k = (c, kh, kw) of 16 consecutive q is one
+ * vector at xp + off[k] + q, off[k] = c Hp Wp + kh dh Wp + kw dw. The lanes on pad columns (ow >= OW) are
+ * computed and dropped: a strip of 16 q inside one output row is stored in place, any other runs on the
+ * tile's copy and its lanes are scattered to their pixels. The whole K in one pass (the accumulators
+ * stay in registers); per strip every block of output channels, so the strip's input stays in L1. The
+ * padding is 0.0f, as the panel packer's, so the sums are the reference's. */
+QLLC_INLINE void conv_f32d_body(const int mr, float *QLLC_RESTRICT y, const float *QLLC_RESTRICT x,
+                                const float *QLLC_RESTRICT wp, const float *QLLC_RESTRICT b, int64_t N, int64_t C,
+                                int64_t H, int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW,
+                                int64_t pt, int64_t pl, int64_t dh, int64_t dw, float lo, float hi,
+                                float *QLLC_RESTRICT scratch) {
+  const int64_t K = C * KH * KW, NP = OH * OW;
+  if (NP <= 0 || M <= 0) return;
+  if (K == 0) { /* no input channels: bias only */
+    for (int64_t i = 0; i < N * M * NP; i++) y[i] = qm_min(qm_max(b ? b[i / NP % M] : 0.0f, lo), hi);
+    return;
+  }
+  const int in_place = qllc_f32d_in_place(H, W, OH, OW, KH, KW, pt, pl);
+  const int64_t Hp = OH + (KH - 1) * dh, Wp = OW + (KW - 1) * dw, plane = in_place ? H * W : Hp * Wp;
+  const int64_t NQ = (OH - 1) * Wp + OW; /* q of the last pixel, plus one */
+  float *QLLC_RESTRICT tmp = scratch;
+  int64_t *QLLC_RESTRICT off = (int64_t *)(scratch + F_MR * F_V);
+  int64_t *QLLC_RESTRICT toff = off + (K + 7) / 8 * 8; /* in place, the last strip's copy: c * 16 */
+  float *QLLC_RESTRICT xp = (float *)(toff + (K + 7) / 8 * 8);
+  for (int64_t k = 0; k < K; k++) {
+    const int64_t c = k / (KH * KW), kh = k / KW % KH, kw = k % KW;
+    off[k] = c * plane + kh * dh * Wp + kw * dw;
+    toff[k] = c * F_V;
+  }
+  const int64_t wblock = F_MR * K;
+  for (int64_t n = 0; n < N; n++) {
+    const float *xn = x + n * C * H * W;
+    float *yn = y + n * M * NP;
+    if (!in_place) { /* one loop with the bounds test inside (conv_panel_f32.h says why) */
+      for (int64_t c = 0; c < C; c++)
+        for (int64_t r = 0; r < Hp; r++) {
+          const int64_t ih = r - pt;
+          const int row_in = ih >= 0 && ih < H;
+          const float *xr = xn + (c * H + (row_in ? ih : 0)) * W;
+          float *d = xp + (c * Hp + r) * Wp;
+          for (int64_t col = 0; col < Wp; col++) {
+            const int64_t iw = col - pl;
+            d[col] = row_in && iw >= 0 && iw < W ? xr[iw] : 0.0f;
+          }
+        }
+      for (int64_t j = 0; j < F_V; j++) xp[C * plane + j] = 0.0f; /* the slack the last strip reads */
+    }
+    for (int64_t q0 = 0; q0 < NQ; q0 += F_V) {
+      const int64_t oh = q0 / Wp, ow = q0 % Wp;
+      /* 16 pixels one after another in y: inside one output row, or rows without pad columns */
+      const int whole = ow + F_V <= OW || (Wp == OW && q0 + F_V <= NQ);
+      /* else the runs of lanes that are pixels: lanes [j0, j1) of run s at pixel j + dj (at most three) */
+      int64_t run_j0[3], run_j1[3], run_d[3], nrun = 0;
+      for (int64_t j = 0, r = oh, cl = ow; !whole && j < F_V && q0 + j < NQ && nrun < 3;) {
+        if (cl >= OW) { /* a pad column: to the next row */
+          j += Wp - cl, cl = 0, r++;
+          continue;
+        }
+        const int64_t len = imin(imin(OW - cl, F_V - j), NQ - q0 - j);
+        run_j0[nrun] = j, run_j1[nrun] = j + len, run_d[nrun++] = r * OW + cl - j;
+        j += len, cl += len;
+      }
+      const float *bq = in_place ? xn + q0 : xp + q0;
+      const int64_t *bo = off;
+      if (in_place && q0 + F_V > NQ) { /* the last strip reads a copy, not past the input */
+        for (int64_t c = 0; c < C; c++)
+          for (int64_t j = 0; j < F_V; j++) xp[c * F_V + j] = q0 + j < NQ ? xn[c * plane + q0 + j] : 0.0f;
+        bq = xp, bo = toff;
+      }
+      for (int64_t m0 = 0; m0 < M; m0 += mr) {
+        const int64_t rows = imin(mr, M - m0);
+        const float *a = wp + (m0 / F_MR) * wblock + m0 % F_MR; /* block m0 / 24, row m0 % 24 (mr divides 24) */
+        const float *bi = b ? b + m0 : NULL;
+        float *yb = yn + m0 * NP;
+        if (whole) {
+          f32_rows(mr, rows, yb + oh * OW + ow, NP, a, F_MR, bq, 0, bo, K, bi, 1, 1, 1, lo, hi);
+          continue;
+        }
+        f32_rows(mr, rows, tmp, F_V, a, F_MR, bq, 0, bo, K, bi, 1, 1, 1, lo, hi);
+        for (int64_t u = 0; u < nrun; u++) /* lane-predicated copies: masked vector stores */
+          for (int64_t i = 0; i < rows; i++)
+            for (int64_t j = 0; j < F_V; j++)
+              if (j >= run_j0[u] && j < run_j1[u]) yb[i * NP + run_d[u] + j] = tmp[i * F_V + j];
       }
     }
   }
@@ -222,6 +315,15 @@ QLLC_INLINE void conv_f32_body(const int mr, float *QLLC_RESTRICT y, const float
     (void)group;                                                                                                   \
     conv_f32_body(mr, y, x, wp, bias, N, C, H, W, M, OH, OW, KH, KW, stride_h, stride_w, pad_top, pad_left, dil_h, \
                   dil_w, act_lo, act_hi, (float *)scratch);                                                        \
+  }                                                                                                                \
+  __attribute__((target(target_features))) void qllc_k_conv2ds1_f32_f32_f32__##isa(                                \
+      float *y, const float *x, const float *wp, const float *bias, int64_t N, int64_t C, int64_t H, int64_t W,    \
+      int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t stride_h, int64_t stride_w,              \
+      int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w, int64_t group, float act_lo, float act_hi, \
+      uint8_t *scratch) {                                                                                          \
+    (void)stride_h, (void)stride_w, (void)group; /* 1, 1, 1: the row's predicate */                               \
+    conv_f32d_body(mr, y, x, wp, bias, N, C, H, W, M, OH, OW, KH, KW, pad_top, pad_left, dil_h, dil_w, act_lo,     \
+                   act_hi, (float *)scratch);                                                                      \
   }
 F32_VARIANTS(avx512, "avx512f", 24)
 F32_VARIANTS(avx2, "avx2", 8)
