@@ -109,6 +109,8 @@ static const conv_case conv_cases[] = {
     {{1, 16, 8, 8, 7, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1}, 0, 0.0f, INFINITY},        /* 1x1 in place, 64 pixels */
     {{1, 6, 5, 9, 9, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 1, -INFINITY, INFINITY},   /* 1x1 padded */
     {{2, 7, 13, 5, 25, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 1, -0.25f, 0.25f},      /* width 5 < 16, N 2 */
+    {{2, 3, 7, 5, 4, 3, 2, 1, 1, 0, 0, 0, 0, 1, 1, 1}, 1, -INFINITY, INFINITY},   /* 3x2: 16 lanes over 4 rows */
+    {{1, 2, 9, 2, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1, 1, 1}, 0, -INFINITY, INFINITY},   /* 1x1 padded, width 4: 4 rows */
     {{1, 9, 11, 20, 48, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1}, 1, -INFINITY, INFINITY}, /* 5x5, width 20 */
     {{1, 4, 9, 33, 17, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1}, 0, -INFINITY, INFINITY},  /* no padding, width 33 */
     {{1, 5, 12, 17, 10, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1}, 1, 0.0f, 6.0f},         /* dilation 2, width 17 */
