@@ -297,10 +297,15 @@ QLLC_INLINE void conv_f32d_body(const int mr, float *QLLC_RESTRICT y, const floa
           continue;
         }
         f32_rows(mr, rows, tmp, F_V, a, F_MR, bq, 0, bo, K, bi, 1, 1, 1, lo, hi);
-        for (int64_t u = 0; u < nrun; u++) /* lane-predicated copies: masked vector stores */
-          for (int64_t i = 0; i < rows; i++)
-            for (int64_t j = 0; j < F_V; j++)
-              if (j >= run_j0[u] && j < run_j1[u]) yb[i * NP + run_d[u] + j] = tmp[i * F_V + j];
+        for (int64_t u = 0; u < nrun; u++) { /* lane-predicated copies: masked vector stores */
+          const int64_t j0 = run_j0[u], j1 = run_j1[u];
+          float *QLLC_RESTRICT yd = yb + run_d[u];
+          for (int64_t i = 0; i < rows; i++) {
+            const qllc_v16f t = qv_load(tmp + i * F_V);
+            for (int j = 0; j < F_V; j++)
+              if (j >= j0 && j < j1) yd[i * NP + j] = t[j];
+          }
+        }
       }
     }
   }
