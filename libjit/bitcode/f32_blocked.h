@@ -5,7 +5,8 @@
  *
  * The tile, f32_tile (declared here, defined by the includer after this header): mr rows x nv strips of
  * 16 floats of c (row stride ldc; strip v at c + 16 v) += a b over k < kc, a[i][k] at a[k * a_sk + i],
- * b's strip v of row k at b + (v / 2) * bstride + (v % 2) * 16 + k * ldb; first: start from init (NULL: 0;
+ * b's strip v of row k at b + (v / 2) * bstride + (v % 2) * 16 + k * ldb, or with an offset table boff
+ * (one strip: the x86 direct conv's taps) at b + boff[k]; first: start from init (NULL: 0;
  * row_init: init[i] in all of row i, else init[16 v ..] per column), else from c; last: clamp to [lo, hi]
  * with the reference's qm_min(qm_max()) rule. Every element: its start, then one multiply and one add per
  * k, k ascending (no FMA), so the result is the reference's bits. mr is at most 24 and divides 24 (the
@@ -35,19 +36,19 @@
 
 QLLC_INLINE void f32_tile(const int mr, const int nv, float *QLLC_RESTRICT c, int64_t ldc,
                           const float *QLLC_RESTRICT a, int64_t a_sk, const float *QLLC_RESTRICT b, int64_t bstride,
-                          int64_t ldb, int64_t kc, const float *QLLC_RESTRICT init, const int row_init, int first,
-                          int last, float lo, float hi);
+                          int64_t ldb, const int64_t *QLLC_RESTRICT boff, int64_t kc, const float *QLLC_RESTRICT init,
+                          const int row_init, int first, int last, float lo, float hi);
 
 /* rows (<= mr) rows x one vector: the tile of exactly that many rows (a constant per call, so each is
    its own unrolled code), by binary decomposition */
 QLLC_INLINE void f32_rows(const int mr, int64_t rows, float *QLLC_RESTRICT c, int64_t ldc,
                           const float *QLLC_RESTRICT a, int64_t a_sk, const float *QLLC_RESTRICT b, int64_t ldb,
-                          int64_t kc, const float *QLLC_RESTRICT init, const int row_init, int first, int last,
-                          float lo, float hi) {
+                          const int64_t *QLLC_RESTRICT boff, int64_t kc, const float *QLLC_RESTRICT init,
+                          const int row_init, int first, int last, float lo, float hi) {
 #define F32_PART(r)                                                                                              \
   if (mr >= r && rows - i >= r) {                                                                               \
-    f32_tile(r, 1, c + i * ldc, ldc, a + i, a_sk, b, 0, ldb, kc, init && row_init ? init + i : init, row_init,  \
-             first, last, lo, hi);                                                                             \
+    f32_tile(r, 1, c + i * ldc, ldc, a + i, a_sk, b, 0, ldb, boff, kc, init && row_init ? init + i : init,      \
+             row_init, first, last, lo, hi);                                                                   \
     i += r;                                                                                                    \
   }
   int64_t i = 0;
@@ -83,10 +84,10 @@ QLLC_INLINE void fc_f32_body(const int mr, float *QLLC_RESTRICT y, const float *
     if (M == 1) { /* one row: x in place, FC_GV vectors at once */
       int64_t q = 0;
       for (; q + FC_GV <= nq; q += FC_GV)
-        f32_tile(1, FC_GV, y + q * F_V, 0, x + k0, 1, fc_bvec(wp, K, q, k0), F_NB * K, F_NB, kc,
+        f32_tile(1, FC_GV, y + q * F_V, 0, x + k0, 1, fc_bvec(wp, K, q, k0), F_NB * K, F_NB, NULL, kc,
                  b ? b + q * F_V : NULL, 0, first, last, lo, hi);
       for (; q < nq; q++)
-        f32_tile(1, 1, y + q * F_V, 0, x + k0, 1, fc_bvec(wp, K, q, k0), 0, F_NB, kc, b ? b + q * F_V : NULL, 0,
+        f32_tile(1, 1, y + q * F_V, 0, x + k0, 1, fc_bvec(wp, K, q, k0), 0, F_NB, NULL, kc, b ? b + q * F_V : NULL, 0,
                  first, last, lo, hi);
     }
     for (int64_t m0 = 0; m0 < M; m0 += mr) {
@@ -95,7 +96,7 @@ QLLC_INLINE void fc_f32_body(const int mr, float *QLLC_RESTRICT y, const float *
         for (int64_t k = 0; k < kc; k++) /* x[m0 .. m0 + rows)[k0 .. k0 + kc) as [k][mr] */
           for (int64_t i = 0; i < rows; i++) xs[k * mr + i] = x[(m0 + i) * K + k0 + k];
         for (int64_t q = 0; q < nq; q++)
-          f32_rows(mr, rows, y + m0 * N + q * F_V, N, xs, mr, fc_bvec(wp, K, q, k0), F_NB, kc,
+          f32_rows(mr, rows, y + m0 * N + q * F_V, N, xs, mr, fc_bvec(wp, K, q, k0), F_NB, NULL, kc,
                    b ? b + q * F_V : NULL, 0, first, last, lo, hi);
       }
       if (nt) { /* the last columns, on a copy (the packed weights are 0 past N) */
@@ -104,10 +105,10 @@ QLLC_INLINE void fc_f32_body(const int mr, float *QLLC_RESTRICT y, const float *
           for (int64_t i = 0; i < rows; i++)
             for (int64_t j = 0; j < F_V; j++) tmp[i * F_V + j] = j < nt ? yt[i * N + j] : 0.0f;
         if (M > 1)
-          f32_rows(mr, rows, tmp, F_V, xs, mr, fc_bvec(wp, K, nq, k0), F_NB, kc, b ? tinit : NULL, 0, first, last,
+          f32_rows(mr, rows, tmp, F_V, xs, mr, fc_bvec(wp, K, nq, k0), F_NB, NULL, kc, b ? tinit : NULL, 0, first, last,
                    lo, hi);
         else
-          f32_tile(1, 1, tmp, 0, x + k0, 1, fc_bvec(wp, K, nq, k0), 0, F_NB, kc, b ? tinit : NULL, 0, first, last,
+          f32_tile(1, 1, tmp, 0, x + k0, 1, fc_bvec(wp, K, nq, k0), 0, F_NB, NULL, kc, b ? tinit : NULL, 0, first, last,
                    lo, hi);
         for (int64_t i = 0; i < rows; i++)
           for (int64_t j = 0; j < nt; j++) yt[i * N + j] = tmp[i * F_V + j];
@@ -154,13 +155,13 @@ QLLC_INLINE void conv_f32_body(const int mr, float *QLLC_RESTRICT y, const float
             const float *bi = b ? b + m0 : NULL;
             float *yb = yn + m0 * NP + p0 + j0;
             if (nj == F_V) {
-              f32_rows(mr, rows, yb, NP, a, F_MR, panel + j0, ldp, kc, bi, 1, first, last, lo, hi);
+              f32_rows(mr, rows, yb, NP, a, F_MR, panel + j0, ldp, NULL, kc, bi, 1, first, last, lo, hi);
               continue;
             }
             if (!first) /* fewer than 16 pixels: on a copy */
               for (int64_t i = 0; i < rows; i++)
                 for (int64_t j = 0; j < F_V; j++) tmp[i * F_V + j] = j < nj ? yb[i * NP + j] : 0.0f;
-            f32_rows(mr, rows, tmp, F_V, a, F_MR, panel + j0, ldp, kc, bi, 1, first, last, lo, hi);
+            f32_rows(mr, rows, tmp, F_V, a, F_MR, panel + j0, ldp, NULL, kc, bi, 1, first, last, lo, hi);
             for (int64_t i = 0; i < rows; i++)
               for (int64_t j = 0; j < nj; j++) yb[i * NP + j] = tmp[i * F_V + j];
           }

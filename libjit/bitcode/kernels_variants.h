@@ -67,6 +67,7 @@
 #define QLLC_VX_PARAMS_NARROW
 #define QLLC_VX_PARAMS_MEASURED
 #define QLLC_VX_PARAMS_ALT_MEASURED
+#define QLLC_VX_PARAMS_ALT_NARROW
 #define QLLC_VX_PARAMS_ALT_NHWC , int64_t x_nhwc, int64_t y_nhwc
 #define QLLC_VX_PARAMS_NHWC_MEASURED , int64_t x_nhwc, int64_t y_nhwc
 #define QLLC_VX_ARGS_NONE
@@ -74,6 +75,7 @@
 #define QLLC_VX_ARGS_NARROW
 #define QLLC_VX_ARGS_MEASURED
 #define QLLC_VX_ARGS_ALT_MEASURED
+#define QLLC_VX_ARGS_ALT_NARROW
 #define QLLC_VX_ARGS_ALT_NHWC , x_nhwc, y_nhwc
 #define QLLC_VX_ARGS_NHWC_MEASURED , x_nhwc, y_nhwc
 /* A row's declaration (variants.h defines QVARIANT as this before including variants.def). */

@@ -155,6 +155,21 @@ static inline int64_t qllc_scratch_fc(int64_t M, int64_t K, int64_t esize) {
    columns on a copy). The float conv variants': one input panel of 64 KiB, then that tile. */
 static inline int64_t qllc_scratch_fc_f32(void) { return (512 * QLLC_F32_MB + QLLC_F32_MB * 16) * 4; }
 static inline int64_t qllc_scratch_conv_f32(void) { return (16384 + QLLC_F32_MB * 16) * 4; }
+/* The direct float conv (stride 1, group 1; targets/x86_64/kernels/x86_f32.h): a 1x1 conv without
+   padding reads its input in place (qllc_f32d_in_place), any other is padded once per image into the
+   scratch as C planes of Hp = OH + (KH-1)*dh rows of Wp = OW + (KW-1)*dw columns. Its scratch: a tile of
+   24 x 16 floats, two tables of K = C*KH*KW int64 tap offsets, then the padded planes and 16 floats of
+   slack (in place: C x 16 floats, the last strip of pixels copied). */
+static inline int qllc_f32d_in_place(int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t KH, int64_t KW,
+                                     int64_t pt, int64_t pl) {
+  return KH == 1 && KW == 1 && pt == 0 && pl == 0 && OH == H && OW == W;
+}
+static inline int64_t qllc_scratch_conv_f32d(int64_t C, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t KH,
+                                             int64_t KW, int64_t pt, int64_t pl, int64_t dh, int64_t dw) {
+  const int64_t Hp = OH + (KH - 1) * dh, Wp = OW + (KW - 1) * dw;
+  const int64_t planes = qllc_f32d_in_place(H, W, OH, OW, KH, KW, pt, pl) ? C * 16 : C * Hp * Wp + 16;
+  return (QLLC_F32_MB * 16 + 2 * 2 * qllc_round_up(C * KH * KW, 8) + planes) * 4;
+}
 
 /* Depthwise (QLLC_LAYOUT_DW_Q4). Bytes of one channel's packed weight row (K = KH*KW taps). */
 static inline int64_t qllc_dw_row(int64_t K) { return qllc_round_up(K + 3, 4); }

@@ -331,7 +331,7 @@ qllc_status qllc_drv_lower(qllc_drv_model *m, qllc_graph *g, const qllc_options 
     t.user_defines = user_defines;
     t.user_ctx = uk;
   }
-  if (st == QLLC_OK && qllc_drv_tunes(o, host) && qllc_graph_is_quantized(g)) {
+  if (st == QLLC_OK && qllc_drv_tunes(o, host)) { /* float or quantized: both have variants to measure */
     st = qllc_drv_lower_tuned(m, g, o, host, &t, p, diag); /* measured, or timed by the cache file */
   } else if (st == QLLC_OK) {
     int shared = g == m->graph; /* the model's own graph: other threads may be lowering it too */

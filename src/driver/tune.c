@@ -331,10 +331,17 @@ static qllc_status measure(tuner *t, const qllc_graph *g, const qllc_lower_targe
     if (!mut || !act) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
   }
   if (st == QLLC_OK) { /* fixed pseudo-random inputs and activations: every call sees the same data */
+    /* a float graph's as floats in [-1, 1): random bytes read as floats are denormals, infinities and
+       NaNs often enough that their slow paths, not the kernels, would be timed */
+    const int flt = !qllc_graph_is_quantized(g);
     uint64_t r = 0x9e3779b97f4a7c15ULL;
     for (uint64_t i = 0; i < p->mutable_size; i++) {
       r = r * 6364136223846793005ULL + 1442695040888963407ULL;
       mut[i] = (uint8_t)(r >> 56);
+      if (flt && i % 4 == 3) {
+        const float f = (float)(int32_t)(uint32_t)(r >> 32) * 0x1p-31f;
+        memcpy(mut + i - 3, &f, sizeof f);
+      }
     }
   }
   for (int k = 0; st == QLLC_OK && k < p->n_instrs; k++) {

@@ -124,6 +124,7 @@ typedef struct qllc_kvariant {
 enum { QLLC_VF_NONE = 0, QLLC_VF_ALT = 1, QLLC_VF_NARROW = 2, QLLC_VF_MEASURED = 4, QLLC_VF_NHWC = 8,
        QLLC_VF_ALT_NHWC = QLLC_VF_ALT | QLLC_VF_NHWC, /* NHWC: takes LAYOUT_X, LAYOUT_Y after SCRATCH */
        QLLC_VF_ALT_MEASURED = QLLC_VF_ALT | QLLC_VF_MEASURED,   /* an ALT row only a measurement takes */
+       QLLC_VF_ALT_NARROW = QLLC_VF_ALT | QLLC_VF_NARROW,       /* an ALT row's kernel in narrower vectors */
        QLLC_VF_NHWC_MEASURED = QLLC_VF_ALT_NHWC | QLLC_VF_MEASURED }; /* an ALT_NHWC row only a measurement takes */
 
 /* The catalogue's row the lowering runs the fused layer of reference kernel `ref` and geometry g on,

@@ -153,6 +153,15 @@ int qllc_fits_f32conv(const qllc_layer_geom *g, char *why, size_t size) {
   return 0;
 }
 
+/* the direct float conv (x86_f32.h): group 1, stride 1 (its pixels are shifted runs of the padded input) */
+int qllc_fits_f32d(const qllc_layer_geom *g, char *why, size_t size) {
+  const int p = qllc_fits_f32conv(g, why, size);
+  if (p != 1) return p;
+  if (g->sh == 1 && g->sw == 1) return 1;
+  snprintf(why, size, "stride %lldx%lld: the direct float conv takes stride 1", (long long)g->sh, (long long)g->sw);
+  return 0;
+}
+
 int qllc_fits_c4(const qllc_layer_geom *g, char *why, size_t size) {
   const int p = qllc_fits_panel(g, why, size);
   if (p != 1) return p;
@@ -211,6 +220,9 @@ int64_t qllc_vscratch_f32fc(const qllc_layer_geom *g) {
 int64_t qllc_vscratch_f32conv(const qllc_layer_geom *g) {
   (void)g;
   return qllc_scratch_conv_f32();
+}
+int64_t qllc_vscratch_f32d(const qllc_layer_geom *g) {
+  return qllc_scratch_conv_f32d(g->C, g->H, g->W, g->OH, g->OW, g->KH, g->KW, g->pt, g->pl, g->dh, g->dw);
 }
 int64_t qllc_vscratch_cl(const qllc_layer_geom *g) {
   return qllc_scratch_cl(g->C, g->W, g->OH, g->OW, g->KH, g->KW, g->sh, g->sw, g->pl, g->dh, g->dw);

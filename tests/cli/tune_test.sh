@@ -11,6 +11,8 @@
 #   4. `compile` without --cpu notes on stderr what this machine would run (not with --quiet, not with
 #      --cpu); `info` names its CPU first.
 #   5. A --weights file bundle called with NULL constant weights returns 1 instead of faulting.
+#   Also (3b) a float model: its stride-1 conv's two float rows (direct conv2ds1, panel conv2d) measured
+#   against each other, either chosen by a planted slow candidate, the same bytes from both.
 # Steps 1-3 are SKIPPED on a CPU where no layer has two candidates (no AVX-512 VNNI).
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
 . "$QLLC_SOURCE_DIR/tests/lib.sh"
@@ -74,6 +76,33 @@ else
   "$QLLC" info "$M" "${Q[@]}" --cpu native --tune-cache "$tmp/bad.tc" >/dev/null 2>"$tmp/err" &&
     fail "a malformed tune cache was accepted" ||
     { grep -q "bad.tc.*line 2" "$tmp/err" && ok "a malformed tune cache: $(cat "$tmp/err")" || fail "bad cache message: $(cat "$tmp/err")"; }
+fi
+
+# ---- 3b. float: the direct and the panel float conv measured against each other (issue 26) ----
+# cnn_bn_pool in float: /conv1/Conv is stride 1 (conv2ds1 and conv2d rows), /conv2/Conv stride 2 (conv2d only)
+FM=$QLLC_SOURCE_DIR/tests/models/data/cnn_bn_pool/model.onnx
+FX=$QLLC_SOURCE_DIR/tests/models/data/cnn_bn_pool/input_0.npy
+fnode() { "$QLLC" info "$FM" --cpu native "$@" 2>&1 | grep '^node /conv1/Conv '; }
+line=$(fnode)
+if ! grep -q 'measured on this CPU: conv2ds1__' <<<"$line"; then
+  skip "float measurement: no float conv rows on this CPU ($line)"
+else
+  ok "float conv measured: $line"
+  # a planted slow direct conv moves it to the panel conv, a planted slow panel conv to the direct one
+  l1=$(QLLC_TUNE_SLOW=conv2ds1 fnode)
+  grep -q ': qllc_k_conv2d_f32_f32_f32__[a-z0-9]*  \[measured on this CPU' <<<"$l1" &&
+    ok "QLLC_TUNE_SLOW=conv2ds1: the panel conv runs" || fail "QLLC_TUNE_SLOW=conv2ds1: $l1"
+  l2=$(QLLC_TUNE_SLOW=conv2d_f32 fnode)
+  grep -q ': qllc_k_conv2ds1_f32_f32_f32__[a-z0-9]*  \[measured on this CPU' <<<"$l2" &&
+    ok "QLLC_TUNE_SLOW=conv2d_f32: the direct conv runs" || fail "QLLC_TUNE_SLOW=conv2d_f32: $l2"
+  for v in ds1 panel; do
+    if [ $v = ds1 ]; then export QLLC_TUNE_SLOW=conv2d_f32; else export QLLC_TUNE_SLOW=conv2ds1; fi
+    "$QLLC" run "$FM" --cpu native --input "$FX" --output-dir "$tmp/fout-$v" >"$tmp/run.log" 2>&1 ||
+      fail "float run $v: $(cat "$tmp/run.log")"
+  done
+  unset QLLC_TUNE_SLOW
+  cmp -s "$(out_of "$tmp/fout-ds1")" "$(out_of "$tmp/fout-panel")" &&
+    ok "float: both measured choices give the same bytes" || fail "float: the outputs differ between choices"
 fi
 
 # ---- 4. the CPU compile and info assume ----

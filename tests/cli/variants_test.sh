@@ -68,8 +68,10 @@ DWC=("$D/depthwise_separable/model.onnx" --profile "$tmp/depthwise_separable.yam
 expect_kernels "depthwise on cascadelake (no VBMI): the reference, saying why" 'qllc_k_conv2d_i8_i8_i8  \[cpu cascadelake: __avx512vnni needs avx512vbmi\]' 2 "${DWC[@]}"
 expect_kernels "depthwise int16: no variant, said" 'qllc_k_conv2d_i16_i16_i16  \[no depthwise ISA variant for x86_64\]' 2 "$D/depthwise_separable/model.onnx" --profile "$tmp/depthwise_separable.yaml" --precision int16 --cpu znver4
 # float (issue 26): the Conv and FC layers run the float rows, and say so
-expect_kernels "float model: the avx512 float rows" '^node .*: qllc_k_(conv2d|fc)_f32_f32_f32__avx512$' 3 "$M" --cpu znver4
-expect_kernels "float model on x86-64-v3: the avx2 float rows, saying why" '^node .*: qllc_k_(conv2d|fc)_f32_f32_f32__avx2  \[cpu x86-64-v3: __avx512 needs avx512f\]$' 3 "$M" --cpu x86-64-v3
+expect_kernels "float model: the avx512 float rows" '^node .*: qllc_k_(conv2d|conv2ds1|fc)_f32_f32_f32__avx512$' 3 "$M" --cpu znver4
+expect_kernels "float model: the direct conv for the stride-1 conv, the panel conv for stride 2" '^node /conv1/Conv .*: qllc_k_conv2ds1_f32_f32_f32__avx512$|^node /conv2/Conv .*: qllc_k_conv2d_f32_f32_f32__avx512$' 2 "$M" --cpu znver4
+expect_kernels "float model on x86-64-v3: the avx2 float rows, saying why" '^node .*: qllc_k_(conv2d|conv2ds1|fc)_f32_f32_f32__avx2  \[cpu x86-64-v3: __avx512 needs avx512f\]$' 3 "$M" --cpu x86-64-v3
+expect_kernels "float model on x86-64-v3: the avx2 direct conv for the stride-1 conv" '^node /conv1/Conv .*: qllc_k_conv2ds1_f32_f32_f32__avx2  \[' 1 "$M" --cpu x86-64-v3
 expect_kernels "float depthwise: the reference, said" '^node .*: qllc_k_conv2d_f32_f32_f32  \[no depthwise ISA variant for x86_64\]$' 2 "$D/depthwise_separable/model.onnx" --cpu znver4
 
 # a user's override of a reference kernel (--kernels) is what its layers call: no variant bypasses it

@@ -63,6 +63,7 @@ typedef struct q_vrow {
 #define Q_CAT_NCHW_NARROW
 #define Q_CAT_NCHW_MEASURED
 #define Q_CAT_NCHW_ALT_MEASURED
+#define Q_CAT_NCHW_ALT_NARROW
 #define Q_CAT_NCHW_ALT_NHWC , 0, 0
 #define Q_CAT_NCHW_NHWC_MEASURED , 0, 0
 #define Q_CAT_LAY_NONE(fn, TI, TW, TB, TO)
@@ -70,6 +71,7 @@ typedef struct q_vrow {
 #define Q_CAT_LAY_NARROW(fn, TI, TW, TB, TO)
 #define Q_CAT_LAY_MEASURED(fn, TI, TW, TB, TO)
 #define Q_CAT_LAY_ALT_MEASURED(fn, TI, TW, TB, TO)
+#define Q_CAT_LAY_ALT_NARROW(fn, TI, TW, TB, TO)
 #define Q_CAT_LAY_ALT_NHWC(fn, TI, TW, TB, TO)                                                                   \
   static void q_catl_##fn(void *y, const void *x, const void *w, const void *b, const int32_t *m,              \
                           const int32_t *n, const int64_t *d, int32_t z_x, int32_t z_y, int32_t lo, int32_t hi, \
@@ -81,6 +83,7 @@ typedef struct q_vrow {
 #define Q_CAT_LAYFN_NARROW(fn) NULL
 #define Q_CAT_LAYFN_MEASURED(fn) NULL
 #define Q_CAT_LAYFN_ALT_MEASURED(fn) NULL
+#define Q_CAT_LAYFN_ALT_NARROW(fn) NULL
 #define Q_CAT_LAYFN_ALT_NHWC(fn) (q_catl_##fn)
 #define Q_CAT_LAYFN_NHWC_MEASURED(fn) (q_catl_##fn)
 #define Q_CAT_LAY_NHWC_MEASURED Q_CAT_LAY_ALT_NHWC
@@ -148,6 +151,7 @@ typedef struct q_vrow {
 #define QLLC_VF_NARROW_T 2
 #define QLLC_VF_MEASURED_T 4
 #define QLLC_VF_ALT_MEASURED_T 5
+#define QLLC_VF_ALT_NARROW_T 3
 #define QLLC_VF_ALT_NHWC_T 9
 #define QLLC_VF_NHWC_MEASURED_T 13
 static const q_vrow q_rows[] = {

@@ -48,8 +48,8 @@ QLLC_INLINE float32x4_t nf_clamp(float32x4_t v, float32x4_t lo, float32x4_t hi) 
    a[k * a_sk + mr - 1]: the last rows of the conv's weights and the row of x of a GEMV end there. */
 QLLC_INLINE void f32_tile(const int mr, const int nv, float *QLLC_RESTRICT c, int64_t ldc,
                           const float *QLLC_RESTRICT a, int64_t a_sk, const float *QLLC_RESTRICT b, int64_t bstride,
-                          int64_t ldb, int64_t kc, const float *QLLC_RESTRICT init, const int row_init, int first,
-                          int last, float lo, float hi) {
+                          int64_t ldb, const int64_t *QLLC_RESTRICT boff, int64_t kc, const float *QLLC_RESTRICT init,
+                          const int row_init, int first, int last, float lo, float hi) {
   float32x4_t acc[F_MR][4 * FC_GV];
   const int nq = 4 * nv, n4 = mr / 4 * 4, rem = mr % 4;
   NF_UNROLL for (int i = 0; i < mr; i++) NF_UNROLL for (int j = 0; j < nq; j++) {
@@ -66,7 +66,7 @@ QLLC_INLINE void f32_tile(const int mr, const int nv, float *QLLC_RESTRICT c, in
     if (rem & 1) as = ak[mr - 1];
     NF_UNROLL for (int j = 0; j < nq; j++) {
       /* q j % 4 of strip j / 4: block (j / 8) of two strips, strip (j / 4) % 2 of it */
-      const float32x4_t bq = vld1q_f32(b + (j / 8) * bstride + (j % 8) * 4 + k * ldb);
+      const float32x4_t bq = vld1q_f32(b + (j / 8) * bstride + (j % 8) * 4 + (boff ? boff[k] : k * ldb));
       NF_UNROLL for (int i = 0; i < mr; i++) {
         const float s = i < n4 ? aq[i / 4][i % 4] : i - n4 < (rem & 2) ? ad[i - n4] : as;
         acc[i][j] = vaddq_f32(acc[i][j], vmulq_n_f32(bq, s));
