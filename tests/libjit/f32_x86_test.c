@@ -3,8 +3,10 @@
  * packer into its layout and compared bit for bit with its reference: FC (tails in M, N and K, k blocks,
  * one row, no bias, a clamp, special values) with qllc_k_fc_f32_f32_f32 (libjit/bitcode/fc.c, checked
  * against double sums in gemm_test.c) on the plain w[K][N] it takes; Conv (pixel and channel tails,
- * strides, dilations, groups, 1x1, 7x7, k chunks) with qllc_k_conv2d_f32_f32_f32 (conv.c, checked against
- * double in conv_test.c). Inputs and weights end at a
+ * strides, dilations, groups, 1x1, 7x7, k chunks) and depthwise conv (strides 1 to 4, pads, 3x3, 5x5, 1x1, 7x7,
+ * dilation, widths below and above 16, clamps, no bias, special values) with qllc_k_conv2d_f32_f32_f32
+ * (conv.c, checked against double in conv_test.c); each conv row on the cases of its class (its
+ * predicate: not -1), which must then take them. Inputs and weights end at a
  * PROT_NONE page, so a read past them faults; output and scratch carry a guard zone that must stay
  * untouched. A row whose features the host lacks is SKIPPED. Also the F32_N32 packer against an
  * independent enumeration. */
@@ -105,8 +107,31 @@ static const conv_case conv_cases[] = {
     {{1, 3, 23, 23, 8, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1}, 1, 0.0f, 6.0f},           /* a 7x7 stem */
     {{1, 128, 6, 6, 5, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1}, 0, -INFINITY, INFINITY},  /* K = 1152 */
 };
+/* depthwise: group == C == M. special: a few inputs inf, -inf, NaN, -0; channel 0's first weight inf (its
+   padded taps add inf * 0: NaN; not in the channel of the NaN input, whose sign a sum of two NaNs leaves to
+   the compiler's operand order); the bias -0 in the even channels. */
+typedef struct dw_case {
+  conv_case c;
+  int special;
+} dw_case;
+static const dw_case dw_cases[] = {
+    {{{1, 32, 20, 20, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 32}, 1, -INFINITY, INFINITY}, 0}, /* 20 wide: 16 + 4 */
+    {{{1, 5, 14, 14, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 5}, 1, 0.0f, 6.0f}, 0},             /* stride 2, ReLU6 */
+    {{{2, 3, 7, 7, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3}, 0, -INFINITY, INFINITY}, 0},      /* 7 wide, no bias */
+    {{{1, 26, 9, 37, 26, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 26}, 1, -0.5f, 0.5f}, 0},          /* 5x5, 37 wide */
+    {{{1, 4, 15, 33, 4, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1, 4}, 1, -INFINITY, INFINITY}, 0},    /* 5x5 stride 2 */
+    {{{1, 6, 13, 19, 6, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 6}, 1, -INFINITY, INFINITY}, 0},    /* dilation 2 */
+    {{{1, 3, 16, 16, 3, 3, 3, 1, 2, 0, 1, 2, 0, 1, 3, 3}, 1, -INFINITY, INFINITY}, 0},    /* uneven pads, strides, dil */
+    {{{1, 2, 17, 35, 2, 3, 5, 3, 4, 1, 2, 1, 2, 1, 1, 2}, 1, -INFINITY, INFINITY}, 0},    /* strides 3 and 4 */
+    {{{1, 8, 16, 16, 8, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 8}, 1, -INFINITY, INFINITY}, 0},    /* 1x1 */
+    {{{1, 3, 9, 9, 3, 7, 7, 1, 1, 3, 3, 3, 3, 1, 1, 3}, 1, 0.0f, INFINITY}, 0},           /* 7x7 */
+    {{{1, 1, 3, 3, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 1, -INFINITY, INFINITY}, 0},      /* group 1 = C = M: not dw */
+    {{{1, 30, 8, 8, 30, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 30}, 1, -INFINITY, INFINITY}, 1},   /* special values */
+    {{{1, 9, 6, 40, 9, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 9}, 0, -INFINITY, INFINITY}, 1},     /* special, stride 2 */
+};
 
-static void run_conv_case(const q_vrow *r, const conv_case *cc) {
+/* 0 when the case is not of the row's class (its predicate answers -1), else 1 after checking it */
+static int run_conv_case(const q_vrow *r, const conv_case *cc, int special) {
   const int64_t *d = cc->d;
   const int64_t N = d[0], C = d[1], H = d[2], W = d[3], M = d[4], KH = d[5], KW = d[6], sh = d[7], sw = d[8];
   const int64_t pt = d[9], pl = d[10], pb = d[11], pr = d[12], dh = d[13], dw = d[14], group = d[15];
@@ -115,13 +140,19 @@ static void run_conv_case(const q_vrow *r, const conv_case *cc) {
   const int64_t geo[16] = {N, C, H, W, M, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw, group};
   const qllc_layer_geom g = q_conv_geom(geo);
   char why[160];
-  assert_int_equal(r->fits(&g, why, sizeof why), 1);
+  const int fits = r->fits(&g, why, sizeof why);
+  if (fits == -1) return 0;
+  assert_int_equal(fits, 1);
   gbuf gx, gw, gb, gp;
   float *x = galloc(&gx, (size_t)nx * sizeof(float)), *w = galloc(&gw, (size_t)nw * sizeof(float));
   float *b = galloc(&gb, (size_t)M * sizeof(float));
   for (int64_t i = 0; i < nx; i++) x[i] = frand();
   for (int64_t i = 0; i < nw; i++) w[i] = frand();
   for (int64_t i = 0; i < M; i++) b[i] = frand();
+  if (special) {
+    x[0] = INFINITY, x[nx / 2] = -INFINITY, x[nx - 1] = NAN, x[1] = -0.0f, w[0] = INFINITY;
+    for (int64_t i = 0; i < M; i += 2) b[i] = -0.0f;
+  }
   const size_t pbytes = qllc_pack_size(r->layout, M, K);
   void *wp = galloc(&gp, pbytes);
   const qllc_pack_src src = {.w = w, .ch = M, .K = K, .taps = KH * KW, .w_f32 = 1};
@@ -144,6 +175,7 @@ static void run_conv_case(const q_vrow *r, const conv_case *cc) {
   assert_true(guard_ok(s, sbytes));
   free(s), free(yv), free(yr);
   gfree(&gx), gfree(&gw), gfree(&gb), gfree(&gp);
+  return 1;
 }
 
 static void test_row(void **state) {
@@ -154,8 +186,32 @@ static void test_row(void **state) {
   }
   if (r->fcf_fn)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(r, &cases[i]);
-  if (r->convf_fn)
-    for (size_t i = 0; i < sizeof conv_cases / sizeof conv_cases[0]; i++) run_conv_case(r, &conv_cases[i]);
+  if (r->convf_fn) {
+    int ran = 0;
+    for (size_t i = 0; i < sizeof conv_cases / sizeof conv_cases[0]; i++) ran += run_conv_case(r, &conv_cases[i], 0);
+    for (size_t i = 0; i < sizeof dw_cases / sizeof dw_cases[0]; i++) ran += run_conv_case(r, &dw_cases[i].c, dw_cases[i].special);
+    assert_true(ran >= 8); /* each conv row has a table of its class */
+  }
+}
+
+/* The float depthwise rows' predicate: depthwise layers of strides up to 4 (the scratch's phase planes). */
+static void test_fits_f32dw(void **state) {
+  (void)state;
+  const int64_t dw[16] = {1, 8, 16, 16, 8, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 8};
+  int64_t geo[16];
+  char why[160] = "";
+  memcpy(geo, dw, sizeof geo);
+  assert_int_equal(qllc_fits_f32dw(&(qllc_layer_geom){0}, why, sizeof why), -1); /* an FC */
+  qllc_layer_geom g = q_conv_geom(geo);
+  assert_int_equal(qllc_fits_f32dw(&g, why, sizeof why), 1);
+  geo[10] = 5; /* stride_w 5 */
+  g = q_conv_geom(geo);
+  assert_int_equal(qllc_fits_f32dw(&g, why, sizeof why), 0);
+  assert_non_null(strstr(why, "stride 1x5"));
+  geo[10] = 1, geo[15] = 1; /* group 1: not depthwise */
+  g = q_conv_geom(geo);
+  assert_int_equal(qllc_fits_f32dw(&g, why, sizeof why), -1);
+  assert_int_equal(qllc_fits_f32conv(&g, why, sizeof why), 1);
 }
 
 /* F32_M24: w[c][k] at ((c / 24) * K + k) * 24 + c % 24, zeros in the channels past ch. */
@@ -207,13 +263,14 @@ static void test_pack_n32(void **state) {
 }
 
 int main(void) {
-  static struct CMUnitTest tests[Q_NROWS + 2];
+  static struct CMUnitTest tests[Q_NROWS + 3];
   int nt = 0;
   tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_pack_n32);
   tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_pack_m24);
+  tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_fits_f32dw);
   for (int i = 0; i < Q_NROWS; i++)
     if (q_row_suite(&q_rows[i]) == Q_SUITE_F32)
       tests[nt++] = (struct CMUnitTest){q_rows[i].name, test_row, NULL, NULL, (void *)&q_rows[i]};
-  assert_true(nt > 1);
+  assert_true(nt > 3);
   return _cmocka_run_group_tests("f32_x86_test", tests, (size_t)nt, NULL, NULL);
 }
