@@ -123,6 +123,9 @@ static const dw_case dw_cases[] = {
     {{{1, 6, 13, 19, 6, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 6}, 1, -INFINITY, INFINITY}, 0},    /* dilation 2 */
     {{{1, 3, 16, 16, 3, 3, 3, 1, 2, 0, 1, 2, 0, 1, 3, 3}, 1, -INFINITY, INFINITY}, 0},    /* uneven pads, strides, dil */
     {{{1, 2, 17, 35, 2, 3, 5, 3, 4, 1, 2, 1, 2, 1, 1, 2}, 1, -INFINITY, INFINITY}, 0},    /* strides 3 and 4 */
+    {{{1, 3, 10, 100, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 3}, 1, -INFINITY, INFINITY}, 0},   /* stride 2, 100 wide */
+    {{{1, 2, 5, 70, 2, 3, 3, 1, 2, 0, 0, 0, 0, 1, 1, 2}, 1, -INFINITY, INFINITY}, 0},     /* stride 1x2, no pad */
+    {{{1, 2, 5, 67, 2, 3, 3, 1, 1, 0, 2, 0, 3, 1, 1, 2}, 1, -INFINITY, INFINITY}, 0},     /* pads 2 and 3 along W */
     {{{1, 8, 16, 16, 8, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 8}, 1, -INFINITY, INFINITY}, 0},    /* 1x1 */
     {{{1, 3, 9, 9, 3, 7, 7, 1, 1, 3, 3, 3, 3, 1, 1, 3}, 1, 0.0f, INFINITY}, 0},           /* 7x7 */
     {{{1, 1, 3, 3, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 1, -INFINITY, INFINITY}, 0},      /* group 1 = C = M: not dw */

@@ -27,11 +27,43 @@
 
 #define DW_V 16 /* output pixels per vector */
 
-/* The planes of channel xc for image rows / columns past the pads: only the planes some tap reads. */
-QLLC_INLINE void dwf32_fill(float *QLLC_RESTRICT planes, int64_t P, const float *QLLC_RESTRICT xc, int64_t H,
-                            int64_t W, int64_t Hq, int64_t Wv, const unsigned char *used, int64_t sh, int64_t sw,
-                            int64_t pt, int64_t pl) {
-  for (int64_t ph = 0; ph < sh; ph++)
+/* The planes of channel xc for image rows / columns past the pads: only the planes some tap reads. The
+   columns inside the row go 16 at a time (stride_w 1) or 32 split into their even and odd ones by vector
+   shuffles (stride_w 2: the scalar strided copy took most of such a layer's time). A vector's columns past
+   a plane row land on the next row, written after it, or in the plane's slack (read only by dropped lanes). */
+QLLC_INLINE void dwf32_fill(float *QLLC_RESTRICT planes, int64_t P, const float *QLLC_RESTRICT xc, int64_t H, int64_t W, int64_t Hq, int64_t Wv,
+                            const unsigned char *used, int64_t sh, int64_t sw, int64_t pt, int64_t pl) {
+  for (int64_t ph = 0; ph < sh; ph++) {
+    if (sw == 2) { /* both column phases at once (a phase no tap reads is written all the same) */
+      float *p0 = planes + ph * 2 * P, *p1 = p0 + P;
+      for (int64_t i = 0; i < Hq; i++) {
+        const int64_t ih = i * sh + ph - pt;
+        float *d0 = p0 + i * Wv, *d1 = p1 + i * Wv;
+        if (ih < 0 || ih >= H) {
+          for (int64_t j = 0; j < Wv; j++) d0[j] = 0.0f, d1[j] = 0.0f;
+          continue;
+        }
+        const float *xr = xc + ih * W;
+        const int64_t jv = (pl + 1) / 2; /* the first column whose pair lies right of the left pad */
+        int64_t j = 0;
+        for (; j < Wv && j < jv; j++) { /* the left pad */
+          const int64_t iw = 2 * j - pl;
+          d0[j] = iw >= 0 && iw < W ? xr[iw] : 0.0f;
+          d1[j] = iw + 1 >= 0 && iw + 1 < W ? xr[iw + 1] : 0.0f;
+        }
+        for (; j < Wv && 2 * j - pl + 2 * DW_V <= W; j += DW_V) { /* 32 input columns inside the row */
+          const qllc_v16f va = qv_load(xr + 2 * j - pl), vb = qv_load(xr + 2 * j - pl + DW_V);
+          qv_store(d0 + j, __builtin_shufflevector(va, vb, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30));
+          qv_store(d1 + j, __builtin_shufflevector(va, vb, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31));
+        }
+        for (; j < Wv; j++) { /* the right end */
+          const int64_t iw = 2 * j - pl;
+          d0[j] = iw >= 0 && iw < W ? xr[iw] : 0.0f;
+          d1[j] = iw + 1 >= 0 && iw + 1 < W ? xr[iw + 1] : 0.0f;
+        }
+      }
+      continue;
+    }
     for (int64_t pw = 0; pw < sw; pw++) {
       if (!used[ph * sw + pw]) continue;
       float *pl_ = planes + (ph * sw + pw) * P;
@@ -43,8 +75,11 @@ QLLC_INLINE void dwf32_fill(float *QLLC_RESTRICT planes, int64_t P, const float 
           continue;
         }
         const float *xr = xc + ih * W;
-        if (sw == 1) { /* one loop with the test inside: split, LLVM calls memset / memcpy (conv_panel_f32.h) */
-          for (int64_t j = 0; j < Wv; j++) {
+        if (sw == 1) { /* the left pad, 16 columns at a time inside the row, the rest */
+          int64_t j = 0;
+          for (; j < Wv && j < pl; j++) d[j] = 0.0f;
+          for (; j < Wv && j - pl + DW_V <= W; j += DW_V) qv_store(d + j, qv_load(xr + j - pl));
+          for (; j < Wv; j++) {
             const int64_t iw = j - pl;
             d[j] = iw >= 0 && iw < W ? xr[iw] : 0.0f;
           }
@@ -56,6 +91,7 @@ QLLC_INLINE void dwf32_fill(float *QLLC_RESTRICT planes, int64_t P, const float 
         }
       }
     }
+  }
 }
 
 /* nb vectors of one channel's output, slots s0 .. s0 + nb - 1 (a slot past the last is the last again:
