@@ -10,8 +10,8 @@
  * ow + (kw dil_w) / sw. Every tap of 16 output pixels is thus one unaligned vector load, for any stride,
  * dilation and pad; the padded taps read zeros and add w * 0 as the reference does.
  *
- * The output rows are cut into vectors of 16 pixels (the last of a row may be partial) and DW_NB of those
- * vectors (of one row or of several) run at once, each its own chain of adds: bias (0 without one), then
+ * The output rows are cut into vectors of 16 pixels (the last of a row may be partial) and nb of those
+ * vectors (of one row or of several; 8 with AVX-512, 4 with AVX2) run at once, each its own chain of adds: bias (0 without one), then
  * per tap one multiply and one add (no FMA: -ffp-contract=off), then the clamp qv_clamp. A partial vector
  * is stored whole: its lanes past the row land on the next row's first pixels, which a later vector
  * writes again (vectors are stored in pixel order); only the channel's last pixels go through a copy.
@@ -27,71 +27,59 @@
 
 #define DW_V 16 /* output pixels per vector */
 
-/* The planes of channel xc for image rows / columns past the pads: only the planes some tap reads. The
-   columns inside the row go 16 at a time (stride_w 1) or 32 split into their even and odd ones by vector
-   shuffles (stride_w 2: the scalar strided copy took most of such a layer's time). A vector's columns past
-   a plane row land on the next row, written after it, or in the plane's slack (read only by dropped lanes). */
-QLLC_INLINE void dwf32_fill(float *QLLC_RESTRICT planes, int64_t P, const float *QLLC_RESTRICT xc, int64_t H, int64_t W, int64_t Hq, int64_t Wv,
-                            const unsigned char *used, int64_t sh, int64_t sw, int64_t pt, int64_t pl) {
-  for (int64_t ph = 0; ph < sh; ph++) {
-    if (sw == 2) { /* both column phases at once (a phase no tap reads is written all the same) */
-      float *p0 = planes + ph * 2 * P, *p1 = p0 + P;
-      for (int64_t i = 0; i < Hq; i++) {
-        const int64_t ih = i * sh + ph - pt;
-        float *d0 = p0 + i * Wv, *d1 = p1 + i * Wv;
-        if (ih < 0 || ih >= H) {
-          for (int64_t j = 0; j < Wv; j++) d0[j] = 0.0f, d1[j] = 0.0f;
-          continue;
-        }
-        const float *xr = xc + ih * W;
-        const int64_t jv = (pl + 1) / 2; /* the first column whose pair lies right of the left pad */
-        int64_t j = 0;
-        for (; j < Wv && j < jv; j++) { /* the left pad */
-          const int64_t iw = 2 * j - pl;
-          d0[j] = iw >= 0 && iw < W ? xr[iw] : 0.0f;
-          d1[j] = iw + 1 >= 0 && iw + 1 < W ? xr[iw + 1] : 0.0f;
-        }
-        for (; j < Wv && 2 * j - pl + 2 * DW_V <= W; j += DW_V) { /* 32 input columns inside the row */
-          const qllc_v16f va = qv_load(xr + 2 * j - pl), vb = qv_load(xr + 2 * j - pl + DW_V);
-          qv_store(d0 + j, __builtin_shufflevector(va, vb, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30));
-          qv_store(d1 + j, __builtin_shufflevector(va, vb, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31));
-        }
-        for (; j < Wv; j++) { /* the right end */
-          const int64_t iw = 2 * j - pl;
-          d0[j] = iw >= 0 && iw < W ? xr[iw] : 0.0f;
-          d1[j] = iw + 1 >= 0 && iw + 1 < W ? xr[iw + 1] : 0.0f;
-        }
-      }
-      continue;
-    }
+/* 16 floats of v with the lanes whose input column iw0 + lane step is outside [0, W) cleared */
+QLLC_INLINE qllc_v16f dwf32_inside(qllc_v16f v, int64_t iw0, int64_t step, int64_t W) {
+  const qllc_v16i lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  const qllc_v16i iw = lane * (int32_t)step + (int32_t)iw0;
+  return (qllc_v16f)((qllc_v16i)v & ((iw >= 0) & (iw < (int32_t)W)));
+}
+
+/* The planes of channel c of x (nx floats; channel c starts at x + xc) for image rows / columns past the pads: only the planes
+   some tap reads. Stride_w 1 and 2 go 16 plane columns at a time: 16 (or 32 split into their even and odd
+   ones by vector shuffles: a scalar strided copy took most of a stride-2 layer's time) input floats loaded
+   whole where they lie inside x, and the lanes outside the row cleared. A vector's columns past a plane row
+   land on the next row, written after it, or in the plane's slack (read only by dropped lanes). */
+QLLC_INLINE void dwf32_fill(float *QLLC_RESTRICT planes, int64_t P, const float *QLLC_RESTRICT x, int64_t nx,
+                            int64_t xc, int64_t H, int64_t W,
+                            int64_t Hq, int64_t Wv, const unsigned char *used, int64_t sh, int64_t sw, int64_t pt,
+                            int64_t pl) {
+  for (int64_t ph = 0; ph < sh; ph++)
     for (int64_t pw = 0; pw < sw; pw++) {
-      if (!used[ph * sw + pw]) continue;
-      float *pl_ = planes + (ph * sw + pw) * P;
-      for (int64_t i = 0; i < Hq; i++) {
+      /* stride 2: both phases at once (a phase no tap reads is written all the same) */
+      if (sw == 2 ? pw == 1 || !(used[ph * 2] || used[ph * 2 + 1]) : !used[ph * sw + pw]) continue;
+      float *d0 = planes + (ph * sw + pw) * P, *d1 = sw == 2 ? d0 + P : d0; /* d1: stride 2's odd columns */
+      for (int64_t i = 0; i < Hq; i++, d0 += Wv, d1 += Wv) {
         const int64_t ih = i * sh + ph - pt;
-        float *d = pl_ + i * Wv;
         if (ih < 0 || ih >= H) {
-          for (int64_t j = 0; j < Wv; j++) d[j] = 0.0f;
+          for (int64_t j = 0; j < Wv; j++) d0[j] = 0.0f;
+          if (sw == 2)
+            for (int64_t j = 0; j < Wv; j++) d1[j] = 0.0f;
           continue;
         }
-        const float *xr = xc + ih * W;
-        if (sw == 1) { /* the left pad, 16 columns at a time inside the row, the rest */
-          int64_t j = 0;
-          for (; j < Wv && j < pl; j++) d[j] = 0.0f;
-          for (; j < Wv && j - pl + DW_V <= W; j += DW_V) qv_store(d + j, qv_load(xr + j - pl));
-          for (; j < Wv; j++) {
-            const int64_t iw = j - pl;
-            d[j] = iw >= 0 && iw < W ? xr[iw] : 0.0f;
+        const int64_t r0 = xc + ih * W - pl; /* x + r0: the row's column -pl */
+        const float *xr = x + xc + ih * W;
+        int64_t j = 0;
+        if (sw == 1) {
+          for (; j < Wv && r0 + j >= 0 && r0 + j + DW_V <= nx; j += DW_V)
+            qv_store(d0 + j, dwf32_inside(qv_load(xr + j - pl), j - pl, 1, W));
+        } else if (sw == 2) {
+          for (; j < Wv && r0 + 2 * j >= 0 && r0 + 2 * j + 2 * DW_V <= nx; j += DW_V) {
+            const qllc_v16f va = qv_load(xr + 2 * j - pl), vb = qv_load(xr + 2 * j - pl + DW_V);
+            const qllc_v16f ev = __builtin_shufflevector(va, vb, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
+                                                         28, 30),
+                            od = __builtin_shufflevector(va, vb, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27,
+                                                         29, 31);
+            qv_store(d0 + j, dwf32_inside(ev, 2 * j - pl, 2, W));
+            qv_store(d1 + j, dwf32_inside(od, 2 * j + 1 - pl, 2, W));
           }
-        } else {
-          NO_VECTORIZE for (int64_t j = 0; j < Wv; j++) {
-            const int64_t iw = j * sw + pw - pl;
-            d[j] = iw >= 0 && iw < W ? xr[iw] : 0.0f;
-          }
+        }
+        NO_VECTORIZE for (; j < Wv; j++) { /* where a whole vector would leave x: one by one */
+          const int64_t iw = j * sw + pw - pl;
+          d0[j] = iw >= 0 && iw < W ? xr[iw] : 0.0f;
+          if (sw == 2) d1[j] = iw + 1 >= 0 && iw + 1 < W ? xr[iw + 1] : 0.0f;
         }
       }
     }
-  }
 }
 
 /* nb vectors of one channel's output, slots s0 .. s0 + nb - 1 (a slot past the last is the last again:
@@ -104,10 +92,11 @@ QLLC_INLINE void dwf32_block(const int nb, float *QLLC_RESTRICT yc, const float 
   const float *p[8];
   int64_t out_off[8];
   qllc_v16f acc[8];
+  int64_t oh = s0 / nvr, v = s0 % nvr; /* slot s0, then the next ones by counting (no division per slot) */
   UNROLL for (int i = 0; i < nb; i++) {
-    const int64_t s = s0 + i < S ? s0 + i : S - 1, oh = s / nvr, ow = (s % nvr) * DW_V;
-    p[i] = planes + oh * Wv + ow, out_off[i] = oh * OW + ow;
+    p[i] = planes + oh * Wv + v * DW_V, out_off[i] = oh * OW + v * DW_V;
     acc[i] = qv_splat(b);
+    if (s0 + i + 1 < S && ++v == nvr) v = 0, oh++;
   }
   for (int64_t k = 0; k < K; k++) {
     const int64_t t = toff[k];
@@ -150,7 +139,7 @@ QLLC_INLINE void dwconv_f32_body(const int nb, float *QLLC_RESTRICT y, const flo
     for (int64_t j = Hq * Wv; j < P; j++) planes[q * P + j] = 0.0f;
   for (int64_t n = 0; n < N; n++)
     for (int64_t c = 0; c < C; c++) {
-      dwf32_fill(planes, P, x + (n * C + c) * H * W, H, W, Hq, Wv, used, sh, sw, pt, pl);
+      dwf32_fill(planes, P, x, N * C * H * W, (n * C + c) * H * W, H, W, Hq, Wv, used, sh, sw, pt, pl);
       const float *wc = wp + ((c / F_MR) * K) * F_MR + c % F_MR;
       const float bc = b ? b[c] : 0.0f;
       float *yc = y + (n * C + c) * NP;
