@@ -15,6 +15,8 @@ conv and pooling"), as single-layer ONNX models, and torch's time for the same l
     maxpool  MaxPool 3x3 pad 1 stride 2, x[1,64,112,112]          (ResNet-18's)
     gap      GlobalAveragePool, x[1,512,7,7]                       (ResNet-18's)
     gap56    GlobalAveragePool, x[1,256,56,56]
+    relu112, relu56, relu7   Relu of maxpool's, gap56's and gap's input: a yardstick of memory speed (one
+             vector read and one write per 16 floats, no arithmetic to speak of)
 
 Depthwise weights normal with standard deviation 1/3, bias normal 0.1, seeded; opset 13.
 """
@@ -35,6 +37,9 @@ LAYERS = {
     "maxpool": ("maxpool", [1, 64, 112, 112], 3, 2, 1),
     "gap": ("gap", [1, 512, 7, 7], 0, 1, 0),
     "gap56": ("gap", [1, 256, 56, 56], 0, 1, 0),
+    "relu112": ("relu", [1, 64, 112, 112], 0, 1, 0),
+    "relu56": ("relu", [1, 256, 56, 56], 0, 1, 0),
+    "relu7": ("relu", [1, 512, 7, 7], 0, 1, 0),
 }
 
 
@@ -65,6 +70,9 @@ def make(name):
         node = helper.make_node("MaxPool", ["x"], ["y"], name=name, kernel_shape=[k, k], pads=[p] * 4,
                                 strides=[s, s])
         y = [1, x[1], out_hw(x[2], k, s, p), out_hw(x[3], k, s, p)]
+    elif op == "relu":
+        node = helper.make_node("Relu", ["x"], ["y"], name=name)
+        y = x
     else:
         node = helper.make_node("GlobalAveragePool", ["x"], ["y"], name=name)
         y = [1, x[1], 1, 1]
@@ -85,6 +93,8 @@ def torch_time(name, runs):
         f = lambda: F.conv2d(xt, w, b, stride=s, padding=p, groups=x[1])
     elif op == "maxpool":
         f = lambda: F.max_pool2d(xt, k, s, p)
+    elif op == "relu":
+        f = lambda: F.relu(xt)
     else:
         f = lambda: F.adaptive_avg_pool2d(xt, 1)
     t = []
