@@ -194,6 +194,28 @@ static inline int qllc_dw_fits(int64_t KH, int64_t KW, int64_t stride_w, int64_t
   return 15 * stride_w + (KW - 1) * dil_w <= 63;
 }
 
+/* The float depthwise variants (targets/x86_64/kernels/x86_f32dw.h): one channel's input zero-padded and
+ * split by stride phase into stride_h x stride_w planes of qllc_dwf32_rows() rows of qllc_dwf32_cols()
+ * floats, each plane qllc_dwf32_plane() floats (one more row and 16 floats of zeros for the lanes past a
+ * row's last pixel), then the KH * KW taps' offsets in them (int64). Strides up to QLLC_DWF32_MAX_STRIDE
+ * (the predicate's bound). */
+#define QLLC_DWF32_MAX_STRIDE 4
+static inline int64_t qllc_dwf32_rows(int64_t OH, int64_t KH, int64_t stride_h, int64_t dil_h) {
+  return OH + (KH - 1) * dil_h / stride_h;
+}
+static inline int64_t qllc_dwf32_cols(int64_t OW, int64_t KW, int64_t stride_w, int64_t dil_w) {
+  return OW + (KW - 1) * dil_w / stride_w;
+}
+static inline int64_t qllc_dwf32_plane(int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t stride_h,
+                                       int64_t stride_w, int64_t dil_h, int64_t dil_w) {
+  const int64_t cols = qllc_dwf32_cols(OW, KW, stride_w, dil_w);
+  return qllc_round_up((qllc_dwf32_rows(OH, KH, stride_h, dil_h) + 1) * cols + 16, 16);
+}
+static inline int64_t qllc_scratch_dw_f32(int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t stride_h,
+                                          int64_t stride_w, int64_t dil_h, int64_t dil_w) {
+  return stride_h * stride_w * qllc_dwf32_plane(OH, OW, KH, KW, stride_h, stride_w, dil_h, dil_w) * 4 + KH * KW * 8;
+}
+
 /* Direct conv over channels by 4 (QLLC_LAYOUT_ROWS_C4). 1 when the variant takes the shape: stride 1,
  * C/group a multiple of 4, a kernel of more than one tap (a 1x1 conv gains nothing from it). */
 static inline int qllc_c4_fits(int64_t C, int64_t group, int64_t KH, int64_t KW, int64_t stride_h,

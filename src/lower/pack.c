@@ -162,6 +162,16 @@ int qllc_fits_f32d(const qllc_layer_geom *g, char *why, size_t size) {
   return 0;
 }
 
+/* the float depthwise variants: any kernel, pad and dilation; strides up to QLLC_DWF32_MAX_STRIDE (the
+   scratch holds stride_h x stride_w phase planes of one channel) */
+int qllc_fits_f32dw(const qllc_layer_geom *g, char *why, size_t size) {
+  if (!qllc_geom_depthwise(g)) return -1;
+  if (g->sh <= QLLC_DWF32_MAX_STRIDE && g->sw <= QLLC_DWF32_MAX_STRIDE) return 1;
+  snprintf(why, size, "depthwise stride %lldx%lld: the float depthwise variants take strides up to %d",
+           (long long)g->sh, (long long)g->sw, QLLC_DWF32_MAX_STRIDE);
+  return 0;
+}
+
 int qllc_fits_c4(const qllc_layer_geom *g, char *why, size_t size) {
   const int p = qllc_fits_panel(g, why, size);
   if (p != 1) return p;
@@ -223,6 +233,9 @@ int64_t qllc_vscratch_f32conv(const qllc_layer_geom *g) {
 }
 int64_t qllc_vscratch_f32d(const qllc_layer_geom *g) {
   return qllc_scratch_conv_f32d(g->C, g->H, g->W, g->OH, g->OW, g->KH, g->KW, g->pt, g->pl, g->dh, g->dw);
+}
+int64_t qllc_vscratch_f32dw(const qllc_layer_geom *g) {
+  return qllc_scratch_dw_f32(g->OH, g->OW, g->KH, g->KW, g->sh, g->sw, g->dh, g->dw);
 }
 int64_t qllc_vscratch_cl(const qllc_layer_geom *g) {
   return qllc_scratch_cl(g->C, g->W, g->OH, g->OW, g->KH, g->KW, g->sh, g->sw, g->pl, g->dh, g->dw);

@@ -115,11 +115,37 @@ const char *qllc_lower_nhwc_twin(const char *kernel) {
   return NULL;
 }
 
+/* ---- ISA copies of plain kernels ----------------------------------------------------------------------- */
+
+typedef struct isa_row {
+  const char *fn, *copy, *arch, *features;
+} isa_row;
+static const isa_row isa_rows[] = {
+#define QISA(fn, copy, arch, features) {sizeof(&fn) ? #fn : NULL, #copy, #arch, features},
+#include "lower/kernels.def"
+};
+
+/* kernel's ISA copy for the target (QISA rows), or NULL */
+static const char *isa_copy(const qllc_lower_ctx *c, const char *kernel) {
+  const qllc_lower_target *t = c->target;
+  if (!t || !t->arch) return NULL;
+  for (size_t i = 0; i < sizeof isa_rows / sizeof isa_rows[0]; i++) {
+    const isa_row *r = &isa_rows[i];
+    if (strcmp(r->fn, kernel) != 0 || strcmp(r->arch, t->arch) != 0) continue;
+    if (t->user_defines && t->user_defines(t->user_ctx, kernel)) return NULL;
+    if (qllc_lower_has_features(t->features, r->features, NULL, 0)) return r->copy;
+  }
+  return NULL;
+}
+
 /* ---- rows ---------------------------------------------------------------------------------------- */
 
+/* kernel's row; an ISA copy (QISA) has its reference's */
 const qllc_krow *qllc_lower_row(const char *kernel) {
   for (int i = 0; kernel && i < N_ROWS; i++)
     if (strcmp(rows[i].name, kernel) == 0) return &rows[i];
+  for (size_t i = 0; kernel && i < sizeof isa_rows / sizeof isa_rows[0]; i++)
+    if (strcmp(isa_rows[i].copy, kernel) == 0) return qllc_lower_row(isa_rows[i].fn);
   return NULL;
 }
 
@@ -190,7 +216,8 @@ qllc_status qllc_lower_call(qllc_lower_ctx *c, const qllc_node *n, const char *k
                        kernel, i, role_names[roles[i]]);
     av.a[av.n++] = rv->v[roles[i]];
   }
-  return qllc_lower_emit(c, n, kernel, &av);
+  const char *copy = isa_copy(c, kernel);
+  return qllc_lower_emit(c, n, copy ? copy : kernel, &av);
 }
 
 int qllc_lower_arity(const char *kernel) { return kernel_roles(kernel, NULL, 0); }

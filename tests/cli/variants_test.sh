@@ -72,7 +72,9 @@ expect_kernels "float model: the avx512 float rows" '^node .*: qllc_k_(conv2d|co
 expect_kernels "float model: the direct conv for the stride-1 conv, the panel conv for stride 2" '^node /conv1/Conv .*: qllc_k_conv2ds1_f32_f32_f32__avx512$|^node /conv2/Conv .*: qllc_k_conv2d_f32_f32_f32__avx512$' 2 "$M" --cpu znver4
 expect_kernels "float model on x86-64-v3: the avx2 float rows, saying why" '^node .*: qllc_k_(conv2d|conv2ds1|fc)_f32_f32_f32__avx2  \[cpu x86-64-v3: __avx512 needs avx512f\]$' 3 "$M" --cpu x86-64-v3
 expect_kernels "float model on x86-64-v3: the avx2 direct conv for the stride-1 conv" '^node /conv1/Conv .*: qllc_k_conv2ds1_f32_f32_f32__avx2  \[' 1 "$M" --cpu x86-64-v3
-expect_kernels "float depthwise: the reference, said" '^node .*: qllc_k_conv2d_f32_f32_f32  \[no depthwise ISA variant for x86_64\]$' 2 "$D/depthwise_separable/model.onnx" --cpu znver4
+expect_kernels "float depthwise: the avx512 depthwise rows" '^node .*: qllc_k_dwconv2d_f32_f32_f32__avx512$' 2 "$D/depthwise_separable/model.onnx" --cpu znver4
+expect_kernels "float depthwise on x86-64-v3: avx2, saying why" '^node .*: qllc_k_dwconv2d_f32_f32_f32__avx2  \[cpu x86-64-v3: __avx512 needs avx512f\]$' 2 "$D/depthwise_separable/model.onnx" --cpu x86-64-v3
+expect_kernels "float depthwise on x86-64: the reference, naming what it lacks" '^node /dw2?/Conv .*: qllc_k_conv2d_f32_f32_f32  \[cpu x86-64: __avx512 needs avx512f; __avx2 needs avx2\]$' 2 "$D/depthwise_separable/model.onnx" --cpu x86-64
 
 # a user's override of a reference kernel (--kernels) is what its layers call: no variant bypasses it
 cat >"$tmp/over.c" <<'EOF'

@@ -4,7 +4,9 @@
  * row's packer into its layout, the row's output compared bit for bit with its reference on the plain
  * weights: FC (tails in M, N and K, k blocks, one row, no bias, a clamp, special values) with
  * qllc_k_fc_f32_f32_f32 (libjit/bitcode/fc.c, checked against double sums in gemm_test.c); Conv (pixel and
- * channel tails, strides, dilations, padding, 1x1, 7x7, k chunks) with qllc_k_conv2d_f32_f32_f32
+ * channel tails, strides, dilations, padding, 1x1, 7x7, k chunks; depthwise: strides 1 to 4, pads, 3x3,
+ * 5x5, 1x1, 7x7, dilation, widths below and above 16, special values), each conv row on the cases of its
+ * class, with qllc_k_conv2d_f32_f32_f32
  * (conv.c, checked against double in conv_test.c). Inputs and weights end at a PROT_NONE page, so a read
  * past them faults; output and scratch carry a guard zone that must stay untouched.
  *
@@ -117,9 +119,36 @@ static const f32_conv_case f32_conv_cases[] = {
     {{1, 40, 28, 28, 72, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 1, -INFINITY, INFINITY}, /* 28x28, M 72 */
 };
 
-/* One row on one case it takes: 1 when it ran (then with the reference's bytes), 0 when its predicate
-   refuses the shape (an ALT row: the x86 direct conv takes stride 1 only) */
-static int f32_run_conv(const q_vrow *r, const f32_conv_case *cc) {
+/* depthwise: group == C == M. special: a few inputs inf, -inf, NaN, -0; channel 0's first weight inf (its
+   padded taps add inf * 0: NaN; not in the channel of the NaN input, whose sign a sum of two NaNs leaves to
+   the compiler's operand order); the bias -0 in the even channels. */
+typedef struct f32_dw_case {
+  f32_conv_case c;
+  int special;
+} f32_dw_case;
+static const f32_dw_case f32_dw_cases[] = {
+    {{{1, 32, 20, 20, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 32}, 1, -INFINITY, INFINITY}, 0}, /* 20 wide: 16 + 4 */
+    {{{1, 5, 14, 14, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 5}, 1, 0.0f, 6.0f}, 0},             /* stride 2, ReLU6 */
+    {{{2, 3, 7, 7, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3}, 0, -INFINITY, INFINITY}, 0},      /* 7 wide, no bias */
+    {{{1, 26, 9, 37, 26, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 26}, 1, -0.5f, 0.5f}, 0},          /* 5x5, 37 wide */
+    {{{1, 4, 15, 33, 4, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1, 4}, 1, -INFINITY, INFINITY}, 0},    /* 5x5 stride 2 */
+    {{{1, 6, 13, 19, 6, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 6}, 1, -INFINITY, INFINITY}, 0},    /* dilation 2 */
+    {{{1, 3, 16, 16, 3, 3, 3, 1, 2, 0, 1, 2, 0, 1, 3, 3}, 1, -INFINITY, INFINITY}, 0},    /* uneven pads, strides, dil */
+    {{{1, 2, 17, 35, 2, 3, 5, 3, 4, 1, 2, 1, 2, 1, 1, 2}, 1, -INFINITY, INFINITY}, 0},    /* strides 3 and 4 */
+    {{{1, 3, 10, 100, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 3}, 1, -INFINITY, INFINITY}, 0},   /* stride 2, 100 wide */
+    {{{1, 2, 5, 70, 2, 3, 3, 1, 2, 0, 0, 0, 0, 1, 1, 2}, 1, -INFINITY, INFINITY}, 0},     /* stride 1x2, no pad */
+    {{{1, 2, 5, 67, 2, 3, 3, 1, 1, 0, 2, 0, 3, 1, 1, 2}, 1, -INFINITY, INFINITY}, 0},     /* pads 2 and 3 along W */
+    {{{1, 8, 16, 16, 8, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 8}, 1, -INFINITY, INFINITY}, 0},    /* 1x1 */
+    {{{1, 3, 9, 9, 3, 7, 7, 1, 1, 3, 3, 3, 3, 1, 1, 3}, 1, 0.0f, INFINITY}, 0},           /* 7x7 */
+    {{{1, 1, 3, 3, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 1, -INFINITY, INFINITY}, 0},      /* group 1 = C = M: not dw */
+    {{{1, 30, 8, 8, 30, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 30}, 1, -INFINITY, INFINITY}, 1},   /* special values */
+    {{{1, 9, 6, 40, 9, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 9}, 0, -INFINITY, INFINITY}, 1},     /* special, stride 2 */
+};
+
+/* One row on one case: 1 when it ran (then with the reference's bytes), 0 when the case is not of the
+   row's class (its predicate answers -1: a depthwise case for a group-1 row, and the other way round) or
+   an ALT row refuses its shape (the x86 direct conv takes stride 1 only). special: see f32_dw_cases. */
+static int f32_run_conv(const q_vrow *r, const f32_conv_case *cc, int special) {
   const int64_t *d = cc->d;
   const int64_t N = d[0], C = d[1], H = d[2], W = d[3], M = d[4], KH = d[5], KW = d[6], sh = d[7], sw = d[8];
   const int64_t pt = d[9], pl = d[10], pb = d[11], pr = d[12], dh = d[13], dw = d[14], group = d[15];
@@ -129,7 +158,7 @@ static int f32_run_conv(const q_vrow *r, const f32_conv_case *cc) {
   const qllc_layer_geom g = q_conv_geom(geo);
   char why[160];
   const int fits = r->fits(&g, why, sizeof why);
-  if (fits == 0 && (r->alt & QLLC_VF_ALT_T)) return 0;
+  if (fits == -1 || (fits == 0 && (r->alt & QLLC_VF_ALT_T))) return 0;
   assert_int_equal(fits, 1);
   gbuf gx, gw, gb, gp;
   float *x = galloc(&gx, (size_t)nx * sizeof(float)), *w = galloc(&gw, (size_t)nw * sizeof(float));
@@ -137,6 +166,10 @@ static int f32_run_conv(const q_vrow *r, const f32_conv_case *cc) {
   for (int64_t i = 0; i < nx; i++) x[i] = frand();
   for (int64_t i = 0; i < nw; i++) w[i] = frand();
   for (int64_t i = 0; i < M; i++) b[i] = frand();
+  if (special) {
+    x[0] = INFINITY, x[nx / 2] = -INFINITY, x[nx - 1] = NAN, x[1] = -0.0f, w[0] = INFINITY;
+    for (int64_t i = 0; i < M; i += 2) b[i] = -0.0f;
+  }
   const size_t pbytes = qllc_pack_size(r->layout, M, K);
   void *wp = galloc(&gp, pbytes);
   const qllc_pack_src src = {.w = w, .ch = M, .K = K, .taps = KH * KW, .w_f32 = 1};
@@ -169,7 +202,10 @@ static int f32_run_row(const q_vrow *r) {
     for (size_t i = 0; i < sizeof f32_fc_cases / sizeof f32_fc_cases[0]; i++) f32_run_fc(r, &f32_fc_cases[i]), n++;
   if (r->convf_fn)
     for (size_t i = 0; i < sizeof f32_conv_cases / sizeof f32_conv_cases[0]; i++)
-      n += f32_run_conv(r, &f32_conv_cases[i]);
+      n += f32_run_conv(r, &f32_conv_cases[i], 0);
+  if (r->convf_fn)
+    for (size_t i = 0; i < sizeof f32_dw_cases / sizeof f32_dw_cases[0]; i++)
+      n += f32_run_conv(r, &f32_dw_cases[i].c, f32_dw_cases[i].special);
   return n;
 }
 

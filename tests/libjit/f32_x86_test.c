@@ -1,8 +1,10 @@
 /* tests/libjit/f32_x86_test.c: the float rows of the x86_64 kernel catalogue (targets/x86_64/kernels/
  * variants.def, in f32; q_catalog.h, Q_SUITE_F32), each run on the table of FC and Conv shapes of
  * f32_cases.h (shared with the aarch64 rows' test, q_arm_kernels.c), packed by the row's packer into its
- * layout and compared bit for bit with its reference. A row whose features the host lacks is SKIPPED.
- * Also the F32_M24 and F32_N32 packers against an independent enumeration. */
+ * layout and compared bit for bit with its reference (the x86 depthwise rows on its depthwise cases). A
+ * row whose features the host lacks is SKIPPED. Also the F32_M24 and F32_N32 packers against an
+ * independent enumeration, the depthwise rows' predicate, and the float MaxPool's ISA copies against
+ * qllc_k_maxpool2d_f32_f32. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,8 +30,83 @@ static void test_row(void **state) {
     skip();
   }
   const int n = f32_run_row(r);
-  assert_true(!r->convf_fn || n >= 20); /* every row runs most of the table (the direct row: stride 1) */
+  assert_true(!r->convf_fn || n >= 8); /* each conv row has a table of its class */
 }
+
+/* The float MaxPool's ISA copies (QISA rows of src/lower/kernels.def, x86_f32pool.h) bit for bit against
+   qllc_k_maxpool2d_f32_f32: strides 1, 2, 3, pads, dilation, ceil-mode outputs past the pads, rows
+   narrower and wider than 16, special values (NaN, whose later taps may replace it, -0 and +0, inf). */
+typedef void maxpool_fn(float *y, const float *x, int64_t NC, int64_t H, int64_t W, int64_t OH, int64_t OW,
+                        int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr,
+                        int64_t dh, int64_t dw);
+static void run_maxpool(const char *name, maxpool_fn *fn, const char *features) {
+  /* NC H W KH KW sh sw pt pl pb pr dh dw, ceil (one more output row and column where the pads allow) */
+  static const int64_t cases[][14] = {
+      {64, 112, 112, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0}, /* ResNet-18's */
+      {3, 20, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0},    {5, 9, 7, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, 0},
+      {2, 33, 70, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1},    {2, 17, 40, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 0},
+      {2, 15, 50, 3, 3, 1, 2, 0, 1, 2, 0, 2, 3, 0},    {3, 16, 45, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+      {1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0},      {4, 7, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0},
+  };
+  if (!q_host_has(features)) {
+    print_message("%s: needs %s, which this CPU lacks\n", name, features);
+    skip();
+  }
+  for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+    const int64_t *d = cases[t];
+    const int64_t NC = d[0], H = d[1], W = d[2], KH = d[3], KW = d[4], sh = d[5], sw = d[6], pt = d[7], pl = d[8];
+    const int64_t pb = d[9], pr = d[10], dh = d[11], dw = d[12];
+    const int64_t eh = H + pt + pb - (KH - 1) * dh - 1, ew = W + pl + pr - (KW - 1) * dw - 1;
+    const int64_t OH = (d[13] ? eh + sh - 1 : eh) / sh + 1, OW = (d[13] ? ew + sw - 1 : ew) / sw + 1;
+    const int64_t nx = NC * H * W, ny = NC * OH * OW;
+    gbuf gx;
+    float *x = galloc(&gx, (size_t)nx * sizeof(float));
+    for (int64_t i = 0; i < nx; i++) x[i] = frand();
+    for (int64_t i = 0; i < nx; i += 37) x[i] = (i / 37) % 4 == 0 ? NAN : (i / 37) % 4 == 1 ? -0.0f : (i / 37) % 4 == 2 ? 0.0f : INFINITY;
+    const size_t yb = (size_t)ny * sizeof(float);
+    uint8_t *yv = gzone(yb), *yr = gzone(yb);
+    qllc_k_maxpool2d_f32_f32((float *)yr, x, NC, H, W, OH, OW, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw);
+    fn((float *)yv, x, NC, H, W, OH, OW, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw);
+    for (int64_t i = 0; i < ny; i++) {
+      uint32_t a, e;
+      memcpy(&a, yv + i * 4, 4), memcpy(&e, yr + i * 4, 4);
+      if (a != e)
+        fail_msg("%s: case %zu: y[%lld] = %a, reference %a", name, t, (long long)i, ((float *)yv)[i], ((float *)yr)[i]);
+    }
+    assert_true(guard_ok(yv, yb));
+    free(yv), free(yr);
+    gfree(&gx);
+  }
+}
+static void test_maxpool_avx512(void **state) {
+  (void)state;
+  run_maxpool("qllc_k_maxpool2d_f32_f32__avx512", qllc_k_maxpool2d_f32_f32__avx512, "avx512f");
+}
+static void test_maxpool_avx2(void **state) {
+  (void)state;
+  run_maxpool("qllc_k_maxpool2d_f32_f32__avx2", qllc_k_maxpool2d_f32_f32__avx2, "avx2");
+}
+
+/* The float depthwise rows' predicate: depthwise layers of strides up to 4 (the scratch's phase planes). */
+static void test_fits_f32dw(void **state) {
+  (void)state;
+  const int64_t dw[16] = {1, 8, 16, 16, 8, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 8};
+  int64_t geo[16];
+  char why[160] = "";
+  memcpy(geo, dw, sizeof geo);
+  assert_int_equal(qllc_fits_f32dw(&(qllc_layer_geom){0}, why, sizeof why), -1); /* an FC */
+  qllc_layer_geom g = q_conv_geom(geo);
+  assert_int_equal(qllc_fits_f32dw(&g, why, sizeof why), 1);
+  geo[10] = 5; /* stride_w 5 */
+  g = q_conv_geom(geo);
+  assert_int_equal(qllc_fits_f32dw(&g, why, sizeof why), 0);
+  assert_non_null(strstr(why, "stride 1x5"));
+  geo[10] = 1, geo[15] = 1; /* group 1: not depthwise */
+  g = q_conv_geom(geo);
+  assert_int_equal(qllc_fits_f32dw(&g, why, sizeof why), -1);
+  assert_int_equal(qllc_fits_f32conv(&g, why, sizeof why), 1);
+}
+
 
 /* F32_M24: w[c][k] at ((c / 24) * K + k) * 24 + c % 24, zeros in the channels past ch. */
 static void test_pack_m24(void **state) {
@@ -80,13 +157,16 @@ static void test_pack_n32(void **state) {
 }
 
 int main(void) {
-  static struct CMUnitTest tests[Q_NROWS + 2];
+  static struct CMUnitTest tests[Q_NROWS + 5];
   int nt = 0;
   tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_pack_n32);
   tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_pack_m24);
+  tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_fits_f32dw);
+  tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_maxpool_avx512);
+  tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_maxpool_avx2);
   for (int i = 0; i < Q_NROWS; i++)
     if (q_row_suite(&q_rows[i]) == Q_SUITE_F32)
       tests[nt++] = (struct CMUnitTest){q_rows[i].name, test_row, NULL, NULL, (void *)&q_rows[i]};
-  assert_true(nt > 1);
+  assert_true(nt > 5);
   return _cmocka_run_group_tests("f32_x86_test", tests, (size_t)nt, NULL, NULL);
 }

@@ -8,4 +8,15 @@
 #define QVARIANT QLLC_VARIANT_DECLARE
 #include "variants.def"
 
+/* The float MaxPool's copies (x86_f32pool.h; QISA rows of src/lower/kernels.def): the reference's
+   qllc_k_maxpool2d_f32_f32 signature and bits */
+#define QLLC_MAXPOOL_F32_COPY(isa)                                                                               \
+  void qllc_k_maxpool2d_f32_f32__##isa(float *y, const float *x, int64_t NC, int64_t H, int64_t W, int64_t OH,    \
+                                       int64_t OW, int64_t KH, int64_t KW, int64_t stride_h, int64_t stride_w,   \
+                                       int64_t pad_top, int64_t pad_left, int64_t pad_bottom, int64_t pad_right, \
+                                       int64_t dil_h, int64_t dil_w);
+QLLC_MAXPOOL_F32_COPY(avx512)
+QLLC_MAXPOOL_F32_COPY(avx2)
+#undef QLLC_MAXPOOL_F32_COPY
+
 #endif

@@ -193,3 +193,5 @@ DW8_KERNEL(uint8_t, u8, uint8_t, u8, 0, 1)
 
 /* The float FC and Conv variants (issue 26) end this translation unit (x86_f32.h says why). */
 #include "x86_f32.h"
+#include "x86_f32dw.h"   /* and the float depthwise conv */
+#include "x86_f32pool.h" /* and the float max pool */
