@@ -153,12 +153,23 @@ int qllc_fits_f32conv(const qllc_layer_geom *g, char *why, size_t size) {
   return 0;
 }
 
-/* the direct float conv (x86_f32.h): group 1, stride 1 (its pixels are shifted runs of the padded input) */
+/* the direct float conv (x86_f32.h): group 1, stride 1 (its pixels are shifted runs of the padded input),
+   and rows wide enough that the pad columns it computes and drops, (KW-1)*dw of every OW + (KW-1)*dw, are
+   at most 1/16 of its lanes (a 1x1 conv has none): narrower, the panel conv was faster in ResNet-18's
+   layers (docs/benchmarks.md, "The stride-1 float conv without im2col"; at 7x7 1.25x faster). The kernel
+   itself computes any stride-1 shape (tests/libjit/f32_x86_test.c runs it on narrow ones too). */
 int qllc_fits_f32d(const qllc_layer_geom *g, char *why, size_t size) {
   const int p = qllc_fits_f32conv(g, why, size);
   if (p != 1) return p;
-  if (g->sh == 1 && g->sw == 1) return 1;
-  snprintf(why, size, "stride %lldx%lld: the direct float conv takes stride 1", (long long)g->sh, (long long)g->sw);
+  if (g->sh != 1 || g->sw != 1) {
+    snprintf(why, size, "stride %lldx%lld: the direct float conv takes stride 1", (long long)g->sh,
+             (long long)g->sw);
+    return 0;
+  }
+  const int64_t pad_cols = (g->KW - 1) * g->dw;
+  if (pad_cols * 16 <= g->OW) return 1;
+  snprintf(why, size, "output rows of %lld: the direct float conv takes rows of at least %lld here", (long long)g->OW,
+           (long long)(pad_cols * 16));
   return 0;
 }
 

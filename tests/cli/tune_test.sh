@@ -79,10 +79,11 @@ else
 fi
 
 # ---- 3b. float: the direct and the panel float conv measured against each other (issue 26) ----
-# cnn_bn_pool in float: /conv1/Conv is stride 1 (conv2ds1 and conv2d rows), /conv2/Conv stride 2 (conv2d only)
-FM=$QLLC_SOURCE_DIR/tests/models/data/cnn_bn_pool/model.onnx
-FX=$QLLC_SOURCE_DIR/tests/models/data/cnn_bn_pool/input_0.npy
-fnode() { "$QLLC" info "$FM" --cpu native "$@" 2>&1 | grep '^node /conv1/Conv '; }
+# cnn6 in float: /convs.0/Conv is a 3x3 stride-1 conv at 32x32 (conv2ds1 and conv2d rows)
+FM=$QLLC_SOURCE_DIR/tests/cli/data/shapes/cnn6.onnx
+FX=$tmp/cnn6_x.npy
+npy_f32 "$FX" 1 3 32 32
+fnode() { "$QLLC" info "$FM" --cpu native "$@" 2>&1 | grep '^node /convs.0/Conv '; }
 line=$(fnode)
 if ! grep -q 'measured on this CPU: conv2ds1__' <<<"$line"; then
   skip "float measurement: no float conv rows on this CPU ($line)"

@@ -69,9 +69,10 @@ expect_kernels "depthwise on cascadelake (no VBMI): the reference, saying why" '
 expect_kernels "depthwise int16: no variant, said" 'qllc_k_conv2d_i16_i16_i16  \[no depthwise ISA variant for x86_64\]' 2 "$D/depthwise_separable/model.onnx" --profile "$tmp/depthwise_separable.yaml" --precision int16 --cpu znver4
 # float (issue 26): the Conv and FC layers run the float rows, and say so
 expect_kernels "float model: the avx512 float rows" '^node .*: qllc_k_(conv2d|conv2ds1|fc)_f32_f32_f32__avx512$' 3 "$M" --cpu znver4
-expect_kernels "float model: the direct conv for the stride-1 conv, the panel conv for stride 2" '^node /conv1/Conv .*: qllc_k_conv2ds1_f32_f32_f32__avx512$|^node /conv2/Conv .*: qllc_k_conv2d_f32_f32_f32__avx512$' 2 "$M" --cpu znver4
+C6=$QLLC_SOURCE_DIR/tests/cli/data/shapes/cnn6.onnx # 3x3 stride-1 convs at 32x32 (two), 16x16 and 8x8 (two each)
+expect_kernels "float model: the direct conv for the 32-wide stride-1 convs, the panel conv for the narrower ones" '^node /convs\.[01]/Conv .*: qllc_k_conv2ds1_f32_f32_f32__avx512$|^node /convs\.[2-5]/Conv .*: qllc_k_conv2d_f32_f32_f32__avx512$' 6 "$C6" --cpu znver4
 expect_kernels "float model on x86-64-v3: the avx2 float rows, saying why" '^node .*: qllc_k_(conv2d|conv2ds1|fc)_f32_f32_f32__avx2  \[cpu x86-64-v3: __avx512 needs avx512f\]$' 3 "$M" --cpu x86-64-v3
-expect_kernels "float model on x86-64-v3: the avx2 direct conv for the stride-1 conv" '^node /conv1/Conv .*: qllc_k_conv2ds1_f32_f32_f32__avx2  \[' 1 "$M" --cpu x86-64-v3
+expect_kernels "float model on x86-64-v3: the avx2 direct conv for the 32-wide stride-1 convs" '^node /convs\.[01]/Conv .*: qllc_k_conv2ds1_f32_f32_f32__avx2  \[' 2 "$C6" --cpu x86-64-v3
 expect_kernels "float depthwise: the avx512 depthwise rows" '^node .*: qllc_k_dwconv2d_f32_f32_f32__avx512$' 2 "$D/depthwise_separable/model.onnx" --cpu znver4
 expect_kernels "float depthwise on x86-64-v3: avx2, saying why" '^node .*: qllc_k_dwconv2d_f32_f32_f32__avx2  \[cpu x86-64-v3: __avx512 needs avx512f\]$' 2 "$D/depthwise_separable/model.onnx" --cpu x86-64-v3
 expect_kernels "float depthwise on x86-64: the reference, naming what it lacks" '^node /dw2?/Conv .*: qllc_k_conv2d_f32_f32_f32  \[cpu x86-64: __avx512 needs avx512f; __avx2 needs avx2\]$' 2 "$D/depthwise_separable/model.onnx" --cpu x86-64

@@ -117,6 +117,11 @@ static const f32_conv_case f32_conv_cases[] = {
     {{1, 5, 8, 10, 9, 3, 3, 1, 1, 0, 1, 2, 0, 1, 1, 1}, 1, -INFINITY, INFINITY},   /* pads 0 1 2 0 */
     {{1, 4, 1, 1, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 1, -INFINITY, INFINITY},   /* one pixel */
     {{1, 40, 28, 28, 72, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 1, -INFINITY, INFINITY}, /* 28x28, M 72 */
+    /* rows wide enough for the x86 direct row's predicate (pad columns at most 1/16 of a row) */
+    {{1, 8, 5, 32, 10, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 1, -INFINITY, INFINITY},   /* 3x3, 32 wide: the narrowest */
+    {{1, 16, 6, 56, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 1, 0.0f, INFINITY},        /* 56 wide (ResNet's) */
+    {{2, 4, 4, 70, 9, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1}, 0, -INFINITY, INFINITY},     /* 5x5, 70 wide, N 2 */
+    {{1, 3, 5, 70, 5, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1}, 1, -1.0f, 1.0f},             /* dilation 2, 70 wide */
 };
 
 /* depthwise: group == C == M. special: a few inputs inf, -inf, NaN, -0; channel 0's first weight inf (its
@@ -147,8 +152,10 @@ static const f32_dw_case f32_dw_cases[] = {
 
 /* One row on one case: 1 when it ran (then with the reference's bytes), 0 when the case is not of the
    row's class (its predicate answers -1: a depthwise case for a group-1 row, and the other way round) or
-   an ALT row refuses its shape (the x86 direct conv takes stride 1 only). special: see f32_dw_cases. */
-static int f32_run_conv(const q_vrow *r, const f32_conv_case *cc, int special) {
+   an ALT row refuses its shape (the x86 direct conv takes stride 1 only). special: see f32_dw_cases.
+   force: run it even where the predicate refuses the shape (0), for a kernel that computes more shapes
+   than its row is chosen for. */
+static int f32_run_conv_as(const q_vrow *r, const f32_conv_case *cc, int special, int force) {
   const int64_t *d = cc->d;
   const int64_t N = d[0], C = d[1], H = d[2], W = d[3], M = d[4], KH = d[5], KW = d[6], sh = d[7], sw = d[8];
   const int64_t pt = d[9], pl = d[10], pb = d[11], pr = d[12], dh = d[13], dw = d[14], group = d[15];
@@ -158,8 +165,8 @@ static int f32_run_conv(const q_vrow *r, const f32_conv_case *cc, int special) {
   const qllc_layer_geom g = q_conv_geom(geo);
   char why[160];
   const int fits = r->fits(&g, why, sizeof why);
-  if (fits == -1 || (fits == 0 && (r->alt & QLLC_VF_ALT_T))) return 0;
-  assert_int_equal(fits, 1);
+  if (fits == -1 || (fits == 0 && !force && (r->alt & QLLC_VF_ALT_T))) return 0;
+  assert_int_equal(fits, force && fits == 0 ? 0 : 1);
   gbuf gx, gw, gb, gp;
   float *x = galloc(&gx, (size_t)nx * sizeof(float)), *w = galloc(&gw, (size_t)nw * sizeof(float));
   float *b = galloc(&gb, (size_t)M * sizeof(float));
@@ -193,6 +200,10 @@ static int f32_run_conv(const q_vrow *r, const f32_conv_case *cc, int special) {
   free(s), free(yv), free(yr);
   gfree(&gx), gfree(&gw), gfree(&gb), gfree(&gp);
   return 1;
+}
+
+static int f32_run_conv(const q_vrow *r, const f32_conv_case *cc, int special) {
+  return f32_run_conv_as(r, cc, special, 0);
 }
 
 /* Every case of the row's op that its predicate takes; returns how many. */

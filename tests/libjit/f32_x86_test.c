@@ -33,6 +33,27 @@ static void test_row(void **state) {
   assert_true(!r->convf_fn || n >= 8); /* each conv row has a table of its class */
 }
 
+/* The direct float conv (conv2ds1) on every stride-1 case, also those its row's predicate leaves to the
+   panel conv for speed (narrow rows: most strips then cross output rows, through the tile's copy). */
+static void test_direct_any_width(void **state) {
+  (void)state;
+  int ran = 0, rows = 0;
+  for (int i = 0; i < Q_NROWS; i++) {
+    const q_vrow *r = &q_rows[i];
+    if (!r->convf_fn || !strstr(r->name, "conv2ds1") || !q_row_runs(r)) continue;
+    rows++;
+    for (size_t c = 0; c < sizeof f32_conv_cases / sizeof f32_conv_cases[0]; c++) {
+      const int64_t *d = f32_conv_cases[c].d;
+      if (d[7] == 1 && d[8] == 1 && d[15] == 1) ran += f32_run_conv_as(r, &f32_conv_cases[c], 0, 1);
+    }
+  }
+  if (!rows) {
+    print_message("no conv2ds1 row this CPU runs\n");
+    skip();
+  }
+  assert_true(ran >= 20 * rows);
+}
+
 /* The float MaxPool's ISA copies (QISA rows of src/lower/kernels.def, x86_f32pool.h) bit for bit against
    qllc_k_maxpool2d_f32_f32: strides 1, 2, 3, pads, dilation, ceil-mode outputs past the pads, rows
    narrower and wider than 16, special values (NaN, whose later taps may replace it, -0 and +0, inf). */
@@ -157,11 +178,12 @@ static void test_pack_n32(void **state) {
 }
 
 int main(void) {
-  static struct CMUnitTest tests[Q_NROWS + 5];
+  static struct CMUnitTest tests[Q_NROWS + 6];
   int nt = 0;
   tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_pack_n32);
   tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_pack_m24);
   tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_fits_f32dw);
+  tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_direct_any_width);
   tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_maxpool_avx512);
   tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_maxpool_avx2);
   for (int i = 0; i < Q_NROWS; i++)
