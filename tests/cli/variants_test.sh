@@ -6,7 +6,10 @@
 #      (znver4: __avx512vnni, alderlake: __avxvnni, haswell: __avx2, x86-64-v2: the reference, with the
 #      features it lacks), --features -X moves to the next variant, a depthwise conv stays on the
 #      reference with its reason, int16 and 16x8 layers get their own variants, aarch64's generic CPU
-#      the reference (tests/cli/arm_variants_test.sh tests the Arm variants).
+#      the reference (tests/cli/arm_variants_test.sh tests the Arm variants); float: the FC and conv
+#      rows (the direct conv2ds1 for rows of 32 pixels and more, the panel conv below), the depthwise
+#      rows, the MaxPool's ISA copies (avx512, avx2, none on x86-64, aarch64 or under a user's
+#      --kernels definition of the pool).
 #   2. Objects (any host: compiled and inspected, not run): znver4 has vpdpbusd on zmm, alderlake the
 #      VEX {vex} vpdpbusd, haswell vpmaddwd but no vpdpbusd, x86-64-v2 no AVX at all; the header's
 #      report lists the kernels.
@@ -77,6 +80,13 @@ expect_kernels "float depthwise: the avx512 depthwise rows" '^node .*: qllc_k_dw
 expect_kernels "float depthwise on x86-64-v3: avx2, saying why" '^node .*: qllc_k_dwconv2d_f32_f32_f32__avx2  \[cpu x86-64-v3: __avx512 needs avx512f\]$' 2 "$D/depthwise_separable/model.onnx" --cpu x86-64-v3
 expect_kernels "float depthwise on x86-64: the reference, naming what it lacks" '^node /dw2?/Conv .*: qllc_k_conv2d_f32_f32_f32  \[cpu x86-64: __avx512 needs avx512f; __avx2 needs avx2\]$' 2 "$D/depthwise_separable/model.onnx" --cpu x86-64
 
+# the float MaxPool's ISA copies (QISA rows of src/lower/kernels.def): the widest the CPU has, else the reference
+expect_kernels "float MaxPool on znver4: the avx512 copy" '^node /MaxPool(_1)? .*: qllc_k_maxpool2d_f32_f32__avx512$' 2 "$C6" --cpu znver4
+expect_kernels "float MaxPool on x86-64-v3: the avx2 copy" '^node /MaxPool(_1)? .*: qllc_k_maxpool2d_f32_f32__avx2$' 2 "$C6" --cpu x86-64-v3
+# where the reference runs, the pools are not fused layers and have no line; the convs' lines show the report is there
+expect_kernels "float MaxPool on x86-64: the reference (no copy; the convs listed)" 'maxpool2d_f32_f32__|^node /convs\.[0-5]/Conv .*: qllc_k_conv2d_f32_f32_f32  \[cpu x86-64' 6 "$C6" --cpu x86-64
+expect_kernels "float MaxPool for aarch64: the reference (no copy; the convs listed)" 'maxpool2d_f32_f32__|^node /convs\.[0-5]/Conv .*: qllc_k_conv2d_f32_f32_f32__neon$' 6 "$C6" --target aarch64 --cpu neoverse-v2
+
 # a user's override of a reference kernel (--kernels) is what its layers call: no variant bypasses it
 cat >"$tmp/over.c" <<'EOF'
 #include "qllc_kernel.h"
@@ -92,11 +102,17 @@ OVER(int8_t, i8, int8_t, i8)
 OVER(int8_t, i8, uint8_t, u8)
 OVER(uint8_t, u8, int8_t, i8)
 OVER(uint8_t, u8, uint8_t, u8)
+void qllc_k_maxpool2d_f32_f32(float *y, const float *x, int64_t NC, int64_t H, int64_t W, int64_t OH, int64_t OW,
+                              int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t pb,
+                              int64_t pr, int64_t dh, int64_t dw) {
+  for (int64_t i = 0; i < NC * OH * OW; i++) y[i] = 0.0f;
+}
 EOF
 if /usr/lib/llvm-19/bin/clang --target=x86_64-unknown-linux-gnu -O2 -emit-llvm -c -I "$QLLC_SOURCE_DIR/include" \
      "$tmp/over.c" -o "$tmp/over.bc" 2>"$tmp/err"; then
   expect_kernels "a user's conv override: no variant, said" 'qllc_k_conv2d_i8_i8_[iu]8  \[qllc_k_conv2d_i8_i8_[iu]8 is the user.s kernel \(--kernels\): no variant replaces it\]' 2 "$M" "${Q[@]}" --cpu znver4 --kernels "$tmp/over.bc"
   expect_kernels "a user's conv override: the FC still runs its variant" 'qllc_k_fc_i8_i8_[iu]8__avx512vnni$' 1 "$M" "${Q[@]}" --cpu znver4 --kernels "$tmp/over.bc"
+  expect_kernels "a user's float MaxPool: no ISA copy replaces it (the convs listed)" 'maxpool2d_f32_f32__|^node /convs\.[0-5]/Conv .*: qllc_k_conv2ds?1?_f32_f32_f32__avx512$' 6 "$C6" --cpu znver4 --kernels "$tmp/over.bc"
 else fail "cannot compile the override: $(cat "$tmp/err")"; fi
 
 # ---- 2. objects ----

@@ -128,53 +128,41 @@ static void test_fits_f32dw(void **state) {
   assert_int_equal(qllc_fits_f32conv(&g, why, sizeof why), 1);
 }
 
-
-/* F32_M24: w[c][k] at ((c / 24) * K + k) * 24 + c % 24, zeros in the channels past ch. */
-static void test_pack_m24(void **state) {
-  (void)state;
-  static const int64_t chs[] = {1, 23, 24, 25, 64}, Ks[] = {1, 9, 27};
-  for (int a = 0; a < 5; a++)
-    for (int bk = 0; bk < 3; bk++) {
-      const int64_t ch = chs[a], K = Ks[bk], mp = (ch + 23) / 24 * 24;
-      assert_int_equal(qllc_pack_size(QLLC_LAYOUT_F32_M24, ch, K), (size_t)(mp * K) * sizeof(float));
-      float *w = malloc((size_t)(ch * K) * sizeof(float)), *d = malloc((size_t)(mp * K) * sizeof(float));
+/* A blocked float layout of B channels a block (F32_M24: B 24, F32_N32: B 32): w[c][k] at ((c / B) * K + k) * B
+   + c % B, zeros in the channels past ch; checked against this enumeration for every ch and K given. */
+static void check_blocked_pack(qllc_layout l, qllc_packer_fn *pack, int64_t B, const int64_t *chs, int nch,
+                               const int64_t *Ks, int nk) {
+  for (int a = 0; a < nch; a++)
+    for (int bk = 0; bk < nk; bk++) {
+      const int64_t ch = chs[a], K = Ks[bk], cp = (ch + B - 1) / B * B;
+      assert_int_equal(qllc_pack_size(l, ch, K), (size_t)(cp * K) * sizeof(float));
+      float *w = malloc((size_t)(ch * K) * sizeof(float)), *d = malloc((size_t)(cp * K) * sizeof(float));
       for (int64_t i = 0; i < ch * K; i++) w[i] = (float)(i + 1);
       const qllc_pack_src src = {.w = w, .ch = ch, .K = K, .taps = 1, .w_f32 = 1};
-      assert_int_equal(qllc_packer_F32_M24(&src, d, NULL), -1);
+      assert_int_equal(pack(&src, d, NULL), -1);
       int64_t i = 0; /* storage order: block, k, channel */
-      for (int64_t mb = 0; mb < mp / 24; mb++)
+      for (int64_t cb = 0; cb < cp / B; cb++)
         for (int64_t k = 0; k < K; k++)
-          for (int64_t j = 0; j < 24; j++, i++) {
-            const int64_t c = mb * 24 + j;
+          for (int64_t j = 0; j < B; j++, i++) {
+            const int64_t c = cb * B + j;
             assert_true(d[i] == (c < ch ? w[c * K + k] : 0.0f));
           }
+      const qllc_pack_src q8 = {.w = w, .w_i8 = 1, .ch = ch, .K = K, .taps = 1};
+      assert_int_equal(pack(&q8, d, NULL), -2); /* not float weights */
       free(w), free(d);
     }
 }
 
-/* F32_N32: w[c][k] at ((c / 32) * K + k) * 32 + c % 32, zeros in the columns past ch. */
+static void test_pack_m24(void **state) {
+  (void)state;
+  static const int64_t chs[] = {1, 23, 24, 25, 64}, Ks[] = {1, 9, 27};
+  check_blocked_pack(QLLC_LAYOUT_F32_M24, qllc_packer_F32_M24, 24, chs, 5, Ks, 3);
+}
+
 static void test_pack_n32(void **state) {
   (void)state;
   static const int64_t chs[] = {1, 31, 32, 33, 100}, Ks[] = {1, 2, 7, 64};
-  for (int a = 0; a < 5; a++)
-    for (int bk = 0; bk < 4; bk++) {
-      const int64_t ch = chs[a], K = Ks[bk], np = (ch + 31) / 32 * 32;
-      assert_int_equal(qllc_pack_size(QLLC_LAYOUT_F32_N32, ch, K), (size_t)(np * K) * sizeof(float));
-      float *w = malloc((size_t)(ch * K) * sizeof(float)), *d = malloc((size_t)(np * K) * sizeof(float));
-      for (int64_t i = 0; i < ch * K; i++) w[i] = (float)(i + 1);
-      const qllc_pack_src src = {.w = w, .ch = ch, .K = K, .taps = 1, .w_f32 = 1};
-      assert_int_equal(qllc_packer_F32_N32(&src, d, NULL), -1);
-      int64_t i = 0; /* storage order: block, k, column */
-      for (int64_t nb = 0; nb < np / 32; nb++)
-        for (int64_t k = 0; k < K; k++)
-          for (int64_t j = 0; j < 32; j++, i++) {
-            const int64_t c = nb * 32 + j;
-            assert_true(d[i] == (c < ch ? w[c * K + k] : 0.0f));
-          }
-      const qllc_pack_src q8 = {.w = w, .w_i8 = 1, .ch = ch, .K = K, .taps = 1};
-      assert_int_equal(qllc_packer_F32_N32(&q8, d, NULL), -2); /* not float weights */
-      free(w), free(d);
-    }
+  check_blocked_pack(QLLC_LAYOUT_F32_N32, qllc_packer_F32_N32, 32, chs, 5, Ks, 4);
 }
 
 int main(void) {
