@@ -194,7 +194,7 @@ static inline int qllc_dw_fits(int64_t KH, int64_t KW, int64_t stride_w, int64_t
   return 15 * stride_w + (KW - 1) * dil_w <= 63;
 }
 
-/* The float depthwise variants (targets/x86_64/kernels/x86_f32dw.h): one channel's input zero-padded and
+/* The float depthwise variants (libjit/bitcode/f32_dw.h): one channel's input zero-padded and
  * split by stride phase into stride_h x stride_w planes of qllc_dwf32_rows() rows of qllc_dwf32_cols()
  * floats, each plane qllc_dwf32_plane() floats (one more row and 16 floats of zeros for the lanes past a
  * row's last pixel), then the KH * KW taps' offsets in them (int64). Strides up to QLLC_DWF32_MAX_STRIDE

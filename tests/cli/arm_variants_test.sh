@@ -5,19 +5,21 @@
 #   1. Selection and report (`qllc info --target aarch64`): neoverse-n2 / cortex-a710 / apple-m2 run
 #      __i8mm, neoverse-n1 / cortex-a76 __dotprod (saying i8mm is missing), cortex-a53 the reference
 #      (saying what it lacks), generic --features +dotprod picks __dotprod, --features -i8mm falls back;
-#      int16 and 16x8 layers run __neon on every CPU; so do float convs and FCs (arm_f32.h).
+#      int16 and 16x8 layers run __neon on every CPU; so do float convs and FCs (arm_f32.h), and float
+#      depthwise convs their own __neon row (libjit/bitcode/f32_dw.h).
 #   2. Objects (inspected, not run): neoverse-n2 holds usmmla, neoverse-n1 udot and no mmla, cortex-a53
 #      neither; the objects need no symbol beyond memcpy/memset; the float objects multiply by a lane
 #      (fmul v.4s, v.4s, v.s[i]) and never fuse (no fmla / fmadd: not the reference's bits).
 #   3. Bits: the int8 bundles for cortex-a53 (reference), neoverse-n1 (dotprod) and neoverse-n2 (i8mm),
 #      and the int16 and 16x8 bundles (__neon), and the float bundles (generic, cortex-a53: __neon), run
 #      under `qemu-aarch64 -cpu max`, write the bytes the x86_64 JIT (`qllc run`, this host's variant)
-#      writes, on a conv + FC model and a residual conv model (SKIPPED without the cross tools).
+#      writes, on a conv + FC model and a residual conv model, and in float on a depthwise-separable model
+#      (SKIPPED without the cross tools).
 : "${QLLC:?}" "${QLLC_SOURCE_DIR:?}"
 . "$QLLC_SOURCE_DIR/tests/lib.sh"
 D=$QLLC_SOURCE_DIR/tests/models/data
 
-for n in cnn_bn_pool residual; do # calibrated on their one test input
+for n in cnn_bn_pool residual depthwise_separable; do # calibrated on their one test input
   mkdir -p "$tmp/calib-$n" && cp "$D/$n/input_0.npy" "$tmp/calib-$n/"
   "$QLLC" profile "$D/$n/model.onnx" --dataset "$tmp/calib-$n" -o "$tmp/$n.yaml" >/dev/null 2>"$tmp/err" ||
     fail "profile $n: $(cat "$tmp/err")"
@@ -50,6 +52,10 @@ expect_kernels "16x8 (generic): neon" '^node .*: qllc_k_(conv2d|fc)_i16_i8_i16__
 for c in generic cortex-a53 neoverse-v2; do
   expect_kernels "float $c: neon" '^node .*: qllc_k_(conv2d|fc)_f32_f32_f32__neon$' 3 "$M" --target aarch64 --cpu $c
 done
+for c in generic cortex-a53; do
+  expect_kernels "float depthwise $c: neon" '^node .*: qllc_k_dwconv2d_f32_f32_f32__neon$' 2 \
+    "$D/depthwise_separable/model.onnx" --target aarch64 --cpu $c
+done
 expect_kernels "neoverse-n2 -i8mm: dotprod" '__dotprod  \[cpu neoverse-n2: __i8mm needs i8mm\]$' 3 "$M" "${Q[@]}" --cpu neoverse-n2 --features=-i8mm
 
 # ---- 2. objects ----
@@ -74,7 +80,7 @@ for n in cnn_bn_pool residual; do
   done
 done
 
-for n in cnn_bn_pool residual; do
+for n in cnn_bn_pool residual depthwise_separable; do
   for c in generic cortex-a53; do
     compile "$tmp/$n-f32-$c" "$D/$n/model.onnx" "$tmp/$n.yaml" $c --precision float || continue
     dis=$("$OBJDUMP" -d "$tmp/$n-f32-$c/net.o")
@@ -111,8 +117,10 @@ EOC
     compile "$tmp/$n-i16-cortex-a53" "$D/$n/model.onnx" "$tmp/$n.yaml" cortex-a53 --precision int16
     compile "$tmp/$n-16x8-cortex-a53" "$D/$n/model.onnx" "$tmp/$n.yaml" cortex-a53 --precision int16 --weight-precision int8
   done
-  for n in cnn_bn_pool residual; do
-   for prec in int8 i16 16x8 f32; do
+  for n in cnn_bn_pool residual depthwise_separable; do
+   precs="int8 i16 16x8 f32"
+   [ $n = depthwise_separable ] && precs=f32
+   for prec in $precs; do
     case $prec in
     f32) P=(--precision float); cpus="generic cortex-a53"; pre="f32-" ;;
     int8) P=(--precision int8); cpus="cortex-a53 neoverse-n1 neoverse-n2"; pre="" ;;
