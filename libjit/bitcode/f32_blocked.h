@@ -105,8 +105,8 @@ QLLC_INLINE void fc_f32_body(const int mr, float *QLLC_RESTRICT y, const float *
           const int64_t rows = imin(mr, M - m0);
           float *QLLC_RESTRICT xb = xs + (m0 - g0) * kc;
           for (int64_t kb = 0; kb < kc; kb += F_V) /* x[m0 .. m0 + rows)[k0 .. k0 + kc) as [k][mr], 16 k at once */
-            for (int64_t i = 0; i < rows; i++)
-              for (int64_t k = kb; k < imin(kb + F_V, kc); k++) xb[k * mr + i] = x[(m0 + i) * K + k0 + k];
+            for (int64_t i = 0; i < rows; i++) /* scalar: vectorized, it became scatters (slower) */
+              NO_VECTORIZE for (int64_t k = kb; k < imin(kb + F_V, kc); k++) xb[k * mr + i] = x[(m0 + i) * K + k0 + k];
         }
         for (int64_t q = 0; q < nq; q++) /* a strip, then the group's blocks on it */
           for (int64_t m0 = g0; m0 < gend; m0 += mr)

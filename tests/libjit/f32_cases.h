@@ -124,6 +124,10 @@ static const f32_conv_case f32_conv_cases[] = {
     {{1, 16, 6, 56, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 1, 0.0f, INFINITY},        /* 56 wide (ResNet's) */
     {{2, 4, 4, 70, 9, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1}, 0, -INFINITY, INFINITY},     /* 5x5, 70 wide, N 2 */
     {{1, 3, 5, 70, 5, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1}, 1, -1.0f, 1.0f},             /* dilation 2, 70 wide */
+    /* stride 2 on rows wide enough for the panel packer's 16 pixels from 32 floats */
+    {{1, 3, 9, 75, 10, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1}, 1, 0.0f, INFINITY},         /* a 7x7 stem, 75 wide */
+    {{1, 4, 6, 70, 26, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1}, 1, -INFINITY, INFINITY},    /* 3x3, 70 wide */
+    {{1, 6, 4, 66, 9, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1}, 0, -INFINITY, INFINITY},     /* 1x1, 66 wide */
 };
 
 /* depthwise: group == C == M. special: a few inputs inf, -inf, NaN, -0; channel 0's first weight inf (its
