@@ -16,10 +16,12 @@
  * weights of each k together; the rows of x in the tile's rows, copied per block of mr rows and FC_KC k
  * into the scratch as [k][mr], FC_ROWS rows (3 blocks of 24) at a time, and every strip of 16 columns
  * then taken by all those blocks in turn, so that a strip of the weights is read from memory once per 72
- * rows and by the next blocks from the caches (measured on Zen 4, FC 64x1024x1024: 3-5 % faster than a
- * block of rows over all strips, which streamed the 2 MiB chunk of weights three times; a chunk of 256 or
- * 1024 k measured no better). The copy goes 16 k at a time, row by row: k outer over the rows read 24
- * lines 4 KiB apart (rows of K = 1024 floats), all in one set of the L1 cache, and took 7 % of that FC.
+ * rows and by the next blocks from the caches, where a block of rows over all strips streamed the 2 MiB
+ * chunk of weights once per block. The copy goes 16 k at a time, row by row: k outer over the rows read
+ * 24 lines 4 KiB apart (rows of K = 1024 floats), all in one set of the L1 cache. Measured on Zen 4 in
+ * process on the kernels (bench/f32_ab.sh, FC 64x1024x1024): the copy 4-5 %, the groups 3-5 % more; a
+ * chunk of 256 or 1024 k, or a tile of 12 rows x 32 columns, no better. In bundles (bench/bundle_ab.c)
+ * under load the two measured within the noise (docs/benchmarks.md).
  * One row (a GEMV) runs with the row of x in place and FC_GV strips side by side instead (FC_GV: the
  * includer's, before this header).
  * Conv (QLLC_LAYOUT_F32_M24: per block of 24 output channels, the 24 weights of each k together): the
