@@ -4,10 +4,13 @@
  * group. conv.c's opening comment says how the panels are used. */
 #ifndef QLLC_CONV_PANEL_F32_H
 #define QLLC_CONV_PANEL_F32_H
+#include "gemm_tile_f32.h"
 #include "qllc_kernel.h"
 
-/* The strided copy of a stride-2 conv stays scalar: the loop vectorizer turns it into gathers, which
- * measured slower (ResNet-18 stem 2.0 ms -> 1.7 ms without them). A compiler test, not an ISA one. */
+/* The strided copy of a strided conv is not left to the loop vectorizer: it turns it into gathers, which
+ * measured slower (ResNet-18 stem 2.0 ms -> 1.7 ms without them). Stride 2 takes 16 pixels at once from
+ * two vector loads and a shuffle of their even lanes (the generic vectors of gemm_tile_f32.h; one
+ * vpermt2ps with AVX-512); the rest stays scalar. A compiler test, not an ISA one. */
 #ifdef __clang__
 #define NO_VECTORIZE _Pragma("clang loop vectorize(disable)")
 #else
@@ -59,10 +62,16 @@ QLLC_INLINE void pack_panel(float *QLLC_RESTRICT panel, int64_t ldp, const float
         for (int64_t o = ow; o < ow + seg; o++) d[o] = 0.0f;
       } else { /* strided: the bounds test inside the loop measured slower here than three loops */
         const int64_t lo = imin(imax(in_lo, ow), ow + seg), hi = imax(imin(in_hi, ow + seg), lo);
-        for (int64_t o = ow; o < lo; o++) d[o] = 0.0f;
+        int64_t o = ow;
+        for (; o < lo; o++) d[o] = 0.0f;
+        if (stride_w == 2) /* 16 pixels from 32 floats of the row read whole (inside it), every other one */
+          for (; o + 16 <= hi && o * 2 + off + 32 <= W; o += 16) {
+            const qllc_v16f a = qv_load(xr + o * 2 + off), b = qv_load(xr + o * 2 + off + 16);
+            qv_store(d + o, __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30));
+          }
         NO_VECTORIZE
-        for (int64_t o = lo; o < hi; o++) d[o] = xr[o * stride_w + off];
-        for (int64_t o = hi; o < ow + seg; o++) d[o] = 0.0f;
+        for (; o < hi; o++) d[o] = xr[o * stride_w + off];
+        for (; o < ow + seg; o++) d[o] = 0.0f;
       }
       j += seg;
       ow = 0;

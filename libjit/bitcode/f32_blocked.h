@@ -14,8 +14,16 @@
  *
  * FC (QLLC_LAYOUT_F32_N32): the columns of y in the lanes, the weights in blocks of 32 columns, the 32
  * weights of each k together; the rows of x in the tile's rows, copied per block of mr rows and FC_KC k
- * into the scratch as [k][mr]. One row (a GEMV) runs with the row of x in place and FC_GV strips side by
- * side instead (FC_GV: the includer's, before this header).
+ * into the scratch as [k][mr], FC_ROWS rows (3 blocks of 24) at a time, and every strip of 16 columns
+ * then taken by all those blocks in turn, so that a strip of the weights is read from memory once per 72
+ * rows and by the next blocks from the caches, where a block of rows over all strips streamed the 2 MiB
+ * chunk of weights once per block. The copy goes 16 k at a time, row by row: k outer over the rows read
+ * 24 lines 4 KiB apart (rows of K = 1024 floats), all in one set of the L1 cache. Measured on Zen 4 in
+ * process on the kernels (bench/f32_ab.sh, FC 64x1024x1024): the copy 4-5 %, the groups 3-5 % more; a
+ * chunk of 256 or 1024 k, or a tile of 12 rows x 32 columns, no better. In bundles (bench/bundle_ab.c)
+ * under load the two measured within the noise (docs/benchmarks.md).
+ * One row (a GEMV) runs with the row of x in place and FC_GV strips side by side instead (FC_GV: the
+ * includer's, before this header).
  * Conv (QLLC_LAYOUT_F32_M24: per block of 24 output channels, the 24 weights of each k together): the
  * reference's GEMM y[m][p] = b[m] + sum_k w[m][k] X[k][p] with the output channels in the tile's rows and
  * 16 pixels in a strip; X packed in panels of pixels x k chunks in the scratch by the reference's own
@@ -25,12 +33,14 @@
 #ifndef QLLC_F32_BLOCKED_H
 #define QLLC_F32_BLOCKED_H
 #include "conv_panel_f32.h"
+#include "layouts.h"
 #include "qllc_math.h"
 
 #define F_V 16     /* floats per strip: the tile's columns */
 #define F_NB 32    /* columns per F32_N32 block (QLLC_F32_NB) */
 #define F_MR 24    /* rows per F32_M24 block, and the widest tile (QLLC_F32_MB) */
-#define FC_KC 512  /* k per FC chunk: x's rows packed [FC_KC][MR] */
+#define FC_KC QLLC_F32_FC_KC     /* k per FC chunk */
+#define FC_ROWS QLLC_F32_FC_ROWS /* rows of x copied per chunk: 3 F32_M24 blocks */
 #define CV_PANEL 16384 /* floats of one conv panel: 64 KiB (8192, 4096 and 256 or 64 pixels measured slower) */
 #define CV_NPB 128     /* pixels per conv panel */
 
@@ -75,7 +85,7 @@ QLLC_INLINE void fc_f32_body(const int mr, float *QLLC_RESTRICT y, const float *
     return;
   }
   const int64_t nq = N / F_V, nt = N - nq * F_V; /* whole column vectors, and the columns after them */
-  float *QLLC_RESTRICT xs = scratch, *QLLC_RESTRICT tmp = scratch + FC_KC * F_MR;
+  float *QLLC_RESTRICT tmp = scratch, *QLLC_RESTRICT xs = scratch + F_MR * F_V;
   float tinit[F_V];
   for (int64_t j = 0; j < F_V; j++) tinit[j] = b && j < nt ? b[nq * F_V + j] : 0.0f;
   for (int64_t k0 = 0; k0 < K; k0 += FC_KC) {
@@ -90,23 +100,30 @@ QLLC_INLINE void fc_f32_body(const int mr, float *QLLC_RESTRICT y, const float *
         f32_tile(1, 1, y + q * F_V, 0, x + k0, 1, fc_bvec(wp, K, q, k0), 0, F_NB, NULL, kc, b ? b + q * F_V : NULL, 0,
                  first, last, lo, hi);
     }
-    for (int64_t m0 = 0; m0 < M; m0 += mr) {
-      const int64_t rows = M - m0 < mr ? M - m0 : mr;
+    for (int64_t g0 = 0; g0 < M; g0 += FC_ROWS) {
+      const int64_t gend = imin(g0 + FC_ROWS, M);
       if (M > 1) {
-        for (int64_t k = 0; k < kc; k++) /* x[m0 .. m0 + rows)[k0 .. k0 + kc) as [k][mr] */
-          for (int64_t i = 0; i < rows; i++) xs[k * mr + i] = x[(m0 + i) * K + k0 + k];
-        for (int64_t q = 0; q < nq; q++)
-          f32_rows(mr, rows, y + m0 * N + q * F_V, N, xs, mr, fc_bvec(wp, K, q, k0), F_NB, NULL, kc,
-                   b ? b + q * F_V : NULL, 0, first, last, lo, hi);
+        for (int64_t m0 = g0; m0 < gend; m0 += mr) {
+          const int64_t rows = imin(mr, M - m0);
+          float *QLLC_RESTRICT xb = xs + (m0 - g0) * kc;
+          for (int64_t kb = 0; kb < kc; kb += F_V) /* x[m0 .. m0 + rows)[k0 .. k0 + kc) as [k][mr], 16 k at once */
+            for (int64_t i = 0; i < rows; i++) /* scalar: vectorized, it became scatters (slower) */
+              NO_VECTORIZE for (int64_t k = kb; k < imin(kb + F_V, kc); k++) xb[k * mr + i] = x[(m0 + i) * K + k0 + k];
+        }
+        for (int64_t q = 0; q < nq; q++) /* a strip, then the group's blocks on it */
+          for (int64_t m0 = g0; m0 < gend; m0 += mr)
+            f32_rows(mr, imin(mr, M - m0), y + m0 * N + q * F_V, N, xs + (m0 - g0) * kc, mr, fc_bvec(wp, K, q, k0),
+                     F_NB, NULL, kc, b ? b + q * F_V : NULL, 0, first, last, lo, hi);
       }
-      if (nt) { /* the last columns, on a copy (the packed weights are 0 past N) */
+      for (int64_t m0 = g0; nt && m0 < gend; m0 += mr) { /* the last columns, on a copy (the packed weights are 0 past N) */
+        const int64_t rows = imin(mr, M - m0);
         float *yt = y + m0 * N + nq * F_V;
         if (!first)
           for (int64_t i = 0; i < rows; i++)
             for (int64_t j = 0; j < F_V; j++) tmp[i * F_V + j] = j < nt ? yt[i * N + j] : 0.0f;
         if (M > 1)
-          f32_rows(mr, rows, tmp, F_V, xs, mr, fc_bvec(wp, K, nq, k0), F_NB, NULL, kc, b ? tinit : NULL, 0, first, last,
-                   lo, hi);
+          f32_rows(mr, rows, tmp, F_V, xs + (m0 - g0) * kc, mr, fc_bvec(wp, K, nq, k0), F_NB, NULL, kc, b ? tinit : NULL,
+                   0, first, last, lo, hi);
         else
           f32_tile(1, 1, tmp, 0, x + k0, 1, fc_bvec(wp, K, nq, k0), 0, F_NB, NULL, kc, b ? tinit : NULL, 0, first, last,
                    lo, hi);

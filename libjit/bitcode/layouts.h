@@ -151,9 +151,17 @@ static inline int64_t qllc_scratch_fc(int64_t M, int64_t K, int64_t esize) {
 /* Columns per block of QLLC_LAYOUT_F32_N32, output channels per block of QLLC_LAYOUT_F32_M24. */
 #define QLLC_F32_NB 32
 #define QLLC_F32_MB 24
-/* The float FC variants' scratch: 24 rows of x for 512 k, then a tile of 24 x 16 floats (the last
-   columns on a copy). The float conv variants': one input panel of 64 KiB, then that tile. */
-static inline int64_t qllc_scratch_fc_f32(void) { return (512 * QLLC_F32_MB + QLLC_F32_MB * 16) * 4; }
+/* The float FC variants' k chunk and rows per group (f32_blocked.h): each chunk of QLLC_F32_FC_KC k of x is
+   copied for up to QLLC_F32_FC_ROWS rows at once (a multiple of QLLC_F32_MB), whose tiles then take each
+   strip of the weights in turn. Their scratch: a tile of 24 x 16 floats (the last columns on a copy),
+   then those rows of x (M rounded up to 24, at most QLLC_F32_FC_ROWS) for a chunk. The float conv
+   variants': one input panel of 64 KiB, then that tile. */
+#define QLLC_F32_FC_KC 512
+#define QLLC_F32_FC_ROWS 72
+static inline int64_t qllc_scratch_fc_f32(int64_t M) {
+  const int64_t rows = qllc_round_up(M, QLLC_F32_MB);
+  return (QLLC_F32_MB * 16 + QLLC_F32_FC_KC * (rows < QLLC_F32_FC_ROWS ? rows : QLLC_F32_FC_ROWS)) * 4;
+}
 static inline int64_t qllc_scratch_conv_f32(void) { return (16384 + QLLC_F32_MB * 16) * 4; }
 /* The direct float conv (stride 1, group 1; targets/x86_64/kernels/x86_f32.h): a 1x1 conv without
    padding reads its input in place (qllc_f32d_in_place), any other is padded once per image into the

@@ -235,8 +235,7 @@ int64_t qllc_vscratch_amxcl(const qllc_layer_geom *g) {
 }
 int64_t qllc_vscratch_amxfc(const qllc_layer_geom *g) { return qllc_scratch_amxfc(g->fc_m, g->K); }
 int64_t qllc_vscratch_f32fc(const qllc_layer_geom *g) {
-  (void)g;
-  return qllc_scratch_fc_f32();
+  return qllc_scratch_fc_f32(g->fc_m);
 }
 int64_t qllc_vscratch_f32conv(const qllc_layer_geom *g) {
   (void)g;

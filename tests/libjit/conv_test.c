@@ -165,11 +165,20 @@ static void test_resnet_3x3(void **state) {
   run_case(&t);
 }
 
-/* The stem: 7x7 stride 2 pad 3 from 3 channels; 17 output channels (8 + 8 + 1). */
+/* The stem: 7x7 stride 2 pad 3 from 3 channels; 17 output channels (8 + 8 + 1); wide stride-2 rows. */
 static void test_resnet_stem(void **state) {
   (void)state;
   const conv_case t = {1, 3, 29, 31, 17, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, 1, 0.0f, INFINITY};
   run_case(&t);
+  /* Rows of stride 2 wide enough for the packer's 16 pixels from 32 floats (conv_panel_f32.h): the stem
+   * 75 wide, a 3x3 of pad 1 and a 1x1 70 and 66 wide, a dilation of 2, an odd width */
+  const conv_case w[] = {
+      {1, 3, 11, 75, 9, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, 1, 0.0f, INFINITY},
+      {1, 4, 6, 70, 10, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, NOACT},
+      {1, 5, 4, 66, 9, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, 0, NOACT},
+      {1, 2, 9, 81, 3, 3, 3, 2, 2, 2, 2, 1, 2, 2, 2, 1, 1, NOACT},
+  };
+  for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) run_case(&w[i]);
 }
 
 /* Deep and small: k = 300 * 9 = 2700 in many chunks over 5x5 = 25 pixels (one partial tile); a 1x1

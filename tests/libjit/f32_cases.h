@@ -2,7 +2,7 @@
  * shared by the x86_64 test (f32_x86_test.c, cmocka) and the aarch64 one (q_arm_kernels.c under qemu,
  * q_arm_shim/cmocka.h). Each case: random inputs, weights and bias in [-1, 1), the weights packed by the
  * row's packer into its layout, the row's output compared bit for bit with its reference on the plain
- * weights: FC (tails in M, N and K, k blocks, one row, no bias, a clamp, special values) with
+ * weights: FC (tails in M, N and K, k blocks, groups of rows, one row, no bias, a clamp, special values) with
  * qllc_k_fc_f32_f32_f32 (libjit/bitcode/fc.c, checked against double sums in gemm_test.c); Conv (pixel and
  * channel tails, strides, dilations, padding, 1x1, 7x7, k chunks; depthwise: strides 1 to 4, pads, 3x3,
  * 5x5, 1x1, 7x7, dilation, widths below and above 16, special values), each conv row on the cases of its
@@ -37,6 +37,8 @@ static const f32_fc_case f32_fc_cases[] = {
     /* row tails of the 4-row tile (aarch64) too: 4 + 1, 4 + 2, 2 + 1 */
     {5, 47, 300, 1, -INFINITY, INFINITY, 0},    {6, 16, 4, 0, -2.0f, 2.0f, 0},
     {3, 80, 1025, 1, 0.0f, INFINITY, 1},
+    /* more rows than one group of 72 copied rows: a second group of one row, of 28 rows with K chunks */
+    {73, 40, 20, 1, -INFINITY, INFINITY, 0},    {100, 70, 1030, 1, 0.0f, 6.0f, 0},
 };
 
 /* One row on one case: 0 when it gives the reference's bytes. */
@@ -122,6 +124,10 @@ static const f32_conv_case f32_conv_cases[] = {
     {{1, 16, 6, 56, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 1, 0.0f, INFINITY},        /* 56 wide (ResNet's) */
     {{2, 4, 4, 70, 9, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1}, 0, -INFINITY, INFINITY},     /* 5x5, 70 wide, N 2 */
     {{1, 3, 5, 70, 5, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1}, 1, -1.0f, 1.0f},             /* dilation 2, 70 wide */
+    /* stride 2 on rows wide enough for the panel packer's 16 pixels from 32 floats */
+    {{1, 3, 9, 75, 10, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1}, 1, 0.0f, INFINITY},         /* a 7x7 stem, 75 wide */
+    {{1, 4, 6, 70, 26, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1}, 1, -INFINITY, INFINITY},    /* 3x3, 70 wide */
+    {{1, 6, 4, 66, 9, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1}, 0, -INFINITY, INFINITY},     /* 1x1, 66 wide */
 };
 
 /* depthwise: group == C == M. special: a few inputs inf, -inf, NaN, -0; channel 0's first weight inf (its

@@ -4,7 +4,7 @@
  * layout and compared bit for bit with its reference (the x86 depthwise rows on its depthwise cases). A
  * row whose features the host lacks is SKIPPED. Also the F32_M24 and F32_N32 packers against an
  * independent enumeration, the depthwise rows' predicate, and the float MaxPool's ISA copies against
- * qllc_k_maxpool2d_f32_f32. */
+ * qllc_k_maxpool2d_f32_f32, and its GlobalAveragePool's against qllc_k_global_avgpool_f32_f32. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -108,6 +108,46 @@ static void test_maxpool_avx2(void **state) {
   run_maxpool("qllc_k_maxpool2d_f32_f32__avx2", qllc_k_maxpool2d_f32_f32__avx2, "avx2");
 }
 
+/* The float GlobalAveragePool's copies against qllc_k_global_avgpool_f32_f32: groups of 8 rows and the
+   rows after them, rows shorter than 8 and with tails, special values */
+typedef void gap_fn(float *y, const float *x, int64_t NC, int64_t HW);
+static void run_gap(const char *name, gap_fn *fn, const char *features) {
+  static const int64_t cases[][2] = {{256, 3136}, {13, 49}, {9, 1}, {8, 7}, {17, 65}, {1, 8}, {24, 100}};
+  if (!q_host_has(features)) {
+    print_message("%s: needs %s, which this CPU lacks\n", name, features);
+    skip();
+  }
+  for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+    const int64_t NC = cases[t][0], HW = cases[t][1], nx = NC * HW;
+    gbuf gx;
+    float *x = galloc(&gx, (size_t)nx * sizeof(float));
+    for (int64_t i = 0; i < nx; i++) x[i] = frand() * 100.0f;
+    for (int64_t i = 5; i < nx; i += 41) x[i] = (i / 41) % 4 == 0 ? NAN : (i / 41) % 4 == 1 ? -0.0f : (i / 41) % 4 == 2 ? 0.0f : INFINITY;
+    const size_t yb = (size_t)NC * sizeof(float);
+    uint8_t *yv = gzone(yb), *yr = gzone(yb);
+    qllc_k_global_avgpool_f32_f32((float *)yr, x, NC, HW);
+    fn((float *)yv, x, NC, HW);
+    for (int64_t i = 0; i < NC; i++) {
+      uint32_t a, e;
+      memcpy(&a, yv + i * 4, 4), memcpy(&e, yr + i * 4, 4);
+      if (a != e)
+        fail_msg("%s: NC=%lld HW=%lld: y[%lld] = %a, reference %a", name, (long long)NC, (long long)HW, (long long)i,
+                 ((float *)yv)[i], ((float *)yr)[i]);
+    }
+    assert_true(guard_ok(yv, yb));
+    free(yv), free(yr);
+    gfree(&gx);
+  }
+}
+static void test_gap_avx512(void **state) {
+  (void)state;
+  run_gap("qllc_k_global_avgpool_f32_f32__avx512", qllc_k_global_avgpool_f32_f32__avx512, "avx512f");
+}
+static void test_gap_avx2(void **state) {
+  (void)state;
+  run_gap("qllc_k_global_avgpool_f32_f32__avx2", qllc_k_global_avgpool_f32_f32__avx2, "avx2");
+}
+
 /* The float depthwise rows' predicate: depthwise layers of strides up to 4 (the scratch's phase planes). */
 static void test_fits_f32dw(void **state) {
   (void)state;
@@ -166,7 +206,7 @@ static void test_pack_n32(void **state) {
 }
 
 int main(void) {
-  static struct CMUnitTest tests[Q_NROWS + 6];
+  static struct CMUnitTest tests[Q_NROWS + 8];
   int nt = 0;
   tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_pack_n32);
   tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_pack_m24);
@@ -174,6 +214,8 @@ int main(void) {
   tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_direct_any_width);
   tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_maxpool_avx512);
   tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_maxpool_avx2);
+  tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gap_avx512);
+  tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gap_avx2);
   for (int i = 0; i < Q_NROWS; i++)
     if (q_row_suite(&q_rows[i]) == Q_SUITE_F32)
       tests[nt++] = (struct CMUnitTest){q_rows[i].name, test_row, NULL, NULL, (void *)&q_rows[i]};

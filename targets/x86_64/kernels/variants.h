@@ -18,5 +18,8 @@
 QLLC_MAXPOOL_F32_COPY(avx512)
 QLLC_MAXPOOL_F32_COPY(avx2)
 #undef QLLC_MAXPOOL_F32_COPY
+/* The float GlobalAveragePool's copies (x86_f32pool.h): qllc_k_global_avgpool_f32_f32's signature and bits */
+void qllc_k_global_avgpool_f32_f32__avx512(float *y, const float *x, int64_t NC, int64_t HW);
+void qllc_k_global_avgpool_f32_f32__avx2(float *y, const float *x, int64_t NC, int64_t HW);
 
 #endif

@@ -1,5 +1,6 @@
-/* targets/x86_64/kernels/x86_f32pool.h: the x86_64 copies of the float MaxPool (QISA rows in
- * src/lower/kernels.def), bit-identical to qllc_k_maxpool2d_f32_f32 (libjit/bitcode/pool.c).
+/* targets/x86_64/kernels/x86_f32pool.h: the x86_64 copies of the float MaxPool and GlobalAveragePool (QISA
+ * rows in src/lower/kernels.def), bit-identical to qllc_k_maxpool2d_f32_f32 and
+ * qllc_k_global_avgpool_f32_f32 (libjit/bitcode/pool.c).
  *
  * The reference takes, per output, max = -inf, then for kh, kw ascending over the taps inside the image
  * max = qm_max(x, max) (x < max ? max : x: a NaN tap is taken, a later tap can replace it). Here the
@@ -101,5 +102,43 @@ QLLC_INLINE void maxpool_f32_body(float *QLLC_RESTRICT y, const float *QLLC_REST
   }
 F32POOL_VARIANT(avx512, "avx512f")
 F32POOL_VARIANT(avx2, "avx2")
+
+/* ---- GlobalAveragePool ---------------------------------------------------------------------------------- */
+/* The reference (qllc_k_global_avgpool_f32_f32) sums each row of HW floats in 8 partial sums s[j] += x[i + j]
+ * (from 0.0f; the tail into s[0 ..]), adds them as ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)) and
+ * divides by HW. Its 8 sums are one vector of 8 here, and R rows run side by side, so that R chains of
+ * dependent adds hide the add's latency (the reference's one chain per row ran at half of memory speed on
+ * the 56x56 layer); the order per row is the reference's, so are the bits. The rows past the last group
+ * of R go one at a time. */
+typedef float gap_v8f __attribute__((vector_size(32), aligned(4)));
+
+QLLC_INLINE void gap_rows(const int R, float *QLLC_RESTRICT y, const float *QLLC_RESTRICT x, int64_t HW) {
+  gap_v8f s[8];
+  _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) s[r] = (gap_v8f){0};
+  int64_t i = 0;
+  for (; i + 8 <= HW; i += 8)
+    _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
+      gap_v8f v;
+      __builtin_memcpy(&v, x + r * HW + i, sizeof v);
+      s[r] += v;
+    }
+  for (int r = 0; r < R; r++) {
+    float t[8];
+    __builtin_memcpy(t, &s[r], sizeof t);
+    for (int64_t j = 0; i + j < HW; j++) t[j] += x[r * HW + i + j];
+    y[r] = (((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7]))) / (float)HW;
+  }
+}
+
+#define GAP_R 8 /* rows side by side */
+#define F32GAP_VARIANT(isa, target_features)                                                                     \
+  __attribute__((target(target_features))) void qllc_k_global_avgpool_f32_f32__##isa(                           \
+      float *y, const float *x, int64_t NC, int64_t HW) {                                                        \
+    int64_t c = 0;                                                                                               \
+    for (; c + GAP_R <= NC; c += GAP_R) gap_rows(GAP_R, y + c, x + c * HW, HW);                                  \
+    for (; c < NC; c++) gap_rows(1, y + c, x + c * HW, HW);                                                      \
+  }
+F32GAP_VARIANT(avx512, "avx512f")
+F32GAP_VARIANT(avx2, "avx2")
 
 #endif
