@@ -173,6 +173,16 @@ int qllc_fits_f32d(const qllc_layer_geom *g, char *why, size_t size) {
   return 0;
 }
 
+/* the float conv with the tile transposed (x86_f32t.h): group 1 and stride 1, any width (it computes no
+   pad column) */
+int qllc_fits_f32t(const qllc_layer_geom *g, char *why, size_t size) {
+  const int p = qllc_fits_f32conv(g, why, size);
+  if (p != 1) return p;
+  if (g->sh == 1 && g->sw == 1) return 1;
+  snprintf(why, size, "stride %lldx%lld: the stride-1 float conv takes stride 1", (long long)g->sh, (long long)g->sw);
+  return 0;
+}
+
 /* the float depthwise variants: any kernel, pad and dilation; strides up to QLLC_DWF32_MAX_STRIDE (the
    scratch holds stride_h x stride_w phase planes of one channel) */
 int qllc_fits_f32dw(const qllc_layer_geom *g, char *why, size_t size) {

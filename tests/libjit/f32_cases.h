@@ -122,6 +122,11 @@ static const f32_conv_case f32_conv_cases[] = {
     {{1, 16, 6, 56, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 1, 0.0f, INFINITY},        /* 56 wide (ResNet's) */
     {{2, 4, 4, 70, 9, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1}, 0, -INFINITY, INFINITY},     /* 5x5, 70 wide, N 2 */
     {{1, 3, 5, 70, 5, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1}, 1, -1.0f, 1.0f},             /* dilation 2, 70 wide */
+    /* the transposed x86 row: runs of 7 pixels with 4 vectors of channels, 100 = 64 + 32 + 4; runs of 8
+       and 7 in a row of 15 (2 and 4 vectors), 64 channels; 16 + 4 channels (1 vector, then 1) */
+    {{1, 16, 7, 7, 100, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 1, -INFINITY, INFINITY},   /* 7x7, M 100 */
+    {{1, 8, 4, 15, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 0, 0.0f, INFINITY},         /* 15 wide, M 64 */
+    {{1, 5, 6, 29, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 1, -0.5f, 0.5f},            /* 29 wide: 10 10 9 */
 };
 
 /* depthwise: group == C == M. special: a few inputs inf, -inf, NaN, -0; channel 0's first weight inf (its

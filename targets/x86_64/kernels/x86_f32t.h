@@ -1,0 +1,134 @@
+/* targets/x86_64/kernels/x86_f32t.h: the stride-1 float conv with the tile transposed (issue 26),
+ * qllc_k_conv2dt1_f32_f32_f32__avx512, bit-identical to qllc_k_conv2d_f32_f32_f32 (conv.c). Included by
+ * x86_f32.h (the same translation unit: x86_f32.h says why), after its direct conv.
+ *
+ * The direct conv (conv_f32d_body) puts 16 output pixels in a vector's lanes, in the padded row pitch:
+ * the lanes on pad columns are computed and dropped (at 28x28 2 of every 30), and a strip that crosses
+ * an output row goes through a copy. Here the lanes hold 16 output channels and the tile's rows hold
+ * pixels: NP consecutive pixels of one output row x 2 vectors (32 output channels, one F32_N32 block of
+ * weights), at most 14 pixels (28 accumulators of the 32 zmm registers, 2 for the weights of a k). Per k
+ * = (c, kh, kw): two vector loads of weights and, per pixel, one input value broadcast into two
+ * multiplies and two adds. An output row of OW pixels is cut into ceil(OW / 14) runs of nearly equal
+ * length, so no lane and no row is computed and dropped (at M a multiple of 16), whatever OW is; the
+ * input is the same padded image as the direct conv's (qllc_scratch_conv_f32d; a 1x1 conv without
+ * padding reads it in place), run p of a row at xp + off[k] + its first pixel. The tile is stored to a
+ * copy and written to the NCHW output transposed (pixels along a row of y per channel): a few hundred
+ * stores against the 28 x K multiply-adds of the tile.
+ *
+ * Order of every sum: bias (0 without one), then k ascending, one multiply and one add per term (no FMA),
+ * as the reference; the clamp is qv_clamp. */
+#ifndef QLLC_X86_F32T_H
+#define QLLC_X86_F32T_H
+
+#define T_ACC 28 /* accumulators: pixels x vectors of 16 channels */
+#define T_NP 14  /* pixels per tile, at most (with 2 vectors; 7 with 4) */
+#define T_NB 32  /* output channels per F32_N32 block */
+#define T_TP 64  /* floats per pixel in the tile's copy: 4 vectors */
+
+/* np pixels x nv vectors of 16 channels (channels m0 + 16 v + j of block m0 / 32 + v / 2): t[p * 64 + 16 v + j],
+   from init (16 nv floats) plus the sum over k < K of w[...][k] * xq[off[k] + p], then clamped. Each input
+   value is read once per vector, each read its own embedded broadcast in a multiply (vmulps zmm, zmm,
+   m32{1to16}): the broadcasts into a register that LLVM makes of one shared read held the tile at 0.85x
+   of this on Zen 4 (as x86_f32.h says of its own tile); an empty asm makes the reads distinct values. */
+QLLC_INLINE void f32t_tile(const int np, const int nv, float *QLLC_RESTRICT t, const float *QLLC_RESTRICT xq,
+                           const int64_t *QLLC_RESTRICT off, const float *QLLC_RESTRICT w, int64_t K,
+                           const float *QLLC_RESTRICT init, float lo, float hi) {
+  qllc_v16f acc[T_NP][4];
+  UNROLL for (int p = 0; p < np; p++) UNROLL for (int v = 0; v < nv; v++) acc[p][v] = qv_load(init + F_V * v);
+  for (int64_t k = 0; k < K; k++) {
+    const float *xk[4];
+    qllc_v16f wv[4];
+    UNROLL for (int v = 0; v < nv; v++) {
+      xk[v] = xq + off[k];
+      if (v) __asm__("" : "+r"(xk[v]));
+      wv[v] = qv_load(w + (v / 2) * T_NB * K + k * T_NB + (v % 2) * F_V);
+    }
+    UNROLL for (int p = 0; p < np; p++) UNROLL for (int v = 0; v < nv; v++) acc[p][v] += xk[v][p] * wv[v];
+  }
+  const qllc_v16f l = qv_splat(lo), h = qv_splat(hi);
+  UNROLL for (int p = 0; p < np; p++) UNROLL for (int v = 0; v < nv; v++)
+    qv_store(t + p * T_TP + F_V * v, qv_clamp(acc[p][v], l, h));
+}
+
+/* the tile of np pixels (each np its own unrolled code): 1 .. 14 with 1 or 2 vectors, 1 .. 7 with 4 */
+QLLC_INLINE void f32t_tiles(int64_t np, const int nv, float *QLLC_RESTRICT t, const float *QLLC_RESTRICT xq,
+                            const int64_t *QLLC_RESTRICT off, const float *QLLC_RESTRICT w, int64_t K,
+                            const float *QLLC_RESTRICT init, float lo, float hi) {
+#define T_CASE(n) \
+  case n: f32t_tile(n, nv, t, xq, off, w, K, init, lo, hi); break;
+  if (nv == 4) switch (np) {
+      T_CASE(1) T_CASE(2) T_CASE(3) T_CASE(4) T_CASE(5) T_CASE(6) T_CASE(7)
+    default: break;
+    }
+  else switch (np) {
+      T_CASE(1) T_CASE(2) T_CASE(3) T_CASE(4) T_CASE(5) T_CASE(6) T_CASE(7)
+      T_CASE(8) T_CASE(9) T_CASE(10) T_CASE(11) T_CASE(12) T_CASE(13) T_CASE(14)
+    default: break;
+    }
+#undef T_CASE
+}
+
+QLLC_INLINE void conv_f32t_body(float *QLLC_RESTRICT y, const float *QLLC_RESTRICT x, const float *QLLC_RESTRICT wp,
+                                const float *QLLC_RESTRICT b, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M,
+                                int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t pt, int64_t pl, int64_t dh,
+                                int64_t dw, float lo, float hi, float *QLLC_RESTRICT scratch) {
+  const int64_t K = C * KH * KW, NP = OH * OW;
+  if (NP <= 0 || M <= 0) return;
+  if (K == 0) { /* no input channels: bias only */
+    for (int64_t i = 0; i < N * M * NP; i++) y[i] = qm_min(qm_max(b ? b[i / NP % M] : 0.0f, lo), hi);
+    return;
+  }
+  /* the direct conv's scratch (qllc_scratch_conv_f32d), laid out as it lays it out (its tile's copy
+     unused: this tile's is on the stack), its offset table, its padded planes */
+  const int in_place = qllc_f32d_in_place(H, W, OH, OW, KH, KW, pt, pl);
+  const int64_t Hp = OH + (KH - 1) * dh, Wp = OW + (KW - 1) * dw, plane = in_place ? H * W : Hp * Wp;
+  int64_t *QLLC_RESTRICT off = (int64_t *)(scratch + F_MR * F_V);
+  float *QLLC_RESTRICT xp = (float *)(off + 2 * ((K + 7) / 8 * 8));
+  float t[T_NP * T_TP] __attribute__((aligned(64)));
+  for (int64_t k = 0; k < K; k++) {
+    const int64_t c = k / (KH * KW), kh = k / KW % KH, kw = k % KW;
+    off[k] = c * plane + kh * dh * Wp + kw * dw;
+  }
+  const int64_t nrun = (OW + T_NP - 1) / T_NP; /* runs per output row: OW / nrun pixels, the first OW % nrun
+                                                  of them one more */
+  const int64_t Mb = (M + T_NB - 1) / T_NB * T_NB; /* the packed channels */
+  for (int64_t n = 0; n < N; n++) {
+    const float *xn = x + n * C * H * W;
+    float *yn = y + n * M * NP;
+    if (!in_place) f32d_pad(xp, xn, C, H, W, Hp, Wp, pt, pl);
+    const float *xi = in_place ? xn : xp;
+    for (int64_t oh = 0; oh < OH; oh++)
+      for (int64_t r = 0, ow = 0; r < nrun; r++) {
+        const int64_t np = OW / nrun + (r < OW % nrun);
+        const float *xq = xi + oh * Wp + ow;
+        float *yq = yn + oh * OW + ow;
+        for (int64_t m0 = 0; m0 < M;) {
+          /* 4 vectors (two blocks) where the run has at most 7 pixels and two blocks are left, else 2 or 1 */
+          const int nv = np <= T_ACC / 4 && m0 + 2 * T_NB <= Mb ? 4 : M - m0 > F_V ? 2 : 1;
+          const int64_t mc = imin(nv * F_V, M - m0);
+          float init[4 * F_V] __attribute__((aligned(64)));
+          for (int64_t j = 0; j < nv * F_V; j++) init[j] = b && j < mc ? b[m0 + j] : 0.0f;
+          const float *w = wp + m0 * K; /* block m0 / 32 */
+          if (nv == 4) f32t_tiles(np, 4, t, xq, off, w, K, init, lo, hi);
+          else if (nv == 2) f32t_tiles(np, 2, t, xq, off, w, K, init, lo, hi);
+          else f32t_tiles(np, 1, t, xq, off, w, K, init, lo, hi);
+          for (int64_t j = 0; j < mc; j++)
+            for (int64_t p = 0; p < np; p++) yq[(m0 + j) * NP + p] = t[p * T_TP + j];
+          m0 += mc;
+        }
+        ow += np;
+      }
+  }
+}
+
+__attribute__((target("avx512f"))) void qllc_k_conv2dt1_f32_f32_f32__avx512(F32_CONV_PARAMS) {
+  (void)stride_h, (void)stride_w, (void)group; /* 1, 1, 1: the row's predicate */
+  conv_f32t_body(y, x, wp, bias, N, C, H, W, M, OH, OW, KH, KW, pad_top, pad_left, dil_h, dil_w, act_lo, act_hi,
+                 (float *)scratch);
+}
+
+#undef T_ACC
+#undef T_NP
+#undef T_NB
+#undef T_TP
+#endif
