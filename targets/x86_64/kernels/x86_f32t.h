@@ -25,14 +25,41 @@
 #define T_NB 32  /* output channels per F32_N32 block */
 #define T_TP 64  /* floats per pixel in the tile's copy: 4 vectors */
 
-/* np pixels x nv vectors of 16 channels (channels m0 + 16 v + j of block m0 / 32 + v / 2): t[p * 64 + 16 v + j],
-   from init (16 nv floats) plus the sum over k < K of w[...][k] * xq[off[k] + p], then clamped. Each input
+/* A 16 x 16 block transposed in registers: r[i][j] <- r[j][i] (the off-diagonal halves, then quarters, ...
+   swapped: 64 two-vector shuffles) */
+QLLC_INLINE void f32t_transpose(qllc_v16f r[F_V]) {
+#define T_STEP(s, ...)                                                                                       \
+  UNROLL for (int i = 0; i < F_V; i++) if (!(i & s)) {                                                       \
+    const qllc_v16f a = r[i], b = r[i + s];                                                                  \
+    r[i] = __builtin_shufflevector(a, b, __VA_ARGS__);                                                       \
+    r[i + s] = __builtin_shufflevector(a, b, T_HI_##s);                                                      \
+  }
+#define T_HI_8 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31
+#define T_HI_4 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31
+#define T_HI_2 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31
+#define T_HI_1 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31
+  T_STEP(8, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23)
+  T_STEP(4, 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27)
+  T_STEP(2, 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29)
+  T_STEP(1, 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30)
+#undef T_STEP
+#undef T_HI_8
+#undef T_HI_4
+#undef T_HI_2
+#undef T_HI_1
+}
+
+/* np pixels x nv vectors of 16 channels (channels m0 + 16 v + j of block m0 / 32 + v / 2), from init (16 nv
+   floats) plus the sum over k < K of w[...][k] * xq[off[k] + p], then clamped; stored to y (channel c's np
+   pixels at y + c ldy, c < mc, as 16 floats: the lanes past np land on later pixels, which a later tile
+   writes again) or, y NULL, to t[p * 64 + 16 v + j]. Each input
    value is read once per vector, each read its own embedded broadcast in a multiply (vmulps zmm, zmm,
    m32{1to16}): the broadcasts into a register that LLVM makes of one shared read held the tile at 0.85x
    of this on Zen 4 (as x86_f32.h says of its own tile); an empty asm makes the reads distinct values. */
-QLLC_INLINE void f32t_tile(const int np, const int nv, float *QLLC_RESTRICT t, const float *QLLC_RESTRICT xq,
-                           const int64_t *QLLC_RESTRICT off, const float *QLLC_RESTRICT w, int64_t K,
-                           const float *QLLC_RESTRICT init, float lo, float hi) {
+QLLC_INLINE void f32t_tile(const int np, const int nv, float *QLLC_RESTRICT t, float *y, int64_t ldy, int64_t mc,
+                           const float *QLLC_RESTRICT xq, const int64_t *QLLC_RESTRICT off,
+                           const float *QLLC_RESTRICT w, int64_t K, const float *QLLC_RESTRICT init, float lo,
+                           float hi) {
   qllc_v16f acc[T_NP][4];
   UNROLL for (int p = 0; p < np; p++) UNROLL for (int v = 0; v < nv; v++) acc[p][v] = qv_load(init + F_V * v);
   for (int64_t k = 0; k < K; k++) {
@@ -46,16 +73,27 @@ QLLC_INLINE void f32t_tile(const int np, const int nv, float *QLLC_RESTRICT t, c
     UNROLL for (int p = 0; p < np; p++) UNROLL for (int v = 0; v < nv; v++) acc[p][v] += xk[v][p] * wv[v];
   }
   const qllc_v16f l = qv_splat(lo), h = qv_splat(hi);
-  UNROLL for (int p = 0; p < np; p++) UNROLL for (int v = 0; v < nv; v++)
-    qv_store(t + p * T_TP + F_V * v, qv_clamp(acc[p][v], l, h));
+  UNROLL for (int p = 0; p < np; p++) UNROLL for (int v = 0; v < nv; v++) acc[p][v] = qv_clamp(acc[p][v], l, h);
+  if (!y) {
+    UNROLL for (int p = 0; p < np; p++) UNROLL for (int v = 0; v < nv; v++) qv_store(t + p * T_TP + F_V * v, acc[p][v]);
+    return;
+  }
+  UNROLL for (int v = 0; v < nv; v++) { /* rows p of 16 channels -> rows of 16 pixels, stored whole */
+    qllc_v16f r[F_V];
+    UNROLL for (int p = 0; p < F_V; p++) r[p] = p < np ? acc[p][v] : qv_splat(0.0f);
+    f32t_transpose(r);
+    UNROLL for (int j = 0; j < F_V; j++)
+      if (F_V * v + j < mc) qv_store(y + (F_V * v + j) * ldy, r[j]);
+  }
 }
 
 /* the tile of np pixels (each np its own unrolled code): 1 .. 14 with 1 or 2 vectors, 1 .. 7 with 4 */
-QLLC_INLINE void f32t_tiles(int64_t np, const int nv, float *QLLC_RESTRICT t, const float *QLLC_RESTRICT xq,
-                            const int64_t *QLLC_RESTRICT off, const float *QLLC_RESTRICT w, int64_t K,
-                            const float *QLLC_RESTRICT init, float lo, float hi) {
+QLLC_INLINE void f32t_tiles(int64_t np, const int nv, float *QLLC_RESTRICT t, float *y, int64_t ldy, int64_t mc,
+                            const float *QLLC_RESTRICT xq, const int64_t *QLLC_RESTRICT off,
+                            const float *QLLC_RESTRICT w, int64_t K, const float *QLLC_RESTRICT init, float lo,
+                            float hi) {
 #define T_CASE(n) \
-  case n: f32t_tile(n, nv, t, xq, off, w, K, init, lo, hi); break;
+  case n: f32t_tile(n, nv, t, y, ldy, mc, xq, off, w, K, init, lo, hi); break;
   if (nv == 4) switch (np) {
       T_CASE(1) T_CASE(2) T_CASE(3) T_CASE(4) T_CASE(5) T_CASE(6) T_CASE(7)
     default: break;
@@ -109,11 +147,15 @@ QLLC_INLINE void conv_f32t_body(float *QLLC_RESTRICT y, const float *QLLC_RESTRI
           float init[4 * F_V] __attribute__((aligned(64)));
           for (int64_t j = 0; j < nv * F_V; j++) init[j] = b && j < mc ? b[m0 + j] : 0.0f;
           const float *w = wp + m0 * K; /* block m0 / 32 */
-          if (nv == 4) f32t_tiles(np, 4, t, xq, off, w, K, init, lo, hi);
-          else if (nv == 2) f32t_tiles(np, 2, t, xq, off, w, K, init, lo, hi);
-          else f32t_tiles(np, 1, t, xq, off, w, K, init, lo, hi);
-          for (int64_t j = 0; j < mc; j++)
-            for (int64_t p = 0; p < np; p++) yq[(m0 + j) * NP + p] = t[p * T_TP + j];
+          /* stored whole where the 16 floats from the run's first pixel stay inside the channel's plane, else
+             through the copy (an image's last pixels) */
+          float *yd = oh * OW + ow + F_V <= NP ? yq + m0 * NP : NULL;
+          if (nv == 4) f32t_tiles(np, 4, t, yd, NP, mc, xq, off, w, K, init, lo, hi);
+          else if (nv == 2) f32t_tiles(np, 2, t, yd, NP, mc, xq, off, w, K, init, lo, hi);
+          else f32t_tiles(np, 1, t, yd, NP, mc, xq, off, w, K, init, lo, hi);
+          if (!yd)
+            for (int64_t j = 0; j < mc; j++)
+              for (int64_t p = 0; p < np; p++) yq[(m0 + j) * NP + p] = t[p * T_TP + j];
           m0 += mc;
         }
         ow += np;
