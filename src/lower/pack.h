@@ -86,7 +86,7 @@ int qllc_geom_depthwise(const qllc_layer_geom *g);
  *          of the same ISA
  *   f32conv  a conv that is not depthwise, of group 1 (the float conv variants)
  *   f32d     an f32conv conv of stride 1 whose output rows are at least 16 (KW-1) dw wide (the direct float conv)
- *   f32t     an f32conv conv of stride 1 (the float conv with the tile transposed)
+ *   f32t     an f32conv conv of stride 1 and at least 16 output channels (the float conv with the tile transposed)
  *   f32dw    a depthwise conv of strides up to QLLC_DWF32_MAX_STRIDE (the float depthwise variants) */
 typedef int qllc_fits_fn(const qllc_layer_geom *g, char *why, size_t size);
 qllc_fits_fn qllc_fits_fc, qllc_fits_fc64, qllc_fits_panel, qllc_fits_dw, qllc_fits_c4, qllc_fits_cl, qllc_fits_amxcl,
