@@ -13,7 +13,8 @@
  *
  * The loops around the tile (k chunks, blocks of rows, strips, tails, the FC's copy of x and the conv's
  * panels) are libjit/bitcode/f32_blocked.h's, shared with the aarch64 NEON variants; this file holds the
- * tile, f32_tile, and the exported variants. FC_GV: 8 strips of 16 columns side by side for one row (a
+ * tile, f32_tile, and the exported variants; x86_f32t.h, included at its end, the stride-1 conv with the
+ * tile transposed. FC_GV: 8 strips of 16 columns side by side for one row (a
  * GEMV), so that 8 independent add chains hide the add's latency (memory-bound anyway).
  *
  * Order of every sum: bias (0 without one), then k ascending, one multiply and one add per term (no FMA:

@@ -5,15 +5,16 @@
  * The direct conv (conv_f32d_body) puts 16 output pixels in a vector's lanes, in the padded row pitch:
  * the lanes on pad columns are computed and dropped (at 28x28 2 of every 30), and a strip that crosses
  * an output row goes through a copy. Here the lanes hold 16 output channels and the tile's rows hold
- * pixels: NP consecutive pixels of one output row x 2 vectors (32 output channels, one F32_N32 block of
- * weights), at most 14 pixels (28 accumulators of the 32 zmm registers, 2 for the weights of a k). Per k
- * = (c, kh, kw): two vector loads of weights and, per pixel, one input value broadcast into two
- * multiplies and two adds. An output row of OW pixels is cut into ceil(OW / 14) runs of nearly equal
- * length, so no lane and no row is computed and dropped (at M a multiple of 16), whatever OW is; the
- * input is the same padded image as the direct conv's (qllc_scratch_conv_f32d; a 1x1 conv without
- * padding reads it in place), run p of a row at xp + off[k] + its first pixel. The tile is stored to a
- * copy and written to the NCHW output transposed (pixels along a row of y per channel): a few hundred
- * stores against the 28 x K multiply-adds of the tile.
+ * pixels: up to 14 consecutive pixels of one output row x 2 vectors (32 output channels, one F32_N32
+ * block of weights), or for runs of 7 pixels or fewer (7x7 layers) x 4 vectors: 28 accumulators of the
+ * 32 zmm registers. Per k = (c, kh, kw): one vector load of weights per vector and, per pixel and
+ * vector, one multiply by the pixel's input value (an embedded broadcast) and one add. An output row of
+ * OW pixels is cut into ceil(OW / 14) runs of nearly equal length, so no lane and no pixel is computed
+ * and dropped (at M a multiple of 16), whatever OW is; the input is the same padded image as the direct
+ * conv's (qllc_scratch_conv_f32d; a 1x1 conv without padding reads it in place), a run's tap k at
+ * xp + off[k] + its first pixel. The tile is transposed in registers and each channel's run stored as 16
+ * floats to the NCHW output (the copy it replaced, one float at a time, had become gathers: 10 % of a
+ * 56x56 conv); an image's last pixels go through a copy.
  *
  * Order of every sum: bias (0 without one), then k ascending, one multiply and one add per term (no FMA),
  * as the reference; the clamp is qv_clamp. */
