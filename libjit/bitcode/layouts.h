@@ -64,7 +64,8 @@
  *  QLLC_LAYOUT_K64N16 (FC on AMX): K4N16 with K rounded up to 64 (zeros past K), so that every B tile
  *      of a block of 16 channels has 16 rows. Scratch: qllc_scratch_amxfc().
  *
- *  QLLC_LAYOUT_F32_N32 (float FC, issue 26): for each block nb of 32 output columns (N rounded up to
+ *  QLLC_LAYOUT_F32_N32 (float FC, issue 26; and the transposed stride-1 float conv, x86_f32t.h, its M
+ *      output channels as the columns and K = C*KH*KW): for each block nb of 32 output columns (N rounded up to
  *      32, zero columns past N), the 32 weights of each reduction k one after another: w[nb*32 + j][k]
  *      at (nb * K + k) * 32 + j, float. A float FC tile reads one 16-float vector of a line per k
  *      (targets/x86_64/kernels/x86_f32.c). The float variants take the node's bias as it is.
@@ -163,7 +164,8 @@ static inline int64_t qllc_scratch_fc_f32(int64_t M) {
   return (QLLC_F32_MB * 16 + QLLC_F32_FC_KC * (rows < QLLC_F32_FC_ROWS ? rows : QLLC_F32_FC_ROWS)) * 4;
 }
 static inline int64_t qllc_scratch_conv_f32(void) { return (16384 + QLLC_F32_MB * 16) * 4; }
-/* The direct float conv (stride 1, group 1; targets/x86_64/kernels/x86_f32.h): a 1x1 conv without
+/* The direct float conv (stride 1, group 1; targets/x86_64/kernels/x86_f32.h; the transposed one,
+   x86_f32t.h, uses the same scratch, not its tile): a 1x1 conv without
    padding reads its input in place (qllc_f32d_in_place), any other is padded once per image into the
    scratch as C planes of Hp = OH + (KH-1)*dh rows of Wp = OW + (KW-1)*dw columns. Its scratch: a tile of
    24 x 16 floats, two tables of K = C*KH*KW int64 tap offsets, then the padded planes and 16 floats of

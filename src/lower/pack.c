@@ -153,23 +153,38 @@ int qllc_fits_f32conv(const qllc_layer_geom *g, char *why, size_t size) {
   return 0;
 }
 
+/* the stride-1 float convs' common part: an f32conv conv (group 1) of stride 1 */
+static int fits_f32s1(const qllc_layer_geom *g, const char *which, char *why, size_t size) {
+  const int p = qllc_fits_f32conv(g, why, size);
+  if (p != 1) return p;
+  if (g->sh == 1 && g->sw == 1) return 1;
+  snprintf(why, size, "stride %lldx%lld: the %s float conv takes stride 1", (long long)g->sh, (long long)g->sw, which);
+  return 0;
+}
+
 /* the direct float conv (x86_f32.h): group 1, stride 1 (its pixels are shifted runs of the padded input),
    and rows wide enough that the pad columns it computes and drops, (KW-1)*dw of every OW + (KW-1)*dw, are
    at most 1/16 of its lanes (a 1x1 conv has none): narrower, the panel conv was faster in ResNet-18's
    layers (docs/benchmarks.md, "The stride-1 float conv without im2col"; at 7x7 1.25x faster). The kernel
    itself computes any stride-1 shape (tests/libjit/f32_x86_test.c runs it on narrow ones too). */
 int qllc_fits_f32d(const qllc_layer_geom *g, char *why, size_t size) {
-  const int p = qllc_fits_f32conv(g, why, size);
+  const int p = fits_f32s1(g, "direct", why, size);
   if (p != 1) return p;
-  if (g->sh != 1 || g->sw != 1) {
-    snprintf(why, size, "stride %lldx%lld: the direct float conv takes stride 1", (long long)g->sh,
-             (long long)g->sw);
-    return 0;
-  }
   const int64_t pad_cols = (g->KW - 1) * g->dw;
   if (pad_cols * 16 <= g->OW) return 1;
   snprintf(why, size, "output rows of %lld: the direct float conv takes rows of at least %lld here", (long long)g->OW,
            (long long)(pad_cols * 16));
+  return 0;
+}
+
+/* the float conv with the tile transposed (x86_f32t.h): group 1 and stride 1, any width (it computes no
+   pad column), at least 16 output channels (its lanes; 8 channels at 32x32 took 1.4x the direct conv's
+   time in the tuner's timings) */
+int qllc_fits_f32t(const qllc_layer_geom *g, char *why, size_t size) {
+  const int p = fits_f32s1(g, "transposed", why, size);
+  if (p != 1) return p;
+  if (g->M >= 16) return 1;
+  snprintf(why, size, "%lld output channels: the transposed float conv takes 16 and more", (long long)g->M);
   return 0;
 }
 

@@ -85,11 +85,12 @@ int qllc_geom_depthwise(const qllc_layer_geom *g);
  *          pixel lanes there) and for an unpadded strided 1x1 conv; list the cl row before the c4 row
  *          of the same ISA
  *   f32conv  a conv that is not depthwise, of group 1 (the float conv variants)
- *   f32d     an f32conv conv of stride 1 (the direct float conv)
+ *   f32d     an f32conv conv of stride 1 whose output rows are at least 16 (KW-1) dw wide (the direct float conv)
+ *   f32t     an f32conv conv of stride 1 and at least 16 output channels (the float conv with the tile transposed)
  *   f32dw    a depthwise conv of strides up to QLLC_DWF32_MAX_STRIDE (the float depthwise variants) */
 typedef int qllc_fits_fn(const qllc_layer_geom *g, char *why, size_t size);
 qllc_fits_fn qllc_fits_fc, qllc_fits_fc64, qllc_fits_panel, qllc_fits_dw, qllc_fits_c4, qllc_fits_cl, qllc_fits_amxcl,
-    qllc_fits_f32conv, qllc_fits_f32d, qllc_fits_f32dw;
+    qllc_fits_f32conv, qllc_fits_f32d, qllc_fits_f32t, qllc_fits_f32dw;
 
 /* Scratch bytes (libjit/bitcode/layouts.h): conv1 / conv2 qllc_scratch_conv(K, 1 / 2), fc1 / fc2
  * qllc_scratch_fc, dw qllc_scratch_dw, c4 qllc_scratch_c4, c2 qllc_scratch_c2, cl qllc_scratch_cl,

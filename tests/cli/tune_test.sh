@@ -101,7 +101,16 @@ else
     "$QLLC" run "$FM" --cpu native --input "$FX" --output-dir "$tmp/fout-$v" >"$tmp/run.log" 2>&1 ||
       fail "float run $v: $(cat "$tmp/run.log")"
   done
+  export QLLC_TUNE_SLOW=conv2d_f32,conv2ds1 # every stride-1 conv of 16 channels and more on the transposed row
+  "$QLLC" run "$FM" --cpu native --input "$FX" --output-dir "$tmp/fout-t1" >"$tmp/run.log" 2>&1 ||
+    fail "float run t1: $(cat "$tmp/run.log")"
   unset QLLC_TUNE_SLOW
+  cmp -s "$(out_of "$tmp/fout-t1")" "$(out_of "$tmp/fout-panel")" &&
+    ok "float: the transposed conv gives the panel conv's bytes" || fail "float: the transposed conv's output differs"
+  # /convs.2/Conv (16 channels at 16x16): the transposed row measured against the panel row
+  l3=$(QLLC_TUNE_SLOW=conv2dt1 "$QLLC" info "$FM" --cpu native 2>&1 | grep '^node /convs.2/Conv ')
+  grep -q ': qllc_k_conv2d_f32_f32_f32__[a-z0-9]*  \[measured on this CPU: conv2dt1__' <<<"$l3" &&
+    ok "QLLC_TUNE_SLOW=conv2dt1: the panel conv runs /convs.2" || fail "QLLC_TUNE_SLOW=conv2dt1: $l3"
   cmp -s "$(out_of "$tmp/fout-ds1")" "$(out_of "$tmp/fout-panel")" &&
     ok "float: both measured choices give the same bytes" || fail "float: the outputs differ between choices"
 fi

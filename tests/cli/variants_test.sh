@@ -7,7 +7,8 @@
 #      features it lacks), --features -X moves to the next variant, a depthwise conv stays on the
 #      reference with its reason, int16 and 16x8 layers get their own variants, aarch64's generic CPU
 #      the reference (tests/cli/arm_variants_test.sh tests the Arm variants); float: the FC and conv
-#      rows (the direct conv2ds1 for rows of 32 pixels and more, the panel conv below), the depthwise
+#      rows (stride 1: the transposed conv2dt1 from 16 output channels, else the direct conv2ds1 for rows
+#      of 32 pixels and more, the panel conv below), the depthwise
 #      rows, the MaxPool's ISA copies (avx512, avx2, none on x86-64, aarch64 or under a user's
 #      --kernels definition of the pool).
 #   2. Objects (any host: compiled and inspected, not run): znver4 has vpdpbusd on zmm, alderlake the
@@ -71,9 +72,9 @@ DWC=("$D/depthwise_separable/model.onnx" --profile "$tmp/depthwise_separable.yam
 expect_kernels "depthwise on cascadelake (no VBMI): the reference, saying why" 'qllc_k_conv2d_i8_i8_i8  \[cpu cascadelake: __avx512vnni needs avx512vbmi\]' 2 "${DWC[@]}"
 expect_kernels "depthwise int16: no variant, said" 'qllc_k_conv2d_i16_i16_i16  \[no depthwise ISA variant for x86_64\]' 2 "$D/depthwise_separable/model.onnx" --profile "$tmp/depthwise_separable.yaml" --precision int16 --cpu znver4
 # float (issue 26): the Conv and FC layers run the float rows, and say so
-expect_kernels "float model: the avx512 float rows" '^node .*: qllc_k_(conv2d|conv2ds1|fc)_f32_f32_f32__avx512$' 3 "$M" --cpu znver4
+expect_kernels "float model: the avx512 float rows" '^node .*: qllc_k_(conv2d|conv2ds1|conv2dt1|fc)_f32_f32_f32__avx512$' 3 "$M" --cpu znver4
 C6=$QLLC_SOURCE_DIR/tests/cli/data/shapes/cnn6.onnx # 3x3 stride-1 convs at 32x32 (two), 16x16 and 8x8 (two each)
-expect_kernels "float model: the direct conv for the 32-wide stride-1 convs, the panel conv for the narrower ones" '^node /convs\.[01]/Conv .*: qllc_k_conv2ds1_f32_f32_f32__avx512$|^node /convs\.[2-5]/Conv .*: qllc_k_conv2d_f32_f32_f32__avx512$' 6 "$C6" --cpu znver4
+expect_kernels "float model: the direct conv for the 32-wide stride-1 convs of 8 channels, the transposed conv for those of 16" '^node /convs\.[01]/Conv .*: qllc_k_conv2ds1_f32_f32_f32__avx512$|^node /convs\.[2-5]/Conv .*: qllc_k_conv2dt1_f32_f32_f32__avx512$' 6 "$C6" --cpu znver4
 expect_kernels "float model on x86-64-v3: the avx2 float rows, saying why" '^node .*: qllc_k_(conv2d|conv2ds1|fc)_f32_f32_f32__avx2  \[cpu x86-64-v3: __avx512 needs avx512f\]$' 3 "$M" --cpu x86-64-v3
 expect_kernels "float model on x86-64-v3: the avx2 direct conv for the 32-wide stride-1 convs" '^node /convs\.[01]/Conv .*: qllc_k_conv2ds1_f32_f32_f32__avx2  \[' 2 "$C6" --cpu x86-64-v3
 expect_kernels "float depthwise: the avx512 depthwise rows" '^node .*: qllc_k_dwconv2d_f32_f32_f32__avx512$' 2 "$D/depthwise_separable/model.onnx" --cpu znver4
@@ -112,7 +113,7 @@ if /usr/lib/llvm-19/bin/clang --target=x86_64-unknown-linux-gnu -O2 -emit-llvm -
      "$tmp/over.c" -o "$tmp/over.bc" 2>"$tmp/err"; then
   expect_kernels "a user's conv override: no variant, said" 'qllc_k_conv2d_i8_i8_[iu]8  \[qllc_k_conv2d_i8_i8_[iu]8 is the user.s kernel \(--kernels\): no variant replaces it\]' 2 "$M" "${Q[@]}" --cpu znver4 --kernels "$tmp/over.bc"
   expect_kernels "a user's conv override: the FC still runs its variant" 'qllc_k_fc_i8_i8_[iu]8__avx512vnni$' 1 "$M" "${Q[@]}" --cpu znver4 --kernels "$tmp/over.bc"
-  expect_kernels "a user's float MaxPool: no ISA copy replaces it (the convs listed)" 'maxpool2d_f32_f32__|^node /convs\.[0-5]/Conv .*: qllc_k_conv2ds?1?_f32_f32_f32__avx512$' 6 "$C6" --cpu znver4 --kernels "$tmp/over.bc"
+  expect_kernels "a user's float MaxPool: no ISA copy replaces it (the convs listed)" 'maxpool2d_f32_f32__|^node /convs\.[0-5]/Conv .*: qllc_k_conv2d(s1|t1)?_f32_f32_f32__avx512$' 6 "$C6" --cpu znver4 --kernels "$tmp/over.bc"
 else fail "cannot compile the override: $(cat "$tmp/err")"; fi
 
 # ---- 2. objects ----

@@ -128,6 +128,11 @@ static const f32_conv_case f32_conv_cases[] = {
     {{1, 3, 9, 75, 10, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1}, 1, 0.0f, INFINITY},         /* a 7x7 stem, 75 wide */
     {{1, 4, 6, 70, 26, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1}, 1, -INFINITY, INFINITY},    /* 3x3, 70 wide */
     {{1, 6, 4, 66, 9, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1}, 0, -INFINITY, INFINITY},     /* 1x1, 66 wide */
+    /* the transposed x86 row: runs of 7 pixels with 4 vectors of channels, 100 = 64 + 32 + 4; runs of 8
+       and 7 in a row of 15 (2 and 4 vectors), 64 channels; 16 + 4 channels (1 vector, then 1) */
+    {{1, 16, 7, 7, 100, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 1, -INFINITY, INFINITY},   /* 7x7, M 100 */
+    {{1, 8, 4, 15, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 0, 0.0f, INFINITY},         /* 15 wide, M 64 */
+    {{1, 5, 6, 29, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 1, -0.5f, 0.5f},            /* 29 wide: 10 10 9 */
 };
 
 /* depthwise: group == C == M. special: a few inputs inf, -inf, NaN, -0; channel 0's first weight inf (its

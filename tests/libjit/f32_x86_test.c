@@ -168,6 +168,31 @@ static void test_fits_f32dw(void **state) {
   assert_int_equal(qllc_fits_f32conv(&g, why, sizeof why), 1);
 }
 
+/* The stride-1 float rows' predicates: the transposed row from 16 output channels at any width, the direct
+   row for rows of at least 16 (KW-1) dw pixels; neither for stride 2. */
+static void test_fits_f32t(void **state) {
+  (void)state;
+  int64_t geo[16] = {1, 8, 7, 7, 16, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1}; /* 3x3, 8 -> 16 channels, 7x7 */
+  char why[160] = "";
+  qllc_layer_geom g = q_conv_geom(geo);
+  assert_int_equal(qllc_fits_f32t(&g, why, sizeof why), 1);
+  assert_int_equal(qllc_fits_f32d(&g, why, sizeof why), 0); /* rows of 7 */
+  geo[4] = 8; /* 8 output channels */
+  g = q_conv_geom(geo);
+  assert_int_equal(qllc_fits_f32t(&g, why, sizeof why), 0);
+  assert_non_null(strstr(why, "8 output channels"));
+  geo[4] = 64, geo[9] = 2; /* stride 2 */
+  g = q_conv_geom(geo);
+  assert_int_equal(qllc_fits_f32t(&g, why, sizeof why), 0);
+  assert_non_null(strstr(why, "stride 2x1: the transposed"));
+  assert_int_equal(qllc_fits_f32d(&g, why, sizeof why), 0);
+  assert_non_null(strstr(why, "stride 2x1: the direct"));
+  geo[15] = 8; /* depthwise: not theirs */
+  geo[1] = geo[4] = 8, geo[9] = 1;
+  g = q_conv_geom(geo);
+  assert_int_equal(qllc_fits_f32t(&g, why, sizeof why), -1);
+}
+
 /* A blocked float layout of B channels a block (F32_M24: B 24, F32_N32: B 32): w[c][k] at ((c / B) * K + k) * B
    + c % B, zeros in the channels past ch; checked against this enumeration for every ch and K given. */
 static void check_blocked_pack(qllc_layout l, qllc_packer_fn *pack, int64_t B, const int64_t *chs, int nch,
@@ -206,11 +231,12 @@ static void test_pack_n32(void **state) {
 }
 
 int main(void) {
-  static struct CMUnitTest tests[Q_NROWS + 8];
+  static struct CMUnitTest tests[Q_NROWS + 9];
   int nt = 0;
   tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_pack_n32);
   tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_pack_m24);
   tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_fits_f32dw);
+  tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_fits_f32t);
   tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_direct_any_width);
   tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_maxpool_avx512);
   tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_maxpool_avx2);

@@ -118,11 +118,12 @@ static void every_variant_is_defined(void **state) {
        qllc_k_conv2d_i8_i8_i8 -> qllc_k_dwconv2d_i8_i8_i8__isa, direct over channels by 4 ->
        qllc_k_conv2dc4_i8_i8_i8__isa, direct with channel lanes -> qllc_k_conv2dcl_i8_i8_i8__isa, 16-bit
        direct over channel pairs -> qllc_k_conv2dc2_i16_i8_i16__isa, float direct of stride 1 ->
-       qllc_k_conv2ds1_f32_f32_f32__isa */
+       qllc_k_conv2ds1_f32_f32_f32__isa, and transposed -> qllc_k_conv2dt1_f32_f32_f32__isa */
     char want[160];
     if (strncmp(name, "qllc_k_dw", 9) == 0) snprintf(want, sizeof want, "qllc_k_dw%s", ref + 7);
     else if ((strncmp(name, "qllc_k_conv2dc4_", 16) == 0 || strncmp(name, "qllc_k_conv2dcl_", 16) == 0 ||
-              strncmp(name, "qllc_k_conv2dc2_", 16) == 0 || strncmp(name, "qllc_k_conv2ds1_", 16) == 0) &&
+              strncmp(name, "qllc_k_conv2dc2_", 16) == 0 || strncmp(name, "qllc_k_conv2ds1_", 16) == 0 ||
+              strncmp(name, "qllc_k_conv2dt1_", 16) == 0) &&
              strncmp(ref, "qllc_k_conv2d_", 14) == 0)
       snprintf(want, sizeof want, "%.16s%s", name, ref + 14);
     else snprintf(want, sizeof want, "%s", ref);

@@ -13,7 +13,8 @@
  *
  * The loops around the tile (k chunks, blocks of rows, strips, tails, the FC's copy of x and the conv's
  * panels) are libjit/bitcode/f32_blocked.h's, shared with the aarch64 NEON variants; this file holds the
- * tile, f32_tile, and the exported variants. FC_GV: 8 strips of 16 columns side by side for one row (a
+ * tile, f32_tile, and the exported variants; x86_f32t.h, included at its end, the stride-1 conv with the
+ * tile transposed. FC_GV: 8 strips of 16 columns side by side for one row (a
  * GEMV), so that 8 independent add chains hide the add's latency (memory-bound anyway).
  *
  * Order of every sum: bias (0 without one), then k ascending, one multiply and one add per term (no FMA:
@@ -64,6 +65,29 @@ QLLC_INLINE void f32_tile(const int mr, const int nv, float *QLLC_RESTRICT c, in
 }
 
 /* ---- Direct conv, stride 1 ------------------------------------------------------------------------------ */
+/* The input image xn (C x H x W) zero-padded into xp as C planes of Hp x Wp, pt rows and pl columns of
+   zeros before it: the rows copied in vectors between zeroed pad columns (a loop with the bounds test
+   inside, as conv_panel_f32.h's, took 10 % of a 56x56 conv on 64-bit index vectors) */
+QLLC_INLINE void f32d_pad(float *QLLC_RESTRICT xp, const float *QLLC_RESTRICT xn, int64_t C, int64_t H, int64_t W,
+                          int64_t Hp, int64_t Wp, int64_t pt, int64_t pl) {
+  const int64_t c0 = imin(pl, Wp), c1 = imax(c0, imin(pl + W, Wp)); /* columns [c0, c1) hold the row */
+  for (int64_t c = 0; c < C; c++)
+    for (int64_t r = 0; r < Hp; r++) {
+      const int64_t ih = r - pt;
+      float *d = xp + (c * Hp + r) * Wp;
+      if (ih < 0 || ih >= H) {
+        for (int64_t col = 0; col < Wp; col++) d[col] = 0.0f;
+        continue;
+      }
+      const float *xr = xn + (c * H + ih) * W - pl; /* xr[col]: column col's input */
+      for (int64_t col = 0; col < c0; col++) d[col] = 0.0f;
+      int64_t col = c0;
+      for (; col + F_V <= c1; col += F_V) qv_store(d + col, qv_load(xr + col));
+      for (; col < c1; col++) d[col] = xr[col];
+      for (col = c1; col < Wp; col++) d[col] = 0.0f;
+    }
+}
+
 /* The same GEMM with no panel: the input padded once per image into the scratch (C planes of Hp x Wp,
  * layouts.h, qllc_scratch_conv_f32d; a 1x1 conv without padding reads it in place), the output pixels
  * taken in the padded pitch, q = oh * Wp + ow, so that tap k = (c, kh, kw) of 16 consecutive q is one
@@ -99,24 +123,8 @@ QLLC_INLINE void conv_f32d_body(const int mr, float *QLLC_RESTRICT y, const floa
   for (int64_t n = 0; n < N; n++) {
     const float *xn = x + n * C * H * W;
     float *yn = y + n * M * NP;
-    if (!in_place) { /* the input's rows in vectors, zeros around them (a loop with the bounds test
-                        inside, as conv_panel_f32.h's, took 10 % of a 56x56 conv on 64-bit index vectors) */
-      const int64_t c0 = imin(pl, Wp), c1 = imax(c0, imin(pl + W, Wp)); /* columns [c0, c1) hold the row */
-      for (int64_t c = 0; c < C; c++)
-        for (int64_t r = 0; r < Hp; r++) {
-          const int64_t ih = r - pt;
-          float *d = xp + (c * Hp + r) * Wp;
-          if (ih < 0 || ih >= H) {
-            for (int64_t col = 0; col < Wp; col++) d[col] = 0.0f;
-            continue;
-          }
-          const float *xr = xn + (c * H + ih) * W - pl; /* xr[col]: column col's input */
-          for (int64_t col = 0; col < c0; col++) d[col] = 0.0f;
-          int64_t col = c0;
-          for (; col + F_V <= c1; col += F_V) qv_store(d + col, qv_load(xr + col));
-          for (; col < c1; col++) d[col] = xr[col];
-          for (col = c1; col < Wp; col++) d[col] = 0.0f;
-        }
+    if (!in_place) {
+      f32d_pad(xp, xn, C, H, W, Hp, Wp, pt, pl);
       for (int64_t j = 0; j < F_V; j++) xp[C * plane + j] = 0.0f; /* the slack the last strip reads */
     }
     for (int64_t q0 = 0; q0 < NQ; q0 += F_V) {
@@ -190,5 +198,6 @@ QLLC_INLINE void conv_f32d_body(const int mr, float *QLLC_RESTRICT y, const floa
   }
 F32_VARIANTS(avx512, "avx512f", 24)
 F32_VARIANTS(avx2, "avx2", 8)
+#include "x86_f32t.h"
 
 #endif
