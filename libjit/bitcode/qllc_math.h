@@ -61,10 +61,11 @@ QLLC_INLINE float qm_mul_tail(float a, float b) {
  * exp(+inf) = +inf, NaN stays NaN, overflow gives +inf and underflow goes smoothly through the
  * subnormals to 0. Range reduction x = n ln2 + r, |r| <= ln2/2 (Cody-Waite, ln2 split so that
  * n * ln2_hi is exact), exp(r) = 1 + R by its Taylor series to degree 7 (truncation error < 6e-9
- * relative), the result m + (m R + ml (1 + R)) with R = exp(r) - 1, or, when fine (a constant: the
+ * relative), the result m + m R with R = exp(r) - 1 (ml ignored), or, when fine (a constant: the
  * other branch folds away), m + (m r + rest) with m r an exact float pair and r's rounding error kept
  * (more work, for erfc and GELU, whose other errors leave little room), and 2^n applied as two
- * factors 2^(n/2) so that neither factor leaves the normal range, even when the result is subnormal (then the single rounding happens in the last multiply). */
+ * factors 2^(n/2) so that neither factor leaves the normal range, even when the result is subnormal
+ * (then the single rounding happens in the last multiply). */
 QLLC_INLINE float qm_exp_core(float hi, float lo, float m, float ml, int fine) {
   const float shifter = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
   const float log2e = 1.44269502163f;
@@ -80,7 +81,7 @@ QLLC_INLINE float qm_exp_core(float hi, float lo, float m, float ml, int fine) {
   /* r + rl = x - n ln2 + lo with rl the rounding error of the last addition (a two-sum): r's own
    * rounding would cost up to 1/4 ulp of the result */
   float s0 = xc - nf * ln2_hi; /* exact */
-  float c = -(nf * ln2_lo - lo); /* rounded: about 2^-24 |lo|, far below the result's ulp; lo = 0 folds away */
+  float c = -(nf * ln2_lo - lo); /* rounded: about 2^-24 |lo|, far below the result's ulp */
   float r = s0 + c, z = r - s0, rl = (s0 - (r - z)) + (c - z);
   float p = 1.0f / 5040.0f;
   p = p * r + 1.0f / 720.0f;
@@ -96,8 +97,8 @@ QLLC_INLINE float qm_exp_core(float hi, float lo, float m, float ml, int fine) {
     float rest = ((qm_mul_tail(m, r) + m * rl) + m * p) + (ml + ml * (r + p));
     p = m + (mr + rest);
   } else {
-    float R = p + r; /* exp(r) - 1: add m last to keep r's low bits */
-    p = m + ((m * R + ml * R) + ml);
+    float R = p + r; /* exp(r) - 1: add m last to keep r's low bits; ml is not used (qm_exp's 0) */
+    p = m + m * R;
   }
   int32_t k1 = n >> 1; /* n in [-159, 128]: both halves in [-80, 64], normal scale factors */
   int32_t k2 = n - k1;
