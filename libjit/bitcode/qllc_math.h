@@ -47,16 +47,25 @@ QLLC_INLINE float qm_mul_err(float a, float b, float p) {
   return (((ah * bh - p) + ah * bl) + al * bh) + al * bl;
 }
 
+/* a * b - qm_split(a) * qm_split(b): with the exact product of the halves it gives a * b as a float
+ * pair (the tail, about 2^-11 |a b|, rounded once: an error near 2^-35 |a b|), four operations fewer
+ * than a rounded product and its qm_mul_err. */
+QLLC_INLINE float qm_mul_tail(float a, float b) {
+  float ah = qm_split(a), bh = qm_split(b);
+  return ah * (b - bh) + (a - ah) * b;
+}
+
 /* (m + ml) exp(hi + lo), where lo is a small correction to hi (|lo| < 2^-10 |hi| or so), m a factor
  * in [2^-8, 2^8] and ml a small correction to m: the reduction x = n ln2 + r uses hi + lo, so an
  * argument known to more than float precision (-a^2 in erfc) keeps its extra bits. exp(-inf) = 0,
  * exp(+inf) = +inf, NaN stays NaN, overflow gives +inf and underflow goes smoothly through the
  * subnormals to 0. Range reduction x = n ln2 + r, |r| <= ln2/2 (Cody-Waite, ln2 split so that
  * n * ln2_hi is exact), exp(r) = 1 + R by its Taylor series to degree 7 (truncation error < 6e-9
- * relative), the result m + (m R + ml (1 + R)) with R = exp(r) - 1, or, when fine (a constant: the
+ * relative), the result m + m R with R = exp(r) - 1 (ml ignored), or, when fine (a constant: the
  * other branch folds away), m + (m r + rest) with m r an exact float pair and r's rounding error kept
- * (about twice the work, for erfc and GELU, whose other errors leave little room), and 2^n applied as two factors 2^(n/2) so that neither factor leaves the normal range, even when the
- * result is subnormal (then the single rounding happens in the last multiply). */
+ * (more work, for erfc and GELU, whose other errors leave little room), and 2^n applied as two
+ * factors 2^(n/2) so that neither factor leaves the normal range, even when the result is subnormal
+ * (then the single rounding happens in the last multiply). */
 QLLC_INLINE float qm_exp_core(float hi, float lo, float m, float ml, int fine) {
   const float shifter = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
   const float log2e = 1.44269502163f;
@@ -69,13 +78,11 @@ QLLC_INLINE float qm_exp_core(float hi, float lo, float m, float ml, int fine) {
   float t = (xc + lo) * log2e + shifter;
   float nf = t - shifter; /* round(x / ln2), exact */
   int32_t n = (int32_t)(qm_bits(t) - qm_bits(shifter));
-  /* r + rl = x - n ln2 with rl the rounding errors of the two additions (two-sums): r's own
+  /* r + rl = x - n ln2 + lo with rl the rounding error of the last addition (a two-sum): r's own
    * rounding would cost up to 1/4 ulp of the result */
   float s0 = xc - nf * ln2_hi; /* exact */
-  float s1 = s0 + lo, z1 = s1 - s0, e1 = (s0 - (s1 - z1)) + (lo - z1);
-  float c = -(nf * ln2_lo);
-  float r = s1 + c, z2 = r - s1, e2 = (s1 - (r - z2)) + (c - z2);
-  float rl = e1 + e2;
+  float c = -(nf * ln2_lo - lo); /* rounded: about 2^-24 |lo|, far below the result's ulp */
+  float r = s0 + c, z = r - s0, rl = (s0 - (r - z)) + (c - z);
   float p = 1.0f / 5040.0f;
   p = p * r + 1.0f / 720.0f;
   p = p * r + 1.0f / 120.0f;
@@ -84,14 +91,14 @@ QLLC_INLINE float qm_exp_core(float hi, float lo, float m, float ml, int fine) {
   p = p * r + 0.5f;
   p = (p * r) * r; /* exp(r) - 1 - r */
   if (fine) {
-    /* (m + ml)(1 + r + rl + p) = m + m r + [the rest], with m r as an exact float pair: the one
-     * rounding that matters is the last add */
-    float mr = m * r, mre = qm_mul_err(m, r, mr);
-    float rest = ((mre + m * rl) + m * p) + (ml + ml * (r + p));
+    /* (m + ml)(1 + r + rl + p) = m + m r + [the rest], with m r as an exact float pair (the
+     * product of the 12-bit halves and its tail): the one rounding that matters is the last add */
+    float mr = qm_split(m) * qm_split(r);
+    float rest = ((qm_mul_tail(m, r) + m * rl) + m * p) + (ml + ml * (r + p));
     p = m + (mr + rest);
   } else {
-    float R = p + r; /* exp(r) - 1: add m last to keep r's low bits */
-    p = m + ((m * R + ml * R) + ml);
+    float R = p + r; /* exp(r) - 1: add m last to keep r's low bits; ml is not used (qm_exp's 0) */
+    p = m + m * R;
   }
   int32_t k1 = n >> 1; /* n in [-159, 128]: both halves in [-80, 64], normal scale factors */
   int32_t k2 = n - k1;
@@ -146,9 +153,10 @@ QLLC_INLINE float qm_tanh(float x) {
  * underflows and H only needs to stay finite: H(0) = 1 / sqrt(2 pi)). H is a degree-10 polynomial
  * fitted (weighted least squares iterated to minimax, coefficients rounded to float one at a time and
  * the rest refitted: scripts/fit_qllc_math.py, which also made P and Q below) to relative error 1.1e-9
- * against erfcx in double. The last two Horner steps are compensated, and m H / d goes to the exp as
- * a float pair (its roundings and dl corrected), so that the exp's last add and the scaling to a
- * subnormal result are the only late roundings. */
+ * against erfcx in double. The last Horner step is compensated, the rounding of t corrected to first
+ * order, and m H / d goes to the exp as a float pair (its roundings and dl corrected), so that the
+ * exp's last add and the scaling to a subnormal result are the only late roundings. Products that
+ * must be exact are taken as the product of 12-bit halves plus qm_mul_tail. */
 QLLC_INLINE float qm_erfc_tail(float hi, float lo, float d, float dl, float m) {
   float t = 1.0f / d;
   float h = -2.943489850e-01f;
@@ -160,19 +168,23 @@ QLLC_INLINE float qm_erfc_tail(float hi, float lo, float d, float dl, float m) {
   h = h * t - 1.753217876e-01f;
   h = h * t + 1.053357497e-01f;
   h = h * t + 2.988647223e-01f;
-  /* the last two steps compensated (their roundings dominate): h1 = c1 + t h2, H = c0 + t h1 */
   const float c1 = 3.989502788e-01f, c0 = 3.989423513e-01f;
-  float p1 = h * t, p1e = qm_mul_err(h, t, p1);
-  float h1 = c1 + p1, b1 = h1 - c1;
-  float h1e = ((c1 - (h1 - b1)) + (p1 - b1)) + p1e; /* h1 + h1e */
-  float p = h1 * t, pe = qm_mul_err(h1, t, p) + h1e * t;
-  float sh = c0 + p, bv = sh - c0;
-  float se = ((c0 - (sh - bv)) + (p - bv)) + pe; /* H = sh + se */
-  /* m H / d = q + ql: q = P t rounded, ql = (P + Pe + se m - q (d + dl)) / d from the exact residual
-   * (P = sh m and q d as float pairs), so the one division is t = 1 / d */
-  float P = sh * m, Pe = qm_mul_err(sh, m, P);
-  float q = P * t, qd = q * d, qde = qm_mul_err(q, d, qd);
-  float ql = ((((P - qd) - qde) + Pe) + se * m) * t - q * (dl * t);
+  float h1 = c1 + h * t;
+  /* the last step compensated (its rounding dominates): H = c0 + t h1 = sh + se, t h1 as an exact
+   * pair and the sum by Fast2Sum (t h1 in [0, 0.456) and c0 in [0.25, 0.5): c0's exponent is at
+   * least t h1's, so the error term is exact) */
+  float th = qm_split(t), ph = qm_split(h1) * th;
+  float sh = c0 + ph, se = ((c0 - sh) + ph) + qm_mul_tail(h1, t);
+  /* t's rounding (its effect on H is up to 0.6 ulp): 1 / (d + dl) = t + tl, H(t + tl) = H + H' tl
+   * with H' ~ h1 + t h (the rest of H' only scales the tiny tl); 1 - th dh is exact (Sterbenz) */
+  float dh = qm_split(d);
+  float tl = (((1.0f - th * dh) - qm_mul_tail(t, d)) - t * dl) * t;
+  se = se + (h1 + t * h) * tl;
+  /* m H / (d + dl) = q + ql: q = P t rounded, P = m (sh + se) = Ph + Pl, ql from the exact residual
+   * P - q d (Ph - qh dh is exact, Sterbenz), so the one division is t = 1 / d */
+  float Ph = qm_split(sh) * qm_split(m), Pl = qm_mul_tail(sh, m) + se * m;
+  float q = (Ph + Pl) * t;
+  float ql = (((Ph - qm_split(q) * dh) + Pl) - qm_mul_tail(q, d)) * t - q * (dl * t);
   return qm_exp_core(hi, lo, q, ql, 1);
 }
 
