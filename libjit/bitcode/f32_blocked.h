@@ -44,6 +44,14 @@
 #define CV_PANEL 16384 /* floats of one conv panel: 64 KiB (8192, 4096 and 256 or 64 pixels measured slower) */
 #define CV_NPB 128     /* pixels per conv panel */
 
+/* A float conv variant's parameters (every architecture's rows): the reference's
+   (qllc_k_conv2d_f32_f32_f32), then scratch */
+#define F32_CONV_PARAMS                                                                                           \
+  float *y, const float *x, const float *wp, const float *bias, int64_t N, int64_t C, int64_t H, int64_t W,        \
+      int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t stride_h, int64_t stride_w,              \
+      int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w, int64_t group, float act_lo, float act_hi, \
+      uint8_t *scratch
+
 QLLC_INLINE void f32_tile(const int mr, const int nv, float *QLLC_RESTRICT c, int64_t ldc,
                           const float *QLLC_RESTRICT a, int64_t a_sk, const float *QLLC_RESTRICT b, int64_t bstride,
                           int64_t ldb, const int64_t *QLLC_RESTRICT boff, int64_t kc, const float *QLLC_RESTRICT init,

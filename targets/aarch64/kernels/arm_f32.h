@@ -86,12 +86,7 @@ QLLC_KERNEL void qllc_k_fc_f32_f32_f32__neon(float *y, const float *x, const flo
                                              int64_t N, int64_t K, float act_lo, float act_hi, uint8_t *scratch) {
   fc_f32_body(NF_MR, y, x, wp, bias, M, N, K, act_lo, act_hi, (float *)scratch);
 }
-QLLC_KERNEL void qllc_k_conv2d_f32_f32_f32__neon(float *y, const float *x, const float *wp, const float *bias,
-                                                 int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH,
-                                                 int64_t OW, int64_t KH, int64_t KW, int64_t stride_h,
-                                                 int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t dil_h,
-                                                 int64_t dil_w, int64_t group, float act_lo, float act_hi,
-                                                 uint8_t *scratch) {
+QLLC_KERNEL void qllc_k_conv2d_f32_f32_f32__neon(F32_CONV_PARAMS) {
   (void)group;
   conv_f32_body(NF_MR, y, x, wp, bias, N, C, H, W, M, OH, OW, KH, KW, stride_h, stride_w, pad_top, pad_left, dil_h,
                 dil_w, act_lo, act_hi, (float *)scratch);
@@ -100,12 +95,7 @@ QLLC_KERNEL void qllc_k_conv2d_f32_f32_f32__neon(float *y, const float *x, const
    the tile above). Per tap, in the generic-CPU bundle: 50 instructions for 64 multiply-adds (16 fmul by
    lane, 16 fadd, 8 ldp q, the weight's ldr s, address and loop), no spill; 6 vectors took 80 for 96 with 3
    spill stores. */
-QLLC_KERNEL void qllc_k_dwconv2d_f32_f32_f32__neon(float *y, const float *x, const float *wp, const float *bias,
-                                                   int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH,
-                                                   int64_t OW, int64_t KH, int64_t KW, int64_t stride_h,
-                                                   int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t dil_h,
-                                                   int64_t dil_w, int64_t group, float act_lo, float act_hi,
-                                                   uint8_t *scratch) {
+QLLC_KERNEL void qllc_k_dwconv2d_f32_f32_f32__neon(F32_CONV_PARAMS) {
   (void)M, (void)group; /* group == C == M: the row's predicate */
   dwconv_f32_body(4, y, x, wp, bias, N, C, H, W, OH, OW, KH, KW, stride_h, stride_w, pad_top, pad_left, dil_h, dil_w,
                   act_lo, act_hi, (float *)scratch);

@@ -174,12 +174,6 @@ QLLC_INLINE void conv_f32d_body(const int mr, float *QLLC_RESTRICT y, const floa
 }
 
 /* ---- the exported variants ------------------------------------------------------------------------------ */
-/* A float conv variant's parameters: the reference's (qllc_k_conv2d_f32_f32_f32), then scratch */
-#define F32_CONV_PARAMS                                                                                           \
-  float *y, const float *x, const float *wp, const float *bias, int64_t N, int64_t C, int64_t H, int64_t W,        \
-      int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t stride_h, int64_t stride_w,              \
-      int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w, int64_t group, float act_lo, float act_hi, \
-      uint8_t *scratch
 #define F32_VARIANTS(isa, target_features, mr)                                                                    \
   __attribute__((target(target_features))) void qllc_k_fc_f32_f32_f32__##isa(                                     \
       float *y, const float *x, const float *wp, const float *bias, int64_t M, int64_t N, int64_t K,               \

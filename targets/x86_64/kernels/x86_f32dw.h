@@ -10,11 +10,7 @@
 
 /* ---- the exported variants ------------------------------------------------------------------------------ */
 #define F32DW_VARIANT(isa, target_features, nb)                                                                   \
-  __attribute__((target(target_features))) void qllc_k_dwconv2d_f32_f32_f32__##isa(                               \
-      float *y, const float *x, const float *wp, const float *bias, int64_t N, int64_t C, int64_t H, int64_t W,    \
-      int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t stride_h, int64_t stride_w,              \
-      int64_t pad_top, int64_t pad_left, int64_t dil_h, int64_t dil_w, int64_t group, float act_lo, float act_hi, \
-      uint8_t *scratch) {                                                                                          \
+  __attribute__((target(target_features))) void qllc_k_dwconv2d_f32_f32_f32__##isa(F32_CONV_PARAMS) {          \
     (void)M, (void)group; /* group == C == M: the row's predicate */                                             \
     dwconv_f32_body(nb, y, x, wp, bias, N, C, H, W, OH, OW, KH, KW, stride_h, stride_w, pad_top, pad_left, dil_h,  \
                     dil_w, act_lo, act_hi, (float *)scratch);                                                      \
