@@ -29,7 +29,7 @@
 #include "f32_blocked.h"    /* F_MR */
 #include "gemm_tile_f32.h"
 
-#define DW_UNROLL _Pragma("GCC unroll 8")
+#define F32DW_UNROLL _Pragma("GCC unroll 8")
 
 #define DW_V 16 /* output pixels per vector */
 
@@ -99,7 +99,7 @@ QLLC_INLINE void dwf32_block(const int nb, float *QLLC_RESTRICT yc, const float 
   int64_t out_off[8];
   qllc_v16f acc[8];
   int64_t oh = s0 / nvr, v = s0 % nvr; /* slot s0, then the next ones by counting (no division per slot) */
-  DW_UNROLL for (int i = 0; i < nb; i++) {
+  F32DW_UNROLL for (int i = 0; i < nb; i++) {
     p[i] = planes + oh * Wv + v * DW_V, out_off[i] = oh * OW + v * DW_V;
     acc[i] = qv_splat(b);
     if (s0 + i + 1 < S && ++v == nvr) v = 0, oh++;
@@ -107,10 +107,10 @@ QLLC_INLINE void dwf32_block(const int nb, float *QLLC_RESTRICT yc, const float 
   for (int64_t k = 0; k < K; k++) {
     const int64_t t = toff[k];
     const float s = wc[k * F_MR];
-    DW_UNROLL for (int i = 0; i < nb; i++) acc[i] += s * qv_load(p[i] + t);
+    F32DW_UNROLL for (int i = 0; i < nb; i++) acc[i] += s * qv_load(p[i] + t);
   }
   const qllc_v16f l = qv_splat(lo), h = qv_splat(hi);
-  DW_UNROLL for (int i = 0; i < nb; i++) {
+  F32DW_UNROLL for (int i = 0; i < nb; i++) {
     const qllc_v16f v = qv_clamp(acc[i], l, h);
     if (out_off[i] + DW_V <= NP) {
       qv_store(yc + out_off[i], v);
