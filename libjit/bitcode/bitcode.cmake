@@ -69,14 +69,17 @@ set(x86_isa_sources)
 if(QLLC_NATIVE_ISA_KERNELS)
   file(GLOB x86_isa_sources CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/targets/x86_64/kernels/*.c)
 endif()
+# gcc notes the 64-byte vector ABI change of GCC 4.6 at every inline function taking gemm_tile_f32.h's
+# qllc_v16f, although the header's pragma ignores -Wpsabi (the vectors never cross a call): not a warning
+set(QLLC_NATIVE_FLAGS -O2 -fno-math-errno -ffp-contract=off $<$<C_COMPILER_ID:GNU>:-Wno-psabi>)
 add_library(qllc_libjit_native STATIC ${QLLC_KERNEL_SOURCES} ${x86_isa_sources})
 target_include_directories(qllc_libjit_native PUBLIC ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/libjit/bitcode)
-target_compile_options(qllc_libjit_native PRIVATE -O2 -fno-math-errno -ffp-contract=off)
+target_compile_options(qllc_libjit_native PRIVATE ${QLLC_NATIVE_FLAGS})
 
 # The same kernels with the fast paths' size thresholds forced down (q_layers.c: QP_MIN_ROWS, QP_MIN_K),
 # so the kernel tests' small shapes go through the packed dot-product code too, not only the direct
 # reference loops (tests.cmake builds the *_forced tests against it).
 add_library(qllc_libjit_native_forced STATIC ${QLLC_KERNEL_SOURCES} ${x86_isa_sources})
 target_include_directories(qllc_libjit_native_forced PUBLIC ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/libjit/bitcode)
-target_compile_options(qllc_libjit_native_forced PRIVATE -O2 -fno-math-errno -ffp-contract=off)
+target_compile_options(qllc_libjit_native_forced PRIVATE ${QLLC_NATIVE_FLAGS})
 target_compile_definitions(qllc_libjit_native_forced PRIVATE QP_MIN_ROWS=1 QP_MIN_K=1)
