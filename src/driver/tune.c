@@ -13,8 +13,9 @@
  *      per candidate, each copy forced to its candidate (force_choose), and is lowered as any graph: the
  *      weights packed in each candidate's layout, its scratch planned;
  *   2. each candidate's call runs natively (native.c: the variants compiled into the library by clang-19
- *      at -O3, no code generation) on fixed pseudo-random inputs, once to warm up and then TUNE_RUNS
- *      times, each call timed alone; its time is the median.
+ *      at -O3, no code generation) on fixed pseudo-random inputs, in turns with the other candidates (each
+ *      call of the extract graph once per turn), one turn to warm up and then TUNE_RUNS, each call timed
+ *      alone; its time is its fastest call.
  *      An ALT_NHWC row (conv2dcl) is timed with both ends channel-last, as it runs between two such layers
  *      (the case the rule table takes it for): timed with NCHW ends, its conversions made a layer that the
  *      layout pass would keep inside an NHWC chain leave it, which broke the chain for its neighbours;
@@ -41,7 +42,7 @@
 
 #include "driver/driver_internal.h"
 
-#define TUNE_RUNS 5    /* timed calls of each candidate, after one to warm up */
+#define TUNE_RUNS 5    /* timed turns of every candidate, after one to warm up */
 #define TUNE_MAX_CANDS 16
 #define TUNE_REFUSED 1e30 /* an AMX candidate where Linux refused the tile data: never chosen, not kept */
 #define TUNE_ROUNDS 4     /* measure-and-lower rounds at most (qllc_drv_lower_tuned) */
@@ -51,7 +52,7 @@
 
 typedef struct timing {
   char *key; /* "cpu\tkernel\tshape" */
-  double us;  /* median microseconds per call */
+  double us;  /* microseconds of the fastest call */
 } timing;
 
 typedef struct timings {
@@ -147,7 +148,7 @@ static qllc_status file_write(const char *path, const timings *ts, qllc_diag *di
   if (st != QLLC_OK) return st;
   FILE *f = of.f;
   {
-    fprintf(f, "# qllc kernel variant timings: CPU, kernel, layer shape, microseconds per call (median);\n"
+    fprintf(f, "# qllc kernel variant timings: CPU, kernel, layer shape, microseconds per call (the fastest of 5);\n"
                "# `--tune-cache FILE` reads and extends it (docs/targets.md, \"Kernel variants\")\nqllc-tune 1\n");
     for (int i = 0; i < ts->n; i++) fprintf(f, "%s\t%.3f\n", ts->t[i].key, ts->t[i].us);
   }
@@ -344,12 +345,21 @@ static qllc_status measure(tuner *t, const qllc_graph *g, const qllc_lower_targe
       }
     }
   }
+  /* the calls to time: (instruction, layer i, candidate j), in program order, so a layer's candidates are
+     neighbours */
+  typedef struct timed {
+    const qllc_instr *in;
+    int i, j;
+    double best;
+  } timed;
+  timed *tl = st == QLLC_OK ? calloc((size_t)p->n_instrs + 1, sizeof *tl) : NULL;
+  int nt = 0;
+  if (st == QLLC_OK && !tl) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
   for (int k = 0; st == QLLC_OK && k < p->n_instrs; k++) {
     const qllc_instr *in = &p->instrs[k];
     for (int i = 0; in->node && i < nu; i++)
       for (int j = 0; j < uniq[i].n; j++) {
         if (made[i * copies + j] != in->node || strcmp(in->kernel, uniq[i].cands[j]) != 0) continue;
-        double d[TUNE_RUNS];
         if (strstr(in->kernel, "__amx") && qllc_jit_amx_permission() != 1) { /* a tile instruction would fault */
           char key[1024];
           key_of(t, uniq[i].cands[j], uniq[i].shape, key, sizeof key);
@@ -359,30 +369,41 @@ static qllc_status measure(tuner *t, const qllc_graph *g, const qllc_lower_targe
           if (bad) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
           continue;
         }
-        for (int run = -1; st == QLLC_OK && run < TUNE_RUNS; run++) {
-          const double t0 = qllc_drv_now_ns();
-          if (qllc_drv_native_call(in, mut, act) != 0)
-            st = qllc_fail(diag, QLLC_ERR_INVALID, in->node->name, "internal error: cannot call %s natively", in->kernel);
-          if (run >= 0) d[run] = (qllc_drv_now_ns() - t0) * 1e-3;
-        }
-        if (st != QLLC_OK) break;
-        double v = qllc_drv_quantile(d, TUNE_RUNS, 0.5);
-        if (planted_slow(uniq[i].cands[j])) v *= 1000;
-        /* kept as the cache file writes it (%.3f), so that a compile which measures and one which reads
-           the file choose and report alike (the report's %.1f of 12.2504 and of 12.250 differ) */
-        char held[64];
-        snprintf(held, sizeof held, "%.3f", v);
-        v = strtod(held, NULL);
-        if (!(v > 0)) v = 0.001;
-        char key[1024];
-        key_of(t, uniq[i].cands[j], uniq[i].shape, key, sizeof key);
-        pthread_mutex_lock(&proc_lock);
-        int bad = put(&proc, key, v);
-        pthread_mutex_unlock(&proc_lock);
-        if (bad || put(&t->file, key, v)) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
-        t->file_dirty = 1;
+        tl[nt++] = (timed){in, i, j, 1e300};
       }
   }
+  /* in turns: every call once, then every call again, TUNE_RUNS times after one round to warm up, each
+     candidate's time its fastest call. A burst of other work on the core then slows one turn of every
+     candidate rather than all the calls of one (back to back, the median of one candidate's calls had
+     come out 2-3x its quiet time under load, and a slower row was chosen) */
+  for (int run = -1; st == QLLC_OK && run < TUNE_RUNS; run++)
+    for (int e = 0; st == QLLC_OK && e < nt; e++) {
+      const double t0 = qllc_drv_now_ns();
+      if (qllc_drv_native_call(tl[e].in, mut, act) != 0)
+        st = qllc_fail(diag, QLLC_ERR_INVALID, tl[e].in->node->name, "internal error: cannot call %s natively",
+                       tl[e].in->kernel);
+      const double us = (qllc_drv_now_ns() - t0) * 1e-3;
+      if (run >= 0 && us < tl[e].best) tl[e].best = us;
+    }
+  for (int e = 0; st == QLLC_OK && e < nt; e++) {
+    const int i = tl[e].i, j = tl[e].j;
+    double v = tl[e].best;
+    if (planted_slow(uniq[i].cands[j])) v *= 1000;
+    /* kept as the cache file writes it (%.3f), so that a compile which measures and one which reads
+       the file choose and report alike (the report's %.1f of 12.2504 and of 12.250 differ) */
+    char held[64];
+    snprintf(held, sizeof held, "%.3f", v);
+    v = strtod(held, NULL);
+    if (!(v > 0)) v = 0.001;
+    char key[1024];
+    key_of(t, uniq[i].cands[j], uniq[i].shape, key, sizeof key);
+    pthread_mutex_lock(&proc_lock);
+    int bad = put(&proc, key, v);
+    pthread_mutex_unlock(&proc_lock);
+    if (bad || put(&t->file, key, v)) st = qllc_fail(diag, QLLC_ERR_NOMEM, NULL, "out of memory");
+    t->file_dirty = 1;
+  }
+  free(tl);
   free(mut);
   free(act);
   if (p) qllc_program_free(p);
